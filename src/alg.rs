@@ -1,0 +1,91 @@
+//! The algorithm identifiers of the C ABI (`pqg_alg`) and their byte lengths.
+
+use crate::{ctru, mldsa, Error};
+
+/// An algorithm and parameter set. `code()` is its `pqg_alg` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Alg {
+    MlDsa(mldsa::ParamSet),
+    Ctru(ctru::ParamSet),
+}
+
+impl Alg {
+    pub const ALL: [Alg; 6] = [
+        Alg::MlDsa(mldsa::ParamSet::MlDsa44),
+        Alg::MlDsa(mldsa::ParamSet::MlDsa65),
+        Alg::MlDsa(mldsa::ParamSet::MlDsa87),
+        Alg::Ctru(ctru::ParamSet::Ctru653),
+        Alg::Ctru(ctru::ParamSet::Ctru761),
+        Alg::Ctru(ctru::ParamSet::Ctru1277),
+    ];
+
+    /// Maps a `pqg_alg` value; unknown values are `InvalidArgument`.
+    pub fn from_code(code: i32) -> Result<Alg, Error> {
+        Ok(match code {
+            1 => Alg::MlDsa(mldsa::ParamSet::MlDsa44),
+            2 => Alg::MlDsa(mldsa::ParamSet::MlDsa65),
+            3 => Alg::MlDsa(mldsa::ParamSet::MlDsa87),
+            16 => Alg::Ctru(ctru::ParamSet::Ctru653),
+            17 => Alg::Ctru(ctru::ParamSet::Ctru761),
+            18 => Alg::Ctru(ctru::ParamSet::Ctru1277),
+            _ => return Err(Error::InvalidArgument),
+        })
+    }
+
+    /// The `pqg_alg` value.
+    pub const fn code(self) -> i32 {
+        match self {
+            Alg::MlDsa(mldsa::ParamSet::MlDsa44) => 1,
+            Alg::MlDsa(mldsa::ParamSet::MlDsa65) => 2,
+            Alg::MlDsa(mldsa::ParamSet::MlDsa87) => 3,
+            Alg::Ctru(ctru::ParamSet::Ctru653) => 16,
+            Alg::Ctru(ctru::ParamSet::Ctru761) => 17,
+            Alg::Ctru(ctru::ParamSet::Ctru1277) => 18,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Alg::MlDsa(p) => p.name(),
+            Alg::Ctru(p) => p.name(),
+        }
+    }
+
+    pub const fn public_key_len(self) -> usize {
+        match self {
+            Alg::MlDsa(p) => p.public_key_len(),
+            Alg::Ctru(p) => p.public_key_len(),
+        }
+    }
+
+    pub const fn secret_key_len(self) -> usize {
+        match self {
+            Alg::MlDsa(p) => p.secret_key_len(),
+            Alg::Ctru(p) => p.secret_key_len(),
+        }
+    }
+
+    /// 0 for a KEM.
+    pub const fn signature_len(self) -> usize {
+        match self {
+            Alg::MlDsa(p) => p.signature_len(),
+            Alg::Ctru(_) => 0,
+        }
+    }
+
+    /// 0 for a signature scheme.
+    pub const fn ciphertext_len(self) -> usize {
+        match self {
+            Alg::MlDsa(_) => 0,
+            Alg::Ctru(p) => p.ciphertext_len(),
+        }
+    }
+
+    /// 0 for a signature scheme.
+    pub const fn shared_secret_len(self) -> usize {
+        match self {
+            Alg::MlDsa(_) => 0,
+            Alg::Ctru(p) => p.shared_secret_len(),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The batch interface every backend implements, and backend selection.
+//!
+//! A batch call is blocking and writes one [`Status`] per item; a bad item never spoils its
+//! neighbours. The C ABI's asynchronous jobs run these calls on their own threads.
+
+mod cpu;
+
+pub use cpu::CpuBackend;
+
+use crate::mldsa::{self, Message};
+use crate::{ctru, Error, Status};
+use std::sync::Arc;
+
+/// Which backend runs the work (`pqg_backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum BackendKind {
+    Auto = 0,
+    Cpu = 1,
+    Gpu = 2,
+}
+
+/// One ML-DSA signing request.
+#[derive(Clone, Copy, Debug)]
+pub struct SignItem<'a> {
+    pub sk: &'a [u8],
+    pub msg: Message<'a>,
+    /// `None`: hedged (fresh randomness); `Some(&[0; 32])`: deterministic.
+    pub rnd: Option<&'a [u8; 32]>,
+}
+
+/// One ML-DSA verification request.
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyItem<'a> {
+    pub pk: &'a [u8],
+    pub msg: Message<'a>,
+    pub sig: &'a [u8],
+}
+
+/// One CTRU-Prime encapsulation request. Many items may share one `pk` slice (the server case).
+#[derive(Clone, Copy, Debug)]
+pub struct EncapsItem<'a> {
+    pub pk: &'a [u8],
+    /// `None`: fresh randomness.
+    pub coins: Option<&'a [u8; 32]>,
+}
+
+/// One CTRU-Prime decapsulation request.
+#[derive(Clone, Copy, Debug)]
+pub struct DecapsItem<'a> {
+    pub sk: &'a [u8],
+    pub ct: &'a [u8],
+}
+
+/// A batch engine. Output slices have one entry (or one fixed-size chunk) per item; the
+/// caller guarantees `statuses.len()` equals the item count.
+pub trait Backend: Send + Sync {
+    /// `Cpu` or `Gpu` (never `Auto`).
+    fn kind(&self) -> BackendKind;
+
+    /// ML-DSA.KeyGen for `statuses.len()` items. `seeds`: n*32 bytes of xi, or `None` for fresh
+    /// randomness; `pks`/`sks`: n*pk_len and n*sk_len bytes, contiguous.
+    fn mldsa_keygen(
+        &self,
+        p: mldsa::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    );
+
+    /// ML-DSA signing; `sigs[i]` receives item i's signature.
+    fn mldsa_sign(
+        &self,
+        p: mldsa::ParamSet,
+        items: &[SignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    );
+
+    /// ML-DSA verification: `Ok(())` valid, `Err(VerifyFailed)` invalid.
+    fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]);
+
+    /// CTRU-Prime KeyGen. `seeds`: n*64 bytes (d || z), or `None` for fresh randomness.
+    fn kem_keygen(
+        &self,
+        p: ctru::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    );
+
+    /// CTRU-Prime Encaps; `cts[i]`, `sss[i]` receive item i's ciphertext and shared secret.
+    fn kem_encaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    );
+
+    /// CTRU-Prime Decaps; `sss[i]` receives item i's shared secret.
+    fn kem_decaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    );
+}
+
+/// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu`, then uses the GPU when
+/// one is usable and the CPU otherwise. `Gpu` with no usable GPU is `NoDevice`.
+pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {
+    let requested = match (requested, std::env::var("PQGPU_BACKEND").ok().as_deref()) {
+        (BackendKind::Auto, Some("cpu")) => BackendKind::Cpu,
+        (BackendKind::Auto, Some("gpu")) => BackendKind::Gpu,
+        (k, _) => k,
+    };
+    match requested {
+        BackendKind::Cpu => Ok(cpu_backend()),
+        BackendKind::Gpu => crate::gpu::backend(),
+        BackendKind::Auto => Ok(crate::gpu::backend().unwrap_or_else(|_| cpu_backend())),
+    }
+}
+
+/// The process-wide CPU backend.
+pub fn cpu_backend() -> Arc<dyn Backend> {
+    static CPU: once_cell::sync::Lazy<Arc<dyn Backend>> =
+        once_cell::sync::Lazy::new(|| Arc::new(CpuBackend::new()));
+    CPU.clone()
+}

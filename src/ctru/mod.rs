@@ -1,0 +1,55 @@
+//! The CTRU-Prime KEM (NTRU over x^n - x - 1), as specified in `shared/spec/ctru-prime.md`.
+
+pub mod params;
+
+pub use params::ParamSet;
+
+use crate::Error;
+
+/// KEM.KeyGen from the recorded randomness: `seed` = d (32 bytes) || z (32 bytes).
+/// `pk`/`sk` must have the exact lengths (`BadLength`).
+pub fn keygen_derand(
+    p: ParamSet,
+    seed: &[u8; 64],
+    pk: &mut [u8],
+    sk: &mut [u8],
+) -> Result<(), Error> {
+    let _ = (p, seed, pk, sk);
+    todo!("CTRU-Prime keygen")
+}
+
+/// KEM.Encaps with the 32-byte coins e. Errors: `BadLength`, `BadKey` (pk fails to decode).
+pub fn encaps_derand(
+    p: ParamSet,
+    pk: &[u8],
+    e: &[u8; 32],
+    ct: &mut [u8],
+    ss: &mut [u8],
+) -> Result<(), Error> {
+    let _ = (p, pk, e, ct, ss);
+    todo!("CTRU-Prime encaps")
+}
+
+/// KEM.Decaps. A well-formed but wrong ciphertext gives `Ok` with the implicit-rejection key.
+/// Errors: `BadLength`, `BadKey` (sk malformed).
+pub fn decaps(p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Result<(), Error> {
+    let _ = (p, sk, ct, ss);
+    todo!("CTRU-Prime decaps")
+}
+
+/// KEM.KeyGen with fresh OS randomness.
+pub fn keygen(p: ParamSet, pk: &mut [u8], sk: &mut [u8]) -> Result<(), Error> {
+    let mut seed = [0u8; 64];
+    crate::rng::fill(&mut seed)?;
+    let r = keygen_derand(p, &seed, pk, sk);
+    zeroize::Zeroize::zeroize(&mut seed);
+    r
+}
+
+/// KEM.Encaps with fresh OS randomness.
+pub fn encaps(p: ParamSet, pk: &[u8], ct: &mut [u8], ss: &mut [u8]) -> Result<(), Error> {
+    let mut e = crate::rng::array32()?;
+    let r = encaps_derand(p, pk, &e, ct, ss);
+    zeroize::Zeroize::zeroize(&mut e);
+    r
+}

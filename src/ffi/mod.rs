@@ -1,0 +1,1 @@
+//! The C ABI (`include/pqgpu.h`): the only place with `extern "C"`.

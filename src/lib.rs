@@ -1,0 +1,18 @@
+//! pqgpu: batched post-quantum cryptography for PKI services.
+//!
+//! * [`mldsa`]: ML-DSA-44/65/87 (FIPS 204) on the CPU, the ground truth for every backend.
+//! * [`ctru`]: the CTRU-Prime KEM (NTRU over x^n - x - 1).
+//! * [`backend`]: the batch interface and its CPU and GPU implementations.
+//! * [`ffi`]: the C ABI (`include/pqgpu.h`), the only place with `extern "C"`.
+
+pub mod alg;
+pub mod backend;
+pub mod ctru;
+pub mod error;
+pub mod ffi;
+pub mod gpu;
+pub mod mldsa;
+pub mod rng;
+
+pub use alg::Alg;
+pub use error::{Error, Status};

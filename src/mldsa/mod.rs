@@ -1,0 +1,53 @@
+//! ML-DSA (FIPS 204) on the CPU: the ground truth every backend is compared with.
+//!
+//! Layout: `params` (Tables 1-2), `message` (M' and mu), and the algorithm modules.
+//! Lengths are checked here; secret-dependent work is constant-time and zeroized.
+
+mod message;
+pub mod params;
+
+pub use message::{Message, PreHash};
+pub use params::ParamSet;
+
+use crate::Error;
+
+/// ML-DSA.KeyGen_internal (Alg. 6) from the 32-byte seed xi. `pk`/`sk` must have the exact lengths.
+pub fn keygen_internal(
+    p: ParamSet,
+    xi: &[u8; 32],
+    pk: &mut [u8],
+    sk: &mut [u8],
+) -> Result<(), Error> {
+    let _ = (p, xi, pk, sk);
+    todo!("ML-DSA keygen")
+}
+
+/// ML-DSA.KeyGen (Alg. 1) with a fresh seed from the OS.
+pub fn keygen(p: ParamSet, pk: &mut [u8], sk: &mut [u8]) -> Result<(), Error> {
+    let mut xi = crate::rng::array32()?;
+    let r = keygen_internal(p, &xi, pk, sk);
+    zeroize::Zeroize::zeroize(&mut xi);
+    r
+}
+
+/// Signs `msg` (any interface) with the encoded secret key. `rnd`: `None` = hedged (fresh OS
+/// randomness); `Some(&[0; 32])` = deterministic. Errors: `BadLength` (sk or sig length),
+/// `BadKey` (s1/s2 coefficients out of range), `InvalidArgument` (context > 255), `Rng`.
+pub fn sign(
+    p: ParamSet,
+    sk: &[u8],
+    msg: &Message<'_>,
+    rnd: Option<&[u8; 32]>,
+    sig: &mut [u8],
+) -> Result<(), Error> {
+    let _ = (p, sk, msg, rnd, sig);
+    todo!("ML-DSA sign")
+}
+
+/// Verifies `sig` on `msg` (any interface). `Ok(())` when valid, `VerifyFailed` for any invalid or
+/// malformed signature (including a wrong signature length), `BadLength` for a wrong pk length,
+/// `InvalidArgument` for a context over 255 bytes.
+pub fn verify(p: ParamSet, pk: &[u8], msg: &Message<'_>, sig: &[u8]) -> Result<(), Error> {
+    let _ = (p, pk, msg, sig);
+    todo!("ML-DSA verify")
+}
