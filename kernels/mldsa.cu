@@ -1,0 +1,661 @@
+// ML-DSA (FIPS 204) kernels. The parameter set comes in as -D defines
+// (PARAM_K, PARAM_L, PARAM_ETA, PARAM_TAU, PARAM_GAMMA1_BITS, PARAM_GAMMA2,
+// PARAM_OMEGA, PARAM_LAMBDA); keccak.cuh is prepended by the host.
+//
+// Two thread mappings:
+//  * stream kernels: one thread per SHAKE stream (one Keccak state per thread,
+//    the layout that reaches the H200's Keccak ceiling); 128 threads per block.
+//  * poly kernels: one block of NT = 256 threads per task, one coefficient per
+//    thread, polynomials in shared memory for the NTTs.
+// Every coefficient is kept canonical in [0, q) so no bound tracking is needed.
+
+#define K PARAM_K
+#define L PARAM_L
+#define ETA PARAM_ETA
+#define TAU PARAM_TAU
+#define GAMMA1_BITS PARAM_GAMMA1_BITS
+#define GAMMA1 (1 << GAMMA1_BITS)
+#define GAMMA2 PARAM_GAMMA2
+#define OMEGA PARAM_OMEGA
+#define LAMBDA PARAM_LAMBDA
+#define BETA (TAU * ETA)
+#define CTILDE (LAMBDA / 4)
+#define ETA_BITS (ETA == 2 ? 3 : 4)
+#define W1_BITS (GAMMA2 == (Q - 1) / 88 ? 6 : 4)
+#define Z_BITS (GAMMA1_BITS + 1)
+#define D_BITS 13
+#define N 256
+#define Q 8380417
+#define QINV 58728449
+#define MONT2_256 41978 // mont^2 / 256 mod q: undoes the R^-1 of pointwise products
+
+#define PK_LEN (32 + 320 * K)
+#define SK_LEN (128 + 32 * ((K + L) * ETA_BITS + D_BITS * K))
+#define SIG_LEN (CTILDE + L * 32 * Z_BITS + OMEGA + K)
+#define SIG_STRIDE ((SIG_LEN + 7) / 8 * 8)
+#define W1_BYTES (32 * W1_BITS)
+#define HBUF_LEN (64 + K * W1_BYTES) // mu || w1Encode(w1): the input of H for c~
+#define NT 256
+#define ST 128
+#define ATT_NONE 0xFFFFFFFFu // best attempt: still pending
+#define ATT_SKIP 0xFFFFFFFEu // best attempt: never scheduled (bad key, gave up)
+#define MAX_ATTEMPTS 4000    // kappa = attempt * L must fit IntegerToBytes(., 2)
+
+#define ST_OK 0
+#define ST_BADKEY 1
+#define ST_GAVEUP 2
+
+__device__ const i32 ZETAS[256] = {4193792,25847,5771523,7861508,237124,7602457,7504169,466468,1826347,2353451,8021166,6288512,3119733,5495562,3111497,2680103,2725464,1024112,7300517,3585928,7830929,7260833,2619752,6271868,6262231,4520680,6980856,5102745,1757237,8360995,4010497,280005,2706023,95776,3077325,3530437,6718724,4788269,5842901,3915439,4519302,5336701,3574422,5512770,3539968,8079950,2348700,7841118,6681150,6736599,3505694,4558682,3507263,6239768,6779997,3699596,811944,531354,954230,3881043,3900724,5823537,2071892,5582638,4450022,6851714,4702672,5339162,6927966,3475950,2176455,6795196,7122806,1939314,4296819,7380215,5190273,5223087,4747489,126922,3412210,7396998,2147896,2715295,5412772,4686924,7969390,5903370,7709315,7151892,8357436,7072248,7998430,1349076,1852771,6949987,5037034,264944,508951,3097992,44288,7280319,904516,3958618,4656075,8371839,1653064,5130689,2389356,8169440,759969,7063561,189548,4827145,3159746,6529015,5971092,8202977,1315589,1341330,1285669,6795489,7567685,6940675,5361315,4499357,4751448,3839961,2091667,3407706,2316500,3817976,5037939,2244091,5933984,4817955,266997,2434439,7144689,3513181,4860065,4621053,7183191,5187039,900702,1859098,909542,819034,495491,6767243,8337157,7857917,7725090,5257975,2031748,3207046,4823422,7855319,7611795,4784579,342297,286988,5942594,4108315,3437287,5038140,1735879,203044,2842341,2691481,5790267,1265009,4055324,1247620,2486353,1595974,4613401,1250494,2635921,4832145,5386378,1869119,1903435,7329447,7047359,1237275,5062207,6950192,7929317,1312455,3306115,6417775,7100756,1917081,5834105,7005614,1500165,777191,2235880,3406031,7838005,5548557,6709241,6533464,5796124,4656147,594136,4603424,6366809,2432395,2454455,8215696,1957272,3369112,185531,7173032,5196991,162844,1616392,3014001,810149,1652634,4686184,6581310,5341501,3523897,3866901,269760,2213111,7404533,1717735,472078,7953734,1723600,6577327,1910376,6712985,7276084,8119771,4546524,5441381,6144432,7959518,6094090,183443,7403526,1612842,4834730,7826001,3919660,8332111,7018208,3937738,1400424,7534263,1976782};
+
+// ---------------------------------------------------------------- arithmetic
+
+__device__ __forceinline__ i32 mont_reduce(i64 a) {
+  i32 t = (i32)((i64)(i32)a * QINV);
+  return (i32)((a - (i64)t * Q) >> 32);
+}
+__device__ __forceinline__ i32 fq_mul(i32 a, i32 b) { // a*b*R^-1, canonical in and out
+  i32 r = mont_reduce((i64)a * b);
+  return r < 0 ? r + Q : r;
+}
+__device__ __forceinline__ i32 fq_add(i32 a, i32 b) {
+  i32 r = a + b;
+  return r >= Q ? r - Q : r;
+}
+__device__ __forceinline__ i32 fq_sub(i32 a, i32 b) {
+  i32 r = a - b;
+  return r < 0 ? r + Q : r;
+}
+__device__ __forceinline__ i32 to_canon(i32 a) { return a < 0 ? a + Q : a; }
+__device__ __forceinline__ i32 centered(i32 a) { return a > (Q - 1) / 2 ? a - Q : a; }
+__device__ __forceinline__ i32 iabs(i32 a) { return a < 0 ? -a : a; }
+
+// Decompose (Alg. 36) of a canonical r: returns r1, sets r0 (centered).
+__device__ __forceinline__ i32 decompose(i32 r, i32 *r0) {
+  i32 lo = r % (2 * GAMMA2);
+  if (lo > GAMMA2) lo -= 2 * GAMMA2;
+  if (r - lo == Q - 1) {
+    *r0 = lo - 1;
+    return 0;
+  }
+  *r0 = lo;
+  return (r - lo) / (2 * GAMMA2);
+}
+__device__ __forceinline__ i32 high_bits(i32 r) {
+  i32 r0;
+  return decompose(r, &r0);
+}
+// UseHint (Alg. 40).
+__device__ __forceinline__ i32 use_hint(bool h, i32 r) {
+  const i32 m = (Q - 1) / (2 * GAMMA2);
+  i32 r0;
+  i32 r1 = decompose(r, &r0);
+  if (!h) return r1;
+  if (r0 > 0) return r1 + 1 == m ? 0 : r1 + 1;
+  return r1 == 0 ? m - 1 : r1 - 1;
+}
+
+// ------------------------------------------------------- NTT (block-cooperative)
+
+__device__ __forceinline__ void load_zetas(i32 *z) {
+  for (int i = threadIdx.x; i < N; i += blockDim.x) z[i] = ZETAS[i];
+}
+
+// Forward NTT of cnt polynomials a[cnt][256] in shared memory (Alg. 41), one
+// butterfly per thread per level, all polynomials in the same level at once.
+__device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
+  __syncthreads();
+  for (int lvl = 0; lvl < 8; ++lvl) {
+    const int len = 128 >> lvl;
+    for (int b = threadIdx.x; b < cnt * 128; b += blockDim.x) {
+      i32 *p = a + (b >> 7) * N;
+      const int i = b & 127;
+      const int group = i >> (7 - lvl);
+      const int j = group * 2 * len + (i & (len - 1));
+      const i32 t = fq_mul(z[(1 << lvl) + group], p[j + len]);
+      const i32 x = p[j];
+      p[j + len] = fq_sub(x, t);
+      p[j] = fq_add(x, t);
+    }
+    __syncthreads();
+  }
+}
+
+// Inverse NTT (Alg. 42) times the Montgomery factor, as in the reference code:
+// the product of two NTT-domain values carries R^-1, which this removes.
+__device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
+  __syncthreads();
+  for (int lvl = 0; lvl < 8; ++lvl) {
+    const int len = 1 << lvl;
+    const int groups = 128 >> lvl;
+    for (int b = threadIdx.x; b < cnt * 128; b += blockDim.x) {
+      i32 *p = a + (b >> 7) * N;
+      const int i = b & 127;
+      const int group = i >> lvl;
+      const int j = group * 2 * len + (i & (len - 1));
+      const i32 zeta = Q - z[2 * groups - 1 - group];
+      const i32 x = p[j], y = p[j + len];
+      p[j] = fq_add(x, y);
+      p[j + len] = fq_mul(zeta, fq_sub(x, y));
+    }
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
+  __syncthreads();
+}
+
+// ------------------------------------------------------------ bit packing
+
+// Packs 256 values of `bits` bits (little-endian bit order, FIPS 204 Alg. 16)
+// into out; thread g packs coefficient group g, whose bytes no one else touches.
+__device__ void pack_bits(u8 *out, const i32 *v, int bits) {
+  const int G = (bits & 1) ? 8 : (bits & 2) ? 4 : (bits & 4) ? 2 : 1;
+  const int bytes = bits * G / 8;
+  for (int g = threadIdx.x; g < N / G; g += blockDim.x) {
+    u64 acc = 0;
+    int nb = 0, o = g * bytes;
+    for (int c = 0; c < G; ++c) {
+      acc |= (u64)(u32)v[g * G + c] << nb;
+      nb += bits;
+      while (nb >= 8) {
+        out[o++] = (u8)acc;
+        acc >>= 8;
+        nb -= 8;
+      }
+    }
+  }
+}
+
+// Inverse of pack_bits: v[i] = the i-th `bits`-bit field of in.
+__device__ void unpack_bits(const u8 *in, i32 *v, int bits) {
+  const int G = (bits & 1) ? 8 : (bits & 2) ? 4 : (bits & 4) ? 2 : 1;
+  const int bytes = bits * G / 8;
+  const u32 mask = (1u << bits) - 1;
+  for (int g = threadIdx.x; g < N / G; g += blockDim.x) {
+    u64 acc = 0;
+    int nb = 0, o = g * bytes;
+    for (int c = 0; c < G; ++c) {
+      while (nb < bits) {
+        acc |= (u64)in[o++] << nb;
+        nb += 8;
+      }
+      v[g * G + c] = (i32)(acc & mask);
+      acc >>= bits;
+      nb -= bits;
+    }
+  }
+}
+
+// --------------------------------------------------- samplers (stream kernels)
+
+// Byte b (compile-time) of the rate of a state.
+#define SBYTE(A, b) ((u32)((A)[(b) >> 3] >> (8 * ((b) & 7))) & 0xFF)
+
+// RejNTTPoly (Alg. 30): a[i] in NTT domain from rho || j || i.
+extern "C" __global__ void __launch_bounds__(ST) expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
+  const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= n * K * L) return;
+  const u32 item = idx / (K * L), ij = idx % (K * L);
+  const u32 i = ij / L, j = ij % L;
+  u64 A[25];
+  shake_seed_u16<SHAKE128_RATE>(A, (const u64 *)(rho_base + (size_t)item * rho_stride), 4, j | (i << 8));
+  u32 *out = a_out + (size_t)idx * N;
+  int ctr = 0;
+  for (;;) {
+#pragma unroll
+    for (int t = 0; t < SHAKE128_RATE / 3; ++t) {
+      const u32 v = SBYTE(A, 3 * t) | (SBYTE(A, 3 * t + 1) << 8) | ((SBYTE(A, 3 * t + 2) & 0x7F) << 16);
+      if (v < Q && ctr < N) out[ctr++] = v;
+    }
+    if (ctr >= N) break;
+    keccak_f1600(A);
+  }
+}
+
+__device__ __forceinline__ bool coeff_from_half_byte(u32 b, i32 *c) { // Alg. 15
+  if (ETA == 2) {
+    if (b >= 15) return false;
+    *c = to_canon(2 - (i32)(b % 5));
+    return true;
+  }
+  if (b >= 9) return false;
+  *c = to_canon(4 - (i32)b);
+  return true;
+}
+
+// RejBoundedPoly (Alg. 31) for ExpandS (Alg. 33): polys s1 (r < L) then s2, from rho' || r.
+extern "C" __global__ void __launch_bounds__(ST) expand_s(const u8 *seeds, i32 *s_out, u32 n) {
+  const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= n * (K + L)) return;
+  const u32 item = idx / (K + L), r = idx % (K + L);
+  u64 A[25];
+  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(seeds + (size_t)item * 128 + 32), 8, r);
+  i32 *out = s_out + (size_t)idx * N;
+  int ctr = 0;
+  for (;;) {
+#pragma unroll
+    for (int b = 0; b < SHAKE256_RATE; ++b) {
+      const u32 z = SBYTE(A, b);
+      i32 c;
+      if (ctr < N && coeff_from_half_byte(z & 15, &c)) out[ctr++] = c;
+      if (ctr < N && coeff_from_half_byte(z >> 4, &c)) out[ctr++] = c;
+    }
+    if (ctr >= N) break;
+    keccak_f1600(A);
+  }
+}
+
+// SampleInBall (Alg. 29) on one thread: c as int8 in {-1, 0, 1}.
+__device__ void sample_in_ball(const u64 *ctilde, signed char *c) {
+  u64 A[25];
+  keccak_zero(A);
+#pragma unroll
+  for (int i = 0; i < CTILDE / 8; ++i) A[i] = ctilde[i];
+  A[CTILDE / 8] = 0x1F;
+  A[SHAKE256_RATE / 8 - 1] ^= 0x80ULL << 56;
+  keccak_f1600(A);
+  u64 buf[SHAKE256_RATE / 8];
+#pragma unroll
+  for (int i = 0; i < SHAKE256_RATE / 8; ++i) buf[i] = A[i];
+  for (int i = 0; i < N; ++i) c[i] = 0;
+  const u64 signs = buf[0];
+  int pos = 8;
+  for (int i = N - TAU; i < N; ++i) {
+    u32 j;
+    do {
+      if (pos == SHAKE256_RATE) {
+        keccak_f1600(A);
+#pragma unroll
+        for (int t = 0; t < SHAKE256_RATE / 8; ++t) buf[t] = A[t];
+        pos = 0;
+      }
+      j = (u32)(buf[pos >> 3] >> (8 * (pos & 7))) & 0xFF;
+      ++pos;
+    } while (j > (u32)i);
+    c[i] = c[j];
+    c[j] = ((signs >> (i + TAU - N)) & 1) ? -1 : 1;
+  }
+}
+
+// --------------------------------------------------------------------- keygen
+
+// (rho, rho', K) = H(xi || k || l, 128) (Alg. 6 line 1).
+extern "C" __global__ void __launch_bounds__(ST) keygen_seed(const u8 *xi, u8 *seeds, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  u64 A[25];
+  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(xi + (size_t)item * 32), 4, K | (L << 8));
+  squeeze_lanes(A, (u64 *)(seeds + (size_t)item * 128), 16);
+}
+
+// t = NTT^-1(A o NTT(s1)) + s2, Power2Round, pkEncode and skEncode without tr.
+extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, const u32 *a, const i32 *s, u8 *pk, u8 *sk, u32 n) {
+  __shared__ i32 z[N], s1h[L * N], t[K * N], v0[N], v1[N];
+  const u32 item = blockIdx.x;
+  const int tid = threadIdx.x;
+  load_zetas(z);
+  const i32 *s_item = s + (size_t)item * (K + L) * N;
+  for (int i = tid; i < L * N; i += NT) s1h[i] = s_item[i];
+  ntt_polys(s1h, L, z);
+  const u32 *a_item = a + (size_t)item * K * L * N;
+  for (int i = 0; i < K; ++i) {
+    i32 acc = 0;
+    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a_item[(i * L + j) * N + tid], s1h[j * N + tid]));
+    t[i * N + tid] = acc;
+  }
+  intt_polys(t, K, z);
+  u8 *pk_item = pk + (size_t)item * PK_LEN;
+  u8 *sk_item = sk + (size_t)item * SK_LEN;
+  const u8 *seed = seeds + (size_t)item * 128;
+  if (tid < 32) {
+    pk_item[tid] = seed[tid];     // rho
+    sk_item[tid] = seed[tid];     // rho
+    sk_item[32 + tid] = seed[96 + tid]; // K
+  }
+  const int s_bytes = 32 * ETA_BITS;
+  for (int i = 0; i < K + L; ++i) { // s1 then s2: BitPack(s, eta, eta) stores eta - s
+    __syncthreads();
+    v0[tid] = ETA - centered(s_item[i * N + tid]);
+    __syncthreads();
+    pack_bits(sk_item + 128 + i * s_bytes, v0, ETA_BITS);
+  }
+  u8 *t0_out = sk_item + 128 + (K + L) * s_bytes;
+  for (int i = 0; i < K; ++i) {
+    __syncthreads();
+    const i32 r = fq_add(t[i * N + tid], s_item[(L + i) * N + tid]);
+    i32 r0 = r & ((1 << D_BITS) - 1);
+    if (r0 > (1 << (D_BITS - 1))) r0 -= 1 << D_BITS;
+    v0[tid] = (r - r0) >> D_BITS;
+    v1[tid] = (1 << (D_BITS - 1)) - r0;
+    __syncthreads();
+    pack_bits(pk_item + 32 + i * 320, v0, 10);
+    pack_bits(t0_out + i * 32 * D_BITS, v1, D_BITS);
+  }
+}
+
+// tr = H(pk, 64) into sk[64..128] (keygen) — one thread per item.
+extern "C" __global__ void __launch_bounds__(ST) keygen_tr(const u8 *pk, u8 *sk, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  u64 A[25];
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (size_t)item * PK_LEN), PK_LEN);
+  squeeze_lanes(A, (u64 *)(sk + (size_t)item * SK_LEN + 64), 8);
+}
+
+// ----------------------------------------------------------------------- sign
+
+// rho'' = H(K || rnd || mu, 64); kin holds those 128 bytes per item.
+extern "C" __global__ void __launch_bounds__(ST) sign_rhopp(const u8 *kin, u8 *rhopp, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  u64 A[25];
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(kin + (size_t)item * 128), 128);
+  squeeze_lanes(A, (u64 *)(rhopp + (size_t)item * 64), 8);
+}
+
+// skDecode (Alg. 25) and NTTs of s1, s2, t0; rejects keys whose s1/s2 fields are
+// out of [-eta, eta] (BadKey). best/next reset the signing loop's state.
+extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *status, u32 *best, u32 *next, u32 *n_bad, u32 n) {
+  __shared__ i32 z[N], p[(L + 2 * K) * N];
+  const u32 item = blockIdx.x;
+  const int tid = threadIdx.x;
+  load_zetas(z);
+  const u8 *sk_item = sk + (size_t)item * SK_LEN;
+  const int s_bytes = 32 * ETA_BITS;
+  for (int i = 0; i < K + L; ++i) unpack_bits(sk_item + 128 + i * s_bytes, p + i * N, ETA_BITS);
+  for (int i = 0; i < K; ++i) unpack_bits(sk_item + 128 + (K + L) * s_bytes + i * 32 * D_BITS, p + (K + L + i) * N, D_BITS);
+  __syncthreads();
+  int bad = 0;
+  for (int i = tid; i < (K + L) * N; i += NT) {
+    const i32 v = p[i];
+    bad |= v > 2 * ETA;
+    p[i] = to_canon(ETA - v);
+  }
+  for (int i = (K + L) * N + tid; i < (L + 2 * K) * N; i += NT) p[i] = to_canon((1 << (D_BITS - 1)) - p[i]);
+  bad = __syncthreads_or(bad);
+  ntt_polys(p, L + 2 * K, z);
+  i32 *o1 = s1h + (size_t)item * L * N, *o2 = s2h + (size_t)item * K * N, *o3 = t0h + (size_t)item * K * N;
+  for (int i = tid; i < L * N; i += NT) o1[i] = p[i];
+  for (int i = tid; i < K * N; i += NT) {
+    o2[i] = p[L * N + i];
+    o3[i] = p[(L + K) * N + i];
+  }
+  if (tid == 0) {
+    status[item] = bad ? ST_BADKEY : ST_OK;
+    best[item] = bad ? ATT_SKIP : ATT_NONE;
+    next[item] = 0;
+    if (bad) atomicAdd(n_bad, 1u);
+  }
+}
+
+// Dynamic scheduling: every pending task gets `spec` consecutive attempts this
+// round (spec > 1 only when few tasks remain, so idle units try later kappas);
+// the smallest successful attempt wins, which keeps the FIPS 204 result.
+extern "C" __global__ void __launch_bounds__(ST) sign_schedule(u32 *status, u32 *best, u32 *next, u32 *ent_task, u32 *ent_att, u32 *count, u32 *done, u32 spec, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n || best[item] != ATT_NONE) return;
+  const u32 base = next[item];
+  if (base + spec > MAX_ATTEMPTS) { // never seen in practice (p < 2^-1000)
+    status[item] = ST_GAVEUP;
+    best[item] = ATT_SKIP;
+    atomicAdd(done, 1u);
+    return;
+  }
+  next[item] = base + spec;
+  const u32 pos = atomicAdd(count, spec);
+  for (u32 q = 0; q < spec; ++q) {
+    ent_task[pos + q] = item;
+    ent_att[pos + q] = base + q;
+  }
+}
+
+// ExpandMask (Alg. 34): y[r] = BitUnpack(H(rho'' || kappa + r, 32c), gamma1 - 1, gamma1).
+extern "C" __global__ void __launch_bounds__(ST) expand_mask(const u8 *rhopp, const u32 *ent_task, const u32 *ent_att, const u32 *count, i32 *y) {
+  const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
+  const u32 e = idx / L, r = idx % L;
+  if (e >= *count) return;
+  const u32 kappa = ent_att[e] * L + r;
+  u64 A[25];
+  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(rhopp + (size_t)ent_task[e] * 64), 8, kappa);
+  i32 *out = y + (size_t)idx * N;
+  u64 acc = 0;
+  int nb = 0, ctr = 0;
+  const u64 mask = (1ULL << Z_BITS) - 1;
+  for (;;) {
+#pragma unroll
+    for (int h = 0; h < 2 * (SHAKE256_RATE / 8); ++h) {
+      acc |= (u64)(u32)(A[h >> 1] >> (32 * (h & 1))) << nb;
+      nb += 32;
+      while (nb >= Z_BITS) {
+        if (ctr < N) out[ctr] = to_canon(GAMMA1 - (i32)(acc & mask));
+        ++ctr;
+        acc >>= Z_BITS;
+        nb -= Z_BITS;
+      }
+    }
+    if (ctr >= N) break;
+    keccak_f1600(A);
+  }
+}
+
+// w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)).
+extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
+  __shared__ i32 z[N], yh[L * N], acc[K * N];
+  const u32 e = blockIdx.x;
+  if (e >= *count) return;
+  const int tid = threadIdx.x;
+  const u32 task = ent_task[e];
+  load_zetas(z);
+  const i32 *y_e = y + (size_t)e * L * N;
+  for (int i = tid; i < L * N; i += NT) yh[i] = y_e[i];
+  ntt_polys(yh, L, z);
+  const u32 *a_t = a + (size_t)task * K * L * N;
+  for (int i = 0; i < K; ++i) {
+    i32 s = 0;
+    for (int j = 0; j < L; ++j) s = fq_add(s, fq_mul((i32)a_t[(i * L + j) * N + tid], yh[j * N + tid]));
+    acc[i * N + tid] = s;
+  }
+  intt_polys(acc, K, z);
+  i32 *w_e = w + (size_t)e * K * N;
+  for (int i = 0; i < K; ++i) {
+    w_e[i * N + tid] = acc[i * N + tid];
+    acc[i * N + tid] = high_bits(acc[i * N + tid]);
+  }
+  u8 *h = hbuf + (size_t)e * HBUF_LEN;
+  if (tid < 64) h[tid] = kin[(size_t)task * 128 + 64 + tid];
+  __syncthreads();
+  for (int i = 0; i < K; ++i) pack_bits(h + 64 + i * W1_BYTES, acc + i * N, W1_BITS);
+}
+
+// c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
+extern "C" __global__ void __launch_bounds__(ST) sign_challenge(const u8 *hbuf, const u32 *count, u8 *ctilde, signed char *c) {
+  const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= *count) return;
+  u64 A[25];
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (size_t)e * HBUF_LEN), HBUF_LEN);
+  u64 *ct = (u64 *)(ctilde + (size_t)e * 64);
+  squeeze_lanes(A, ct, CTILDE / 8);
+  sample_in_ball(ct, c + (size_t)e * N);
+}
+
+// z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
+// lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
+extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const signed char *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
+  __shared__ i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
+  __shared__ u8 hs[K * N];
+  __shared__ int hcount[K];
+  const u32 e = blockIdx.x;
+  if (e >= *count) return;
+  const int tid = threadIdx.x;
+  const u32 task = ent_task[e];
+  if (tid == 0) ok[e] = 0;
+  if (tid < K) hcount[tid] = 0;
+  load_zetas(z);
+  ch[tid] = to_canon(c[(size_t)e * N + tid]);
+  ntt_polys(ch, 1, z);
+  const i32 *s1 = s1h + (size_t)task * L * N, *s2 = s2h + (size_t)task * K * N, *t0 = t0h + (size_t)task * K * N;
+  for (int j = 0; j < L; ++j) zs[j * N + tid] = fq_mul(ch[tid], s1[j * N + tid]);
+  intt_polys(zs, L, z);
+  const i32 *y_e = y + (size_t)e * L * N;
+  int bad = 0;
+  for (int j = 0; j < L; ++j) {
+    const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + tid]));
+    bad |= iabs(v) >= GAMMA1 - BETA;
+    zs[j * N + tid] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
+  }
+  if (__syncthreads_or(bad)) return;
+  for (int i = 0; i < K; ++i) {
+    rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
+    rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
+  }
+  intt_polys(rr, 2 * K, z);
+  const i32 *w_e = w + (size_t)e * K * N;
+  for (int i = 0; i < K; ++i) {
+    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
+    i32 r0;
+    const i32 r1 = decompose(wcs2, &r0);
+    const i32 ct0 = rr[(K + i) * N + tid];
+    bad |= iabs(r0) >= GAMMA2 - BETA;
+    bad |= iabs(centered(ct0)) >= GAMMA2;
+    const u8 hint = high_bits(fq_add(wcs2, ct0)) != r1;
+    hs[i * N + tid] = hint;
+    if (hint) atomicAdd(&hcount[i], 1);
+  }
+  if (__syncthreads_or(bad)) return;
+  int total = 0;
+  for (int i = 0; i < K; ++i) total += hcount[i];
+  if (total > OMEGA) return;
+  // Accepted: sigEncode (Alg. 26) into the slot.
+  u8 *sig = slot + (size_t)e * SIG_STRIDE;
+  if (tid < CTILDE) sig[tid] = ctilde[(size_t)e * 64 + tid];
+  for (int j = 0; j < L; ++j) pack_bits(sig + CTILDE + j * 32 * Z_BITS, zs + j * N, Z_BITS);
+  u8 *hp = sig + CTILDE + L * 32 * Z_BITS;
+  if (tid < K) { // HintBitPack: poly tid's indices after those of polys < tid
+    int idx = 0;
+    for (int i = 0; i < tid; ++i) idx += hcount[i];
+    for (int j = 0; j < N; ++j)
+      if (hs[tid * N + j]) hp[idx++] = (u8)j;
+    hp[OMEGA + tid] = (u8)idx;
+  }
+  for (int i = total + tid; i < OMEGA; i += NT) hp[i] = 0;
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    ok[e] = 1;
+    const u32 old = atomicMin(&best[task], ent_att[e]);
+    if (old == ATT_NONE) atomicAdd(done, 1u);
+  }
+}
+
+// Copies each task's winning slot (smallest successful attempt) to its output.
+extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task, const u32 *ent_att, const u32 *count, const u32 *best, const u8 *ok, const u8 *slot, u8 *sig_out) {
+  const u32 e = blockIdx.x;
+  if (e >= *count || !ok[e]) return;
+  const u32 task = ent_task[e];
+  if (best[task] != ent_att[e]) return;
+  const u64 *src = (const u64 *)(slot + (size_t)e * SIG_STRIDE);
+  u64 *dst = (u64 *)(sig_out + (size_t)task * SIG_STRIDE);
+  for (int i = threadIdx.x; i < SIG_STRIDE / 8; i += NT) dst[i] = src[i];
+}
+
+// --------------------------------------------------------------------- verify
+
+// Per item: tr = H(pk, 64) into the message region's first 64 bytes, mu = H(tr ||
+// M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
+// msg_off[i]: region offset in arena; msg_len[i]: |M'|, or ~0 for external mu.
+extern "C" __global__ void __launch_bounds__(ST) verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, signed char *c, u32 *hint, u32 *vstat, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  u64 A[25];
+  u8 *region = arena + msg_off[item];
+  const u32 mlen = msg_len[item];
+  u64 *mu = (u64 *)(hbuf + (size_t)item * HBUF_LEN);
+  if (mlen == 0xFFFFFFFFu) {
+    for (int i = 0; i < 8; ++i) mu[i] = ((const u64 *)region)[i];
+  } else {
+    shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (size_t)item * PK_LEN), PK_LEN);
+    squeeze_lanes(A, (u64 *)region, 8);
+    shake_absorb<SHAKE256_RATE>(A, (const u64 *)region, 64 + mlen);
+    squeeze_lanes(A, mu, 8);
+  }
+  const u8 *s = sig + (size_t)item * SIG_STRIDE;
+  const u8 *y = s + CTILDE + L * 32 * Z_BITS;
+  u32 *h = hint + (size_t)item * K * 8;
+  for (int i = 0; i < K * 8; ++i) h[i] = 0;
+  u32 bad = 0, index = 0;
+  for (int i = 0; i < K && !bad; ++i) {
+    const u32 end = y[OMEGA + i];
+    if (end < index || end > OMEGA) {
+      bad = 1;
+      break;
+    }
+    const u32 first = index;
+    while (index < end) {
+      if (index > first && y[index - 1] >= y[index]) {
+        bad = 1;
+        break;
+      }
+      const u32 j = y[index];
+      h[i * 8 + (j >> 5)] |= 1u << (j & 31);
+      ++index;
+    }
+  }
+  for (u32 i = index; i < OMEGA && !bad; ++i)
+    if (y[i] != 0) bad = 1;
+  vstat[item] = bad;
+  sample_in_ball((const u64 *)s, c + (size_t)item * N);
+}
+
+// w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
+// hbuf = mu || w1Encode(w1'); also the ||z|| check.
+extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8 *pk, const u8 *sig, const signed char *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
+  __shared__ i32 z[N], zh[L * N], ch[N], th[K * N];
+  const u32 item = blockIdx.x;
+  const int tid = threadIdx.x;
+  load_zetas(z);
+  const u8 *s = sig + (size_t)item * SIG_STRIDE;
+  for (int j = 0; j < L; ++j) unpack_bits(s + CTILDE + j * 32 * Z_BITS, zh + j * N, Z_BITS);
+  const u8 *pk_item = pk + (size_t)item * PK_LEN;
+  for (int i = 0; i < K; ++i) unpack_bits(pk_item + 32 + i * 320, th + i * N, 10);
+  __syncthreads();
+  int bad = 0;
+  for (int j = 0; j < L; ++j) {
+    const i32 v = GAMMA1 - zh[j * N + tid];
+    bad |= iabs(v) >= GAMMA1 - BETA;
+    zh[j * N + tid] = to_canon(v);
+  }
+  for (int i = 0; i < K; ++i) th[i * N + tid] <<= D_BITS;
+  ch[tid] = to_canon(c[(size_t)item * N + tid]);
+  bad = __syncthreads_or(bad);
+  if (bad) {
+    if (tid == 0) vstat[item] = 1;
+    return;
+  }
+  ntt_polys(zh, L, z);
+  ntt_polys(ch, 1, z);
+  ntt_polys(th, K, z);
+  const u32 *a_t = a + (size_t)item * K * L * N;
+  for (int i = 0; i < K; ++i) {
+    i32 acc = 0;
+    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a_t[(i * L + j) * N + tid], zh[j * N + tid]));
+    th[i * N + tid] = fq_sub(acc, fq_mul(ch[tid], th[i * N + tid]));
+  }
+  intt_polys(th, K, z);
+  const u32 *h = hint + (size_t)item * K * 8;
+  for (int i = 0; i < K; ++i) th[i * N + tid] = use_hint((h[i * 8 + (tid >> 5)] >> (tid & 31)) & 1, th[i * N + tid]);
+  __syncthreads();
+  u8 *hb = hbuf + (size_t)item * HBUF_LEN;
+  for (int i = 0; i < K; ++i) pack_bits(hb + 64 + i * W1_BYTES, th + i * N, W1_BITS);
+}
+
+// c~' = H(mu || w1Encode(w1'), lambda/4); result 0 when valid, 1 otherwise.
+extern "C" __global__ void __launch_bounds__(ST) verify_final(const u8 *hbuf, const u8 *sig, const u32 *vstat, u32 *result, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  u64 A[25];
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (size_t)item * HBUF_LEN), HBUF_LEN);
+  const u64 *ct = (const u64 *)(sig + (size_t)item * SIG_STRIDE);
+  u64 diff = 0;
+#pragma unroll
+  for (int i = 0; i < CTILDE / 8; ++i) diff |= A[i] ^ ct[i];
+  result[item] = (vstat[item] != 0 || diff != 0) ? 1u : 0u;
+}
