@@ -1,0 +1,59 @@
+// Runs the CUDA kernels on the CPU (one std::thread per CUDA thread, one block at a
+// time) so kernel logic can be checked against ACVP vectors without a GPU.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+struct dim3e { unsigned x = 0, y = 0, z = 0; };
+inline thread_local dim3e threadIdx, blockIdx;
+inline dim3e blockDim, gridDim;
+inline std::barrier<> *g_bar;
+inline std::atomic<int> g_red;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __constant__
+#define __shared__ static
+#define __launch_bounds__(x)
+
+inline void __syncthreads() { g_bar->arrive_and_wait(); }
+inline int __syncthreads_or(int p) {
+  if (p) g_red.fetch_or(1);
+  __syncthreads();
+  int r = g_red.load();
+  __syncthreads();
+  if (threadIdx.x == 0) g_red = 0;
+  __syncthreads();
+  return r;
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+template <class T> T atomicAdd(T *p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
+inline unsigned atomicMin(unsigned *p, unsigned v) {
+  std::atomic_ref<unsigned> a(*p);
+  unsigned old = a.load();
+  while (v < old && !a.compare_exchange_weak(old, v)) {}
+  return old;
+}
+
+template <class F> void launch(unsigned grid, unsigned block, F f) {
+  blockDim.x = block;
+  gridDim.x = grid;
+  for (unsigned b = 0; b < grid; ++b) {
+    std::barrier<> bar(block);
+    g_bar = &bar;
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < block; ++t)
+      ts.emplace_back([=] {
+        threadIdx.x = t;
+        blockIdx.x = b;
+        f();
+      });
+    for (auto &t : ts) t.join();
+  }
+}
