@@ -197,8 +197,8 @@ extern "C" __global__ void __launch_bounds__(ST) expand_a(const u8 *rho_base, u3
   const u32 item = idx / (K * L), ij = idx % (K * L);
   const u32 i = ij / L, j = ij % L;
   u64 A[25];
-  shake_seed_u16<SHAKE128_RATE>(A, (const u64 *)(rho_base + (size_t)item * rho_stride), 4, j | (i << 8));
-  u32 *out = a_out + (size_t)idx * N;
+  shake_seed_u16<SHAKE128_RATE>(A, (const u64 *)(rho_base + (u64)item * rho_stride), 4, j | (i << 8));
+  u32 *out = a_out + (u64)idx * N;
   int ctr = 0;
   for (;;) {
 #pragma unroll
@@ -228,8 +228,8 @@ extern "C" __global__ void __launch_bounds__(ST) expand_s(const u8 *seeds, i32 *
   if (idx >= n * (K + L)) return;
   const u32 item = idx / (K + L), r = idx % (K + L);
   u64 A[25];
-  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(seeds + (size_t)item * 128 + 32), 8, r);
-  i32 *out = s_out + (size_t)idx * N;
+  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(seeds + (u64)item * 128 + 32), 8, r);
+  i32 *out = s_out + (u64)idx * N;
   int ctr = 0;
   for (;;) {
 #pragma unroll
@@ -283,8 +283,8 @@ extern "C" __global__ void __launch_bounds__(ST) keygen_seed(const u8 *xi, u8 *s
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
-  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(xi + (size_t)item * 32), 4, K | (L << 8));
-  squeeze_lanes(A, (u64 *)(seeds + (size_t)item * 128), 16);
+  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(xi + (u64)item * 32), 4, K | (L << 8));
+  squeeze_lanes(A, (u64 *)(seeds + (u64)item * 128), 16);
 }
 
 // t = NTT^-1(A o NTT(s1)) + s2, Power2Round, pkEncode and skEncode without tr.
@@ -293,19 +293,19 @@ extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, co
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
-  const i32 *s_item = s + (size_t)item * (K + L) * N;
+  const i32 *s_item = s + (u64)item * (K + L) * N;
   for (int i = tid; i < L * N; i += NT) s1h[i] = s_item[i];
   ntt_polys(s1h, L, z);
-  const u32 *a_item = a + (size_t)item * K * L * N;
+  const u32 *a_item = a + (u64)item * K * L * N;
   for (int i = 0; i < K; ++i) {
     i32 acc = 0;
     for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a_item[(i * L + j) * N + tid], s1h[j * N + tid]));
     t[i * N + tid] = acc;
   }
   intt_polys(t, K, z);
-  u8 *pk_item = pk + (size_t)item * PK_LEN;
-  u8 *sk_item = sk + (size_t)item * SK_LEN;
-  const u8 *seed = seeds + (size_t)item * 128;
+  u8 *pk_item = pk + (u64)item * PK_LEN;
+  u8 *sk_item = sk + (u64)item * SK_LEN;
+  const u8 *seed = seeds + (u64)item * 128;
   if (tid < 32) {
     pk_item[tid] = seed[tid];     // rho
     sk_item[tid] = seed[tid];     // rho
@@ -337,8 +337,8 @@ extern "C" __global__ void __launch_bounds__(ST) keygen_tr(const u8 *pk, u8 *sk,
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
-  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (size_t)item * PK_LEN), PK_LEN);
-  squeeze_lanes(A, (u64 *)(sk + (size_t)item * SK_LEN + 64), 8);
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)item * PK_LEN), PK_LEN);
+  squeeze_lanes(A, (u64 *)(sk + (u64)item * SK_LEN + 64), 8);
 }
 
 // ----------------------------------------------------------------------- sign
@@ -348,8 +348,8 @@ extern "C" __global__ void __launch_bounds__(ST) sign_rhopp(const u8 *kin, u8 *r
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
-  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(kin + (size_t)item * 128), 128);
-  squeeze_lanes(A, (u64 *)(rhopp + (size_t)item * 64), 8);
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(kin + (u64)item * 128), 128);
+  squeeze_lanes(A, (u64 *)(rhopp + (u64)item * 64), 8);
 }
 
 // skDecode (Alg. 25) and NTTs of s1, s2, t0; rejects keys whose s1/s2 fields are
@@ -359,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
-  const u8 *sk_item = sk + (size_t)item * SK_LEN;
+  const u8 *sk_item = sk + (u64)item * SK_LEN;
   const int s_bytes = 32 * ETA_BITS;
   for (int i = 0; i < K + L; ++i) unpack_bits(sk_item + 128 + i * s_bytes, p + i * N, ETA_BITS);
   for (int i = 0; i < K; ++i) unpack_bits(sk_item + 128 + (K + L) * s_bytes + i * 32 * D_BITS, p + (K + L + i) * N, D_BITS);
@@ -373,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *
   for (int i = (K + L) * N + tid; i < (L + 2 * K) * N; i += NT) p[i] = to_canon((1 << (D_BITS - 1)) - p[i]);
   bad = __syncthreads_or(bad);
   ntt_polys(p, L + 2 * K, z);
-  i32 *o1 = s1h + (size_t)item * L * N, *o2 = s2h + (size_t)item * K * N, *o3 = t0h + (size_t)item * K * N;
+  i32 *o1 = s1h + (u64)item * L * N, *o2 = s2h + (u64)item * K * N, *o3 = t0h + (u64)item * K * N;
   for (int i = tid; i < L * N; i += NT) o1[i] = p[i];
   for (int i = tid; i < K * N; i += NT) {
     o2[i] = p[L * N + i];
@@ -415,8 +415,8 @@ extern "C" __global__ void __launch_bounds__(ST) expand_mask(const u8 *rhopp, co
   if (e >= *count) return;
   const u32 kappa = ent_att[e] * L + r;
   u64 A[25];
-  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(rhopp + (size_t)ent_task[e] * 64), 8, kappa);
-  i32 *out = y + (size_t)idx * N;
+  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(rhopp + (u64)ent_task[e] * 64), 8, kappa);
+  i32 *out = y + (u64)idx * N;
   u64 acc = 0;
   int nb = 0, ctr = 0;
   const u64 mask = (1ULL << Z_BITS) - 1;
@@ -445,23 +445,23 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *
   const int tid = threadIdx.x;
   const u32 task = ent_task[e];
   load_zetas(z);
-  const i32 *y_e = y + (size_t)e * L * N;
+  const i32 *y_e = y + (u64)e * L * N;
   for (int i = tid; i < L * N; i += NT) yh[i] = y_e[i];
   ntt_polys(yh, L, z);
-  const u32 *a_t = a + (size_t)task * K * L * N;
+  const u32 *a_t = a + (u64)task * K * L * N;
   for (int i = 0; i < K; ++i) {
     i32 s = 0;
     for (int j = 0; j < L; ++j) s = fq_add(s, fq_mul((i32)a_t[(i * L + j) * N + tid], yh[j * N + tid]));
     acc[i * N + tid] = s;
   }
   intt_polys(acc, K, z);
-  i32 *w_e = w + (size_t)e * K * N;
+  i32 *w_e = w + (u64)e * K * N;
   for (int i = 0; i < K; ++i) {
     w_e[i * N + tid] = acc[i * N + tid];
     acc[i * N + tid] = high_bits(acc[i * N + tid]);
   }
-  u8 *h = hbuf + (size_t)e * HBUF_LEN;
-  if (tid < 64) h[tid] = kin[(size_t)task * 128 + 64 + tid];
+  u8 *h = hbuf + (u64)e * HBUF_LEN;
+  if (tid < 64) h[tid] = kin[(u64)task * 128 + 64 + tid];
   __syncthreads();
   for (int i = 0; i < K; ++i) pack_bits(h + 64 + i * W1_BYTES, acc + i * N, W1_BITS);
 }
@@ -471,10 +471,10 @@ extern "C" __global__ void __launch_bounds__(ST) sign_challenge(const u8 *hbuf, 
   const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= *count) return;
   u64 A[25];
-  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (size_t)e * HBUF_LEN), HBUF_LEN);
-  u64 *ct = (u64 *)(ctilde + (size_t)e * 64);
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (u64)e * HBUF_LEN), HBUF_LEN);
+  u64 *ct = (u64 *)(ctilde + (u64)e * 64);
   squeeze_lanes(A, ct, CTILDE / 8);
-  sample_in_ball(ct, c + (size_t)e * N);
+  sample_in_ball(ct, c + (u64)e * N);
 }
 
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
@@ -490,12 +490,12 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
   if (tid == 0) ok[e] = 0;
   if (tid < K) hcount[tid] = 0;
   load_zetas(z);
-  ch[tid] = to_canon(c[(size_t)e * N + tid]);
+  ch[tid] = to_canon(c[(u64)e * N + tid]);
   ntt_polys(ch, 1, z);
-  const i32 *s1 = s1h + (size_t)task * L * N, *s2 = s2h + (size_t)task * K * N, *t0 = t0h + (size_t)task * K * N;
+  const i32 *s1 = s1h + (u64)task * L * N, *s2 = s2h + (u64)task * K * N, *t0 = t0h + (u64)task * K * N;
   for (int j = 0; j < L; ++j) zs[j * N + tid] = fq_mul(ch[tid], s1[j * N + tid]);
   intt_polys(zs, L, z);
-  const i32 *y_e = y + (size_t)e * L * N;
+  const i32 *y_e = y + (u64)e * L * N;
   int bad = 0;
   for (int j = 0; j < L; ++j) {
     const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + tid]));
@@ -508,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
     rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
   }
   intt_polys(rr, 2 * K, z);
-  const i32 *w_e = w + (size_t)e * K * N;
+  const i32 *w_e = w + (u64)e * K * N;
   for (int i = 0; i < K; ++i) {
     const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
     i32 r0;
@@ -525,8 +525,8 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
   for (int i = 0; i < K; ++i) total += hcount[i];
   if (total > OMEGA) return;
   // Accepted: sigEncode (Alg. 26) into the slot.
-  u8 *sig = slot + (size_t)e * SIG_STRIDE;
-  if (tid < CTILDE) sig[tid] = ctilde[(size_t)e * 64 + tid];
+  u8 *sig = slot + (u64)e * SIG_STRIDE;
+  if (tid < CTILDE) sig[tid] = ctilde[(u64)e * 64 + tid];
   for (int j = 0; j < L; ++j) pack_bits(sig + CTILDE + j * 32 * Z_BITS, zs + j * N, Z_BITS);
   u8 *hp = sig + CTILDE + L * 32 * Z_BITS;
   if (tid < K) { // HintBitPack: poly tid's indices after those of polys < tid
@@ -552,8 +552,8 @@ extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task
   if (e >= *count || !ok[e]) return;
   const u32 task = ent_task[e];
   if (best[task] != ent_att[e]) return;
-  const u64 *src = (const u64 *)(slot + (size_t)e * SIG_STRIDE);
-  u64 *dst = (u64 *)(sig_out + (size_t)task * SIG_STRIDE);
+  const u64 *src = (const u64 *)(slot + (u64)e * SIG_STRIDE);
+  u64 *dst = (u64 *)(sig_out + (u64)task * SIG_STRIDE);
   for (int i = threadIdx.x; i < SIG_STRIDE / 8; i += NT) dst[i] = src[i];
 }
 
@@ -568,18 +568,18 @@ extern "C" __global__ void __launch_bounds__(ST) verify_prep(const u8 *pk, const
   u64 A[25];
   u8 *region = arena + msg_off[item];
   const u32 mlen = msg_len[item];
-  u64 *mu = (u64 *)(hbuf + (size_t)item * HBUF_LEN);
+  u64 *mu = (u64 *)(hbuf + (u64)item * HBUF_LEN);
   if (mlen == 0xFFFFFFFFu) {
     for (int i = 0; i < 8; ++i) mu[i] = ((const u64 *)region)[i];
   } else {
-    shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (size_t)item * PK_LEN), PK_LEN);
+    shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)item * PK_LEN), PK_LEN);
     squeeze_lanes(A, (u64 *)region, 8);
     shake_absorb<SHAKE256_RATE>(A, (const u64 *)region, 64 + mlen);
     squeeze_lanes(A, mu, 8);
   }
-  const u8 *s = sig + (size_t)item * SIG_STRIDE;
+  const u8 *s = sig + (u64)item * SIG_STRIDE;
   const u8 *y = s + CTILDE + L * 32 * Z_BITS;
-  u32 *h = hint + (size_t)item * K * 8;
+  u32 *h = hint + (u64)item * K * 8;
   for (int i = 0; i < K * 8; ++i) h[i] = 0;
   u32 bad = 0, index = 0;
   for (int i = 0; i < K && !bad; ++i) {
@@ -602,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(ST) verify_prep(const u8 *pk, const
   for (u32 i = index; i < OMEGA && !bad; ++i)
     if (y[i] != 0) bad = 1;
   vstat[item] = bad;
-  sample_in_ball((const u64 *)s, c + (size_t)item * N);
+  sample_in_ball((const u64 *)s, c + (u64)item * N);
 }
 
 // w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
@@ -612,9 +612,9 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
-  const u8 *s = sig + (size_t)item * SIG_STRIDE;
+  const u8 *s = sig + (u64)item * SIG_STRIDE;
   for (int j = 0; j < L; ++j) unpack_bits(s + CTILDE + j * 32 * Z_BITS, zh + j * N, Z_BITS);
-  const u8 *pk_item = pk + (size_t)item * PK_LEN;
+  const u8 *pk_item = pk + (u64)item * PK_LEN;
   for (int i = 0; i < K; ++i) unpack_bits(pk_item + 32 + i * 320, th + i * N, 10);
   __syncthreads();
   int bad = 0;
@@ -624,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
     zh[j * N + tid] = to_canon(v);
   }
   for (int i = 0; i < K; ++i) th[i * N + tid] <<= D_BITS;
-  ch[tid] = to_canon(c[(size_t)item * N + tid]);
+  ch[tid] = to_canon(c[(u64)item * N + tid]);
   bad = __syncthreads_or(bad);
   if (bad) {
     if (tid == 0) vstat[item] = 1;
@@ -633,17 +633,17 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
   ntt_polys(zh, L, z);
   ntt_polys(ch, 1, z);
   ntt_polys(th, K, z);
-  const u32 *a_t = a + (size_t)item * K * L * N;
+  const u32 *a_t = a + (u64)item * K * L * N;
   for (int i = 0; i < K; ++i) {
     i32 acc = 0;
     for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a_t[(i * L + j) * N + tid], zh[j * N + tid]));
     th[i * N + tid] = fq_sub(acc, fq_mul(ch[tid], th[i * N + tid]));
   }
   intt_polys(th, K, z);
-  const u32 *h = hint + (size_t)item * K * 8;
+  const u32 *h = hint + (u64)item * K * 8;
   for (int i = 0; i < K; ++i) th[i * N + tid] = use_hint((h[i * 8 + (tid >> 5)] >> (tid & 31)) & 1, th[i * N + tid]);
   __syncthreads();
-  u8 *hb = hbuf + (size_t)item * HBUF_LEN;
+  u8 *hb = hbuf + (u64)item * HBUF_LEN;
   for (int i = 0; i < K; ++i) pack_bits(hb + 64 + i * W1_BYTES, th + i * N, W1_BITS);
 }
 
@@ -652,8 +652,8 @@ extern "C" __global__ void __launch_bounds__(ST) verify_final(const u8 *hbuf, co
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
-  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (size_t)item * HBUF_LEN), HBUF_LEN);
-  const u64 *ct = (const u64 *)(sig + (size_t)item * SIG_STRIDE);
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (u64)item * HBUF_LEN), HBUF_LEN);
+  const u64 *ct = (const u64 *)(sig + (u64)item * SIG_STRIDE);
   u64 diff = 0;
 #pragma unroll
   for (int i = 0; i < CTILDE / 8; ++i) diff |= A[i] ^ ct[i];

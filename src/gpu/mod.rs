@@ -1,13 +1,174 @@
-//! The CUDA backend. Until the engine lands, no GPU is reported usable.
+//! The CUDA backend: ML-DSA keygen, sign and verify in large batches on an NVIDIA GPU.
+//!
+//! * [`device`]: probe and context (no GPU: a clean `NoDevice`).
+//! * [`module`]: embedded CUDA sources, NVRTC compile per parameter set, on-disk PTX cache.
+//! * [`worker`]: a stream with its memory pool (reused device and pinned host buffers).
+//! * [`keygen`], [`sign`], [`verify`]: one module per operation.
+//!
+//! Batches are cut into chunks of [`CHUNK`] items that [`WORKERS`] workers (threads, each
+//! with its own stream) run side by side, so memory stays bounded and one chunk's host work
+//! and copies overlap another's kernels. A chunk that fails on the GPU is redone on the CPU.
 
-use crate::backend::Backend;
-use crate::{mldsa, Error};
-use std::sync::Arc;
+mod device;
+mod keygen;
+mod module;
+mod sign;
+mod verify;
+mod worker;
+
+use crate::backend::{
+    cpu_backend, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem,
+};
+use crate::{ctru, mldsa, Error, Status};
+use module::Kernels;
+use once_cell::sync::OnceCell;
+use std::sync::{Arc, Mutex};
+use worker::Worker;
+
+/// Items per chunk: big enough to fill the GPU, small enough to pipeline.
+const CHUNK: usize = 16384;
+/// Chunks in flight at once (one stream and host thread each).
+const WORKERS: usize = 4;
+/// Threads per block of the stream kernels (one Keccak state per thread).
+const BLOCK_STREAM: u32 = 128;
+/// Threads per block of the polynomial kernels (one task per block).
+const BLOCK_POLY: u32 = 256;
+
+fn blocks(threads: usize, per_block: u32) -> usize {
+    threads.div_ceil(per_block as usize)
+}
+
+/// Sizes shared with the kernels (FIPS 204 Table 2); `sig_stride` pads signatures to 8 bytes.
+pub(crate) struct Geometry {
+    k: usize,
+    l: usize,
+    pk_len: usize,
+    sk_len: usize,
+    sig_len: usize,
+    sig_stride: usize,
+    hbuf_len: usize,
+}
+
+impl Geometry {
+    fn of(p: mldsa::ParamSet) -> Geometry {
+        Geometry {
+            k: p.k(),
+            l: p.l(),
+            pk_len: p.public_key_len(),
+            sk_len: p.secret_key_len(),
+            sig_len: p.signature_len(),
+            sig_stride: p.signature_len().div_ceil(8) * 8,
+            hbuf_len: 64 + p.k() * 32 * p.w1_bits(),
+        }
+    }
+}
+
+/// The GPU engine: kernels for the three parameter sets and a pool of workers.
+pub struct GpuBackend {
+    description: String,
+    kernels: [Kernels; 3],
+    workers: Vec<Mutex<Worker>>,
+}
+
+fn set_index(p: mldsa::ParamSet) -> usize {
+    match p {
+        mldsa::ParamSet::MlDsa44 => 0,
+        mldsa::ParamSet::MlDsa65 => 1,
+        mldsa::ParamSet::MlDsa87 => 2,
+    }
+}
+
+impl GpuBackend {
+    /// Opens the device and loads the kernels; the error is `NoDevice` or, when the kernels
+    /// fail to compile or load, `Device`, with the reason.
+    fn open() -> Result<GpuBackend, (Error, String)> {
+        let dev = device::open().map_err(|e| (Error::NoDevice, e))?;
+        let ctx = &dev.ctx;
+        let [a, b, c] = mldsa::ParamSet::ALL;
+        // Compile the three sets in parallel (a cache hit makes this a file read).
+        let (ka, (kb, kc)) = rayon::join(
+            || module::load(ctx, dev.arch, a),
+            || {
+                rayon::join(
+                    || module::load(ctx, dev.arch, b),
+                    || module::load(ctx, dev.arch, c),
+                )
+            },
+        );
+        let dev_err = |e| (Error::Device, e);
+        let kernels = [
+            ka.map_err(dev_err)?,
+            kb.map_err(dev_err)?,
+            kc.map_err(dev_err)?,
+        ];
+        let workers = (0..WORKERS)
+            .map(|_| Worker::new(ctx).map(Mutex::new))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| (Error::NoDevice, format!("creating streams: {e:?}")))?;
+        Ok(GpuBackend {
+            description: dev.description,
+            kernels,
+            workers,
+        })
+    }
+
+    /// Runs `f(worker, chunk)` over the chunks, up to WORKERS at a time on scoped threads.
+    fn run_chunks<T: Send, F>(&self, chunks: Vec<T>, f: F)
+    where
+        F: Fn(&mut Worker, T) + Sync,
+    {
+        let queue = Mutex::new(chunks.into_iter().rev().collect::<Vec<T>>());
+        let threads = self.workers.len().min(queue.lock().expect("queue").len());
+        let next = || queue.lock().expect("queue").pop();
+        if threads <= 1 {
+            let mut w = self.workers[0].lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(c) = next() {
+                f(&mut w, c);
+            }
+            return;
+        }
+        std::thread::scope(|s| {
+            for wk in &self.workers[..threads] {
+                let (next, f) = (&next, &f);
+                s.spawn(move || {
+                    let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
+                    while let Some(c) = next() {
+                        f(&mut w, c);
+                    }
+                });
+            }
+        });
+    }
+}
+
+type Opened = Result<Arc<GpuBackend>, (Error, String)>;
+static BACKEND: OnceCell<Opened> = OnceCell::new();
+
+fn engine() -> Result<&'static Arc<GpuBackend>, Error> {
+    let r = BACKEND.get_or_init(|| {
+        GpuBackend::open().map(Arc::new).inspect_err(|(_, why)| {
+            if std::env::var_os("PQGPU_QUIET").is_none() {
+                eprintln!("pqgpu: GPU backend unavailable: {why}");
+            }
+        })
+    });
+    r.as_ref().map_err(|(e, _)| *e)
+}
 
 /// The process-wide GPU backend, created lazily on first use (never at library load, so a
-/// server that forks after loading keeps working). `NoDevice` when no GPU is usable.
+/// server that forks after loading keeps working). `NoDevice` when no GPU is usable,
+/// `Device` when the kernels do not compile (see [`unavailable_reason`]).
 pub fn backend() -> Result<Arc<dyn Backend>, Error> {
-    Err(Error::NoDevice)
+    engine().map(|b| b.clone() as Arc<dyn Backend>)
+}
+
+/// Why the GPU backend is unusable (after a failed [`backend`] call): a missing library,
+/// no device, or the NVRTC log naming the kernel file.
+pub fn unavailable_reason() -> Option<String> {
+    match BACKEND.get() {
+        Some(Err((_, why))) => Some(why.clone()),
+        _ => None,
+    }
 }
 
 /// An ML-DSA operation, for kernel-only measurements.
@@ -21,11 +182,139 @@ pub enum Op {
 /// Kernel-only throughput (ops/s) of `op` on `n` items whose inputs are already resident on the
 /// device, timed with CUDA events (no host transfers). For the benchmark, not for tests.
 pub fn kernel_throughput(p: mldsa::ParamSet, op: Op, n: usize) -> Result<f64, Error> {
-    let _ = (p, op, n);
-    Err(Error::NoDevice)
+    let b = engine()?;
+    let mut w = b.workers[0].lock().unwrap_or_else(|e| e.into_inner());
+    bench::throughput(&mut w, &b.kernels[set_index(p)], p, op, n.max(1))
+        .map_err(device::device_error)
 }
 
 /// A one-line description of the device in use (name, SMs, driver), for benchmark reports.
 pub fn device_description() -> Option<String> {
-    None
+    engine().ok().map(|b| b.description.clone())
+}
+
+mod bench;
+
+impl Backend for GpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Gpu
+    }
+
+    fn mldsa_keygen(
+        &self,
+        p: mldsa::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        let n = statuses.len();
+        let g = Geometry::of(p);
+        if pks.len() != n * g.pk_len
+            || sks.len() != n * g.sk_len
+            || seeds.is_some_and(|s| s.len() != n * 32)
+        {
+            statuses.iter_mut().for_each(|s| *s = Err(Error::BadLength));
+            return;
+        }
+        let fresh;
+        let seeds = match seeds {
+            Some(s) => s,
+            None => {
+                let mut v = zeroize::Zeroizing::new(vec![0u8; n * 32]);
+                if crate::rng::fill(&mut v).is_err() {
+                    statuses.iter_mut().for_each(|s| *s = Err(Error::Rng));
+                    return;
+                }
+                fresh = v;
+                &fresh[..]
+            }
+        };
+        let k = &self.kernels[set_index(p)];
+        let chunks: Vec<_> = seeds
+            .chunks(CHUNK * 32)
+            .zip(pks.chunks_mut(CHUNK * g.pk_len))
+            .zip(sks.chunks_mut(CHUNK * g.sk_len))
+            .zip(statuses.chunks_mut(CHUNK))
+            .collect();
+        self.run_chunks(
+            chunks,
+            |w, (((sd, pk), sk), st)| match keygen::keygen_chunk(w, k, &g, sd, pk, sk) {
+                Ok(()) => st.iter_mut().for_each(|s| *s = Ok(())),
+                Err(e) => {
+                    device::device_error(e);
+                    cpu_backend().mldsa_keygen(p, Some(sd), pk, sk, st);
+                }
+            },
+        );
+    }
+
+    fn mldsa_sign(
+        &self,
+        p: mldsa::ParamSet,
+        items: &[SignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        let g = Geometry::of(p);
+        let k = &self.kernels[set_index(p)];
+        let chunks: Vec<_> = items
+            .chunks(CHUNK)
+            .zip(sigs.chunks_mut(CHUNK))
+            .zip(statuses.chunks_mut(CHUNK))
+            .collect();
+        self.run_chunks(chunks, |w, ((it, sg), st)| {
+            if let Err(e) = sign::sign_chunk(w, k, &g, it, sg, st) {
+                device::device_error(e);
+                cpu_backend().mldsa_sign(p, it, sg, st);
+            }
+        });
+    }
+
+    fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]) {
+        let g = Geometry::of(p);
+        let k = &self.kernels[set_index(p)];
+        let chunks: Vec<_> = items
+            .chunks(CHUNK)
+            .zip(statuses.chunks_mut(CHUNK))
+            .collect();
+        self.run_chunks(chunks, |w, (it, st)| {
+            if let Err(e) = verify::verify_chunk(w, k, &g, it, st) {
+                device::device_error(e);
+                cpu_backend().mldsa_verify(p, it, st);
+            }
+        });
+    }
+
+    fn kem_keygen(
+        &self,
+        p: ctru::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        cpu_backend().kem_keygen(p, seeds, pks, sks, statuses)
+    }
+
+    fn kem_encaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        cpu_backend().kem_encaps(p, items, cts, sss, statuses)
+    }
+
+    fn kem_decaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        cpu_backend().kem_decaps(p, items, sss, statuses)
+    }
 }

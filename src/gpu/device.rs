@@ -1,0 +1,67 @@
+//! Device probe and context. A machine without libcuda, libnvrtc or a GPU gets a clean
+//! `NoDevice` (cudarc panics when a library is missing, so we probe and catch first).
+
+use crate::Error;
+use cudarc::driver::{sys, CudaContext};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// The opened GPU: its context, compute capability and a one-line description.
+pub struct Device {
+    pub ctx: Arc<CudaContext>,
+    pub arch: (i32, i32),
+    pub description: String,
+}
+
+/// Opens device 0. The `Err` string says why no GPU is usable.
+pub fn open() -> Result<Device, String> {
+    // SAFETY: the probes only try to dlopen the libraries; nothing is called through them.
+    let libs = catch_unwind(|| unsafe {
+        (
+            sys::is_culib_present(),
+            cudarc::nvrtc::sys::is_culib_present(),
+        )
+    });
+    match libs {
+        Ok((true, true)) => {}
+        Ok((false, _)) => return Err("libcuda not found".into()),
+        Ok((_, false)) => return Err("libnvrtc not found".into()),
+        Err(_) => return Err("probing the CUDA libraries panicked".into()),
+    }
+    let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(0)))
+        .map_err(|_| "CUDA initialisation panicked".to_string())?
+        .map_err(|e| format!("no CUDA device: {e:?}"))?;
+    // SAFETY: every buffer belongs to one worker and is only used on that worker's stream,
+    // which the worker synchronises before reading results or reusing buffers; cudarc's
+    // per-slice events would add cross-stream waits and host overhead for nothing.
+    unsafe { ctx.disable_event_tracking() };
+    let arch = ctx
+        .compute_capability()
+        .map_err(|e| format!("compute capability: {e:?}"))?;
+    let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+    let sms = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .unwrap_or(0);
+    let mem = ctx.total_mem().unwrap_or(0) >> 30;
+    let mut driver = 0i32;
+    // SAFETY: cuDriverGetVersion writes one int through a valid pointer.
+    let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
+    let description = format!(
+        "{name}, {sms} SMs, {mem} GiB, compute capability {}.{}, CUDA driver {}.{}",
+        arch.0,
+        arch.1,
+        driver / 1000,
+        (driver % 1000) / 10
+    );
+    Ok(Device {
+        ctx,
+        arch,
+        description,
+    })
+}
+
+/// Maps a driver error to the per-item status code.
+pub fn device_error<E: std::fmt::Debug>(e: E) -> Error {
+    eprintln!("pqgpu: GPU error: {e:?}");
+    Error::Device
+}

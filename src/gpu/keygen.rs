@@ -1,0 +1,86 @@
+//! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6) on the GPU.
+
+use super::module::Kernels;
+use super::worker::{Arg, Arg::*, Worker};
+use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
+use cudarc::driver::DriverError;
+
+/// Runs keygen on `n` seeds already on the device at `xi`; returns the device pointers of
+/// the packed public and secret keys (n * pk_len, n * sk_len bytes).
+pub fn keygen_dev(
+    w: &mut Worker,
+    k: &Kernels,
+    g: &Geometry,
+    n: usize,
+    xi: u64,
+) -> Result<(u64, u64), DriverError> {
+    let seeds = w.dev("kg_seeds", n * 128)?;
+    let a = w.dev("a_hat", n * g.k * g.l * 1024)?;
+    let s = w.dev("kg_s", n * (g.k + g.l) * 1024)?;
+    let pk = w.dev("kg_pk", n * g.pk_len)?;
+    let sk = w.dev("kg_sk", n * g.sk_len)?;
+    let nn = U(n as u32);
+    w.launch(
+        k.get("keygen_seed"),
+        blocks(n, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(xi), P(seeds), nn],
+    )?;
+    let kl = n * g.k * g.l;
+    w.launch(
+        k.get("expand_a"),
+        blocks(kl, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(seeds), U(128), P(a), nn],
+    )?;
+    let ks = n * (g.k + g.l);
+    w.launch(
+        k.get("expand_s"),
+        blocks(ks, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(seeds), P(s), nn],
+    )?;
+    let args: [Arg; 6] = [P(seeds), P(a), P(s), P(pk), P(sk), nn];
+    w.launch(k.get("keygen_main"), n, BLOCK_POLY, &args)?;
+    w.launch(
+        k.get("keygen_tr"),
+        blocks(n, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(pk), P(sk), nn],
+    )?;
+    Ok((pk, sk))
+}
+
+/// One chunk end to end: seeds in, keys out (host memory).
+pub fn keygen_chunk(
+    w: &mut Worker,
+    k: &Kernels,
+    g: &Geometry,
+    seeds: &[u8],
+    pks: &mut [u8],
+    sks: &mut [u8],
+) -> Result<(), DriverError> {
+    let n = seeds.len() / 32;
+    let mut stage = w.take_host("kg_stage", n * 32)?;
+    let mut out = w.take_host("kg_out", n * (g.pk_len + g.sk_len))?;
+    let r = (|| {
+        let host = stage.as_mut_slice()?;
+        host[..n * 32].copy_from_slice(seeds);
+        let xi = w.dev("kg_xi", n * 32)?;
+        w.htod(xi, &host[..n * 32])?;
+        let (pk, sk) = keygen_dev(w, k, g, n, xi)?;
+        let o = out.as_mut_slice()?;
+        let (opk, osk) = o.split_at_mut(n * g.pk_len);
+        w.dtoh(opk, pk)?;
+        w.dtoh(&mut osk[..n * g.sk_len], sk)?;
+        w.sync()?;
+        pks.copy_from_slice(opk);
+        sks.copy_from_slice(&osk[..n * g.sk_len]);
+        // The seeds are secret: do not leave them in the staging buffer.
+        host[..n * 32].fill(0);
+        Ok(())
+    })();
+    w.put_host("kg_stage", stage);
+    w.put_host("kg_out", out);
+    r
+}

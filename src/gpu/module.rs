@@ -1,0 +1,152 @@
+//! Kernel sources (embedded), NVRTC compilation per parameter set, and the on-disk PTX cache.
+
+use crate::mldsa::ParamSet;
+use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+use sha3::{Digest, Sha3_256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The kernel files, in the order they are concatenated; `#line` keeps NVRTC's messages
+/// pointing at the right file.
+const SOURCES: [(&str, &str); 2] = [
+    (
+        "kernels/keccak.cuh",
+        include_str!("../../kernels/keccak.cuh"),
+    ),
+    ("kernels/mldsa.cu", include_str!("../../kernels/mldsa.cu")),
+];
+
+const KERNELS: [&str; 16] = [
+    "expand_a",
+    "expand_s",
+    "keygen_seed",
+    "keygen_main",
+    "keygen_tr",
+    "sign_rhopp",
+    "sign_decode",
+    "sign_schedule",
+    "expand_mask",
+    "sign_w",
+    "sign_challenge",
+    "sign_z",
+    "sign_commit",
+    "verify_prep",
+    "verify_w",
+    "verify_final",
+];
+
+/// The loaded kernels of one parameter set.
+pub struct Kernels {
+    funcs: HashMap<&'static str, CudaFunction>,
+}
+
+impl Kernels {
+    pub fn get(&self, name: &str) -> &CudaFunction {
+        &self.funcs[name]
+    }
+}
+
+fn defines(p: ParamSet) -> Vec<String> {
+    [
+        ("PARAM_K", p.k() as i64),
+        ("PARAM_L", p.l() as i64),
+        ("PARAM_ETA", p.eta() as i64),
+        ("PARAM_TAU", p.tau() as i64),
+        ("PARAM_GAMMA1_BITS", p.gamma1_bits() as i64),
+        ("PARAM_GAMMA2", p.gamma2() as i64),
+        ("PARAM_OMEGA", p.omega() as i64),
+        ("PARAM_LAMBDA", p.lambda() as i64),
+    ]
+    .iter()
+    .map(|(k, v)| format!("-D{k}={v}"))
+    .collect()
+}
+
+fn source() -> String {
+    SOURCES
+        .iter()
+        .map(|(name, text)| format!("#line 1 \"{name}\"\n{text}\n"))
+        .collect()
+}
+
+fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: nvrtcVersion writes two ints through valid pointers; the library was probed.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}
+
+/// `$PQGPU_CACHE_DIR`, else `$XDG_CACHE_HOME/pqgpu`, else `~/.cache/pqgpu`.
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("PQGPU_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(d).join("pqgpu"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pqgpu"))
+}
+
+/// Compiles (or reads from the cache) and loads the kernels of `p` for compute capability `arch`.
+/// The error names the kernel file and carries NVRTC's log.
+pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Kernels, String> {
+    let src = source();
+    let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
+    options.extend(defines(p));
+    let nvrtc = nvrtc_version();
+    let mut h = Sha3_256::new();
+    h.update(src.as_bytes());
+    for o in &options {
+        h.update(o.as_bytes());
+        h.update([0]);
+    }
+    h.update(format!("nvrtc {}.{} arch {}.{}", nvrtc.0, nvrtc.1, arch.0, arch.1).as_bytes());
+    let key: String = h.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = cache_dir().map(|d| d.join(format!("mldsa-{key}.ptx")));
+
+    let cached = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let ptx_text = match cached {
+        Some(text) => text,
+        None => {
+            let opts = CompileOptions {
+                options: options.clone(),
+                name: Some("mldsa.cu".into()),
+                ..Default::default()
+            };
+            let ptx = compile_ptx_with_opts(&src, opts).map_err(|e| match e {
+                CompileError::CompileError { log, .. } => format!(
+                    "NVRTC failed to compile kernels/mldsa.cu (+ kernels/keccak.cuh) for {}:\n{}",
+                    p.name(),
+                    log.to_string_lossy()
+                ),
+                other => format!("NVRTC error for kernels/mldsa.cu ({}): {other:?}", p.name()),
+            })?;
+            let text = ptx.to_src();
+            if let Some(path) = &path {
+                // Best effort: a read-only cache directory only costs a recompile next time.
+                let _ = std::fs::create_dir_all(path.parent().expect("cache file has a parent"));
+                let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+                if std::fs::write(&tmp, &text).is_ok() {
+                    let _ = std::fs::rename(&tmp, path);
+                }
+            }
+            text
+        }
+    };
+    let module = ctx
+        .load_module(Ptx::from_src(ptx_text))
+        .map_err(|e| format!("loading the {} kernels: {e:?}", p.name()))?;
+    let mut funcs = HashMap::new();
+    for name in KERNELS {
+        let f = module
+            .load_function(name)
+            .map_err(|e| format!("kernel {name} ({}): {e:?}", p.name()))?;
+        funcs.insert(name, f);
+    }
+    Ok(Kernels { funcs })
+}

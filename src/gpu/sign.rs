@@ -1,0 +1,240 @@
+//! ML-DSA signing (FIPS 204 Alg. 2/4/7) on the GPU, with dynamic scheduling of the
+//! rejection loop: each round gives every unfinished task one attempt, or several
+//! consecutive attempts once few tasks remain (so otherwise idle units compute later
+//! kappas); the smallest successful attempt wins, so the signature is exactly FIPS 204's.
+
+use super::module::Kernels;
+use super::worker::{Arg::*, Worker};
+use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
+use crate::backend::SignItem;
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+use rayon::prelude::*;
+
+/// Attempts in flight per round at least: enough to fill the H200 when few tasks remain.
+const MIN_ENTRIES: usize = 16384;
+/// Most attempts one task gets in one round.
+const MAX_SPEC: usize = 32;
+
+/// Status codes written by `sign_decode` / `sign_schedule`.
+const ST_OK: u32 = 0;
+const ST_BADKEY: u32 = 1;
+
+/// Signs `n` tasks whose secret keys (n * sk_len) and K || rnd || mu (n * 128) are on the
+/// device; returns the device pointers of the signatures (n * sig_stride) and statuses.
+pub fn sign_dev(
+    w: &mut Worker,
+    k: &Kernels,
+    g: &Geometry,
+    n: usize,
+    sk: u64,
+    kin: u64,
+) -> Result<(u64, u64), DriverError> {
+    let (kk, l) = (g.k, g.l);
+    let cap = n.max(MIN_ENTRIES);
+    let rhopp = w.dev("sg_rhopp", n * 64)?;
+    let a = w.dev("a_hat", n * kk * l * 1024)?;
+    let s1h = w.dev("sg_s1h", n * l * 1024)?;
+    let s2h = w.dev("sg_s2h", n * kk * 1024)?;
+    let t0h = w.dev("sg_t0h", n * kk * 1024)?;
+    let status = w.dev("sg_status", n * 4)?;
+    let best = w.dev("sg_best", n * 4)?;
+    let next = w.dev("sg_next", n * 4)?;
+    let ctr = w.dev("sg_ctr", 16)?;
+    let sig = w.dev("sg_sig", n * g.sig_stride)?;
+    let et = w.dev("sg_ent_task", cap * 4)?;
+    let ea = w.dev("sg_ent_att", cap * 4)?;
+    let y = w.dev("sg_y", cap * l * 1024)?;
+    let wv = w.dev("sg_w", cap * kk * 1024)?;
+    let hbuf = w.dev("sg_hbuf", cap * g.hbuf_len)?;
+    let ctilde = w.dev("sg_ctilde", cap * 64)?;
+    let c = w.dev("sg_c", cap * 256)?;
+    let ok = w.dev("sg_ok", cap)?;
+    let slot = w.dev("sg_slot", cap * g.sig_stride)?;
+    let (count, done, nbad) = (ctr, ctr + 4, ctr + 8);
+    let nn = U(n as u32);
+
+    w.zero(ctr, 16)?;
+    w.launch(
+        k.get("sign_rhopp"),
+        blocks(n, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(kin), P(rhopp), nn],
+    )?;
+    let kl = n * kk * l;
+    w.launch(
+        k.get("expand_a"),
+        blocks(kl, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(sk), U(g.sk_len as u32), P(a), nn],
+    )?;
+    let args = [
+        P(sk),
+        P(s1h),
+        P(s2h),
+        P(t0h),
+        P(status),
+        P(best),
+        P(next),
+        P(nbad),
+        nn,
+    ];
+    w.launch(k.get("sign_decode"), n, BLOCK_POLY, &args)?;
+    let mut host_ctr = w.take_host("sg_ctr", 16)?;
+    let r = (|| {
+        let hc = host_ctr.as_mut_slice()?;
+        w.dtoh(&mut hc[..16], ctr)?;
+        w.sync()?;
+        let mut pending = n - read_u32(hc, 8) as usize;
+        while pending > 0 {
+            let spec = (cap / pending).clamp(1, MAX_SPEC);
+            let m = pending * spec;
+            w.zero(ctr, 8)?;
+            let args = [
+                P(status),
+                P(best),
+                P(next),
+                P(et),
+                P(ea),
+                P(count),
+                P(done),
+                U(spec as u32),
+                nn,
+            ];
+            w.launch(
+                k.get("sign_schedule"),
+                blocks(n, BLOCK_STREAM),
+                BLOCK_STREAM,
+                &args,
+            )?;
+            let args = [P(rhopp), P(et), P(ea), P(count), P(y)];
+            w.launch(
+                k.get("expand_mask"),
+                blocks(m * l, BLOCK_STREAM),
+                BLOCK_STREAM,
+                &args,
+            )?;
+            let args = [P(a), P(kin), P(y), P(et), P(count), P(wv), P(hbuf)];
+            w.launch(k.get("sign_w"), m, BLOCK_POLY, &args)?;
+            let args = [P(hbuf), P(count), P(ctilde), P(c)];
+            w.launch(
+                k.get("sign_challenge"),
+                blocks(m, BLOCK_STREAM),
+                BLOCK_STREAM,
+                &args,
+            )?;
+            let args = [
+                P(s1h),
+                P(s2h),
+                P(t0h),
+                P(y),
+                P(wv),
+                P(ctilde),
+                P(c),
+                P(et),
+                P(ea),
+                P(count),
+                P(best),
+                P(done),
+                P(ok),
+                P(slot),
+            ];
+            w.launch(k.get("sign_z"), m, BLOCK_POLY, &args)?;
+            let args = [P(et), P(ea), P(count), P(best), P(ok), P(slot), P(sig)];
+            w.launch(k.get("sign_commit"), m, BLOCK_POLY, &args)?;
+            w.dtoh(&mut hc[..8], ctr)?;
+            w.sync()?;
+            pending -= read_u32(hc, 4) as usize;
+        }
+        Ok(())
+    })();
+    w.put_host("sg_ctr", host_ctr);
+    r.map(|_| (sig, status))
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// One chunk end to end. Items that fail the host checks (lengths, message shape) get their
+/// error without reaching the GPU.
+pub fn sign_chunk(
+    w: &mut Worker,
+    k: &Kernels,
+    g: &Geometry,
+    items: &[SignItem<'_>],
+    sigs: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) -> Result<(), DriverError> {
+    let mut idx = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        statuses[i] = if it.sk.len() != g.sk_len || sigs[i].len() != g.sig_len {
+            Err(Error::BadLength)
+        } else {
+            it.msg.validate()
+        };
+        if statuses[i].is_ok() {
+            idx.push(i);
+        }
+    }
+    let m = idx.len();
+    if m == 0 {
+        return Ok(());
+    }
+    let mut sk_stage = w.take_host("sg_sk_stage", m * g.sk_len)?;
+    let mut kin_stage = w.take_host("sg_kin_stage", m * 128)?;
+    let mut out = w.take_host("sg_out", m * (g.sig_stride + 4))?;
+    let r = (|| {
+        let sk_h = &mut sk_stage.as_mut_slice()?[..m * g.sk_len];
+        let kin_h = &mut kin_stage.as_mut_slice()?[..m * 128];
+        // mu = H(tr || M') on the host (tr is in sk): one or two Keccak calls per item,
+        // spread over all cores; rho'' and everything after run on the GPU.
+        let rng_failed: Vec<bool> = sk_h
+            .par_chunks_mut(g.sk_len)
+            .zip(kin_h.par_chunks_mut(128))
+            .zip(idx.par_iter())
+            .map(|((skb, kb), &i)| {
+                let it = &items[i];
+                skb.copy_from_slice(it.sk);
+                kb[..32].copy_from_slice(&it.sk[32..64]);
+                let mut failed = false;
+                match it.rnd {
+                    Some(r) => kb[32..64].copy_from_slice(r),
+                    None => failed = crate::rng::fill(&mut kb[32..64]).is_err(),
+                }
+                let tr: &[u8; 64] = it.sk[64..128].try_into().expect("64 bytes");
+                kb[64..].copy_from_slice(&it.msg.mu(tr));
+                failed
+            })
+            .collect();
+        let sk_d = w.dev("sg_sk_in", m * g.sk_len)?;
+        let kin_d = w.dev("sg_kin", m * 128)?;
+        w.htod(sk_d, sk_h)?;
+        w.htod(kin_d, kin_h)?;
+        let (sig_d, status_d) = sign_dev(w, k, g, m, sk_d, kin_d)?;
+        let o = out.as_mut_slice()?;
+        let (o_sig, o_st) = o.split_at_mut(m * g.sig_stride);
+        w.dtoh(o_sig, sig_d)?;
+        w.dtoh(&mut o_st[..m * 4], status_d)?;
+        w.sync()?;
+        // Secrets do not stay in the staging buffers.
+        sk_h.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
+        kin_h.fill(0);
+        for (j, &i) in idx.iter().enumerate() {
+            statuses[i] = match read_u32(o_st, 4 * j) {
+                _ if rng_failed[j] => Err(Error::Rng),
+                ST_OK => {
+                    sigs[i].copy_from_slice(&o_sig[j * g.sig_stride..j * g.sig_stride + g.sig_len]);
+                    Ok(())
+                }
+                ST_BADKEY => Err(Error::BadKey),
+                _ => Err(Error::Device),
+            };
+        }
+        Ok(())
+    })();
+    w.put_host("sg_sk_stage", sk_stage);
+    w.put_host("sg_kin_stage", kin_stage);
+    w.put_host("sg_out", out);
+    r
+}

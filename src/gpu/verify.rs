@@ -1,0 +1,198 @@
+//! ML-DSA verification (FIPS 204 Alg. 3/5/8) on the GPU. tr = H(pk) and mu are computed
+//! on the GPU: hashing every pk on the host would cost more than the rest of the host work.
+
+use super::module::Kernels;
+use super::worker::{Arg::*, Worker};
+use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
+use crate::backend::VerifyItem;
+use crate::mldsa::Message;
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+use rayon::prelude::*;
+
+/// `msg_len` marker for an external mu (the region holds mu itself).
+const EXTERNAL_MU: u32 = u32::MAX;
+
+/// Verifies `n` items on the device: pks (n * pk_len), sigs (n * sig_stride), and per item a
+/// message region in `arena` at `off[i]`: 64 free bytes (for tr) then M', or mu itself.
+/// Returns the device pointer of the verdicts (u32 per item, 0 = valid).
+#[allow(clippy::too_many_arguments)]
+pub fn verify_dev(
+    w: &mut Worker,
+    k: &Kernels,
+    g: &Geometry,
+    n: usize,
+    pk: u64,
+    sig: u64,
+    arena: u64,
+    off: u64,
+    mlen: u64,
+) -> Result<u64, DriverError> {
+    let hbuf = w.dev("vf_hbuf", n * g.hbuf_len)?;
+    let c = w.dev("vf_c", n * 256)?;
+    let hint = w.dev("vf_hint", n * g.k * 32)?;
+    let vstat = w.dev("vf_vstat", n * 4)?;
+    let a = w.dev("a_hat", n * g.k * g.l * 1024)?;
+    let result = w.dev("vf_result", n * 4)?;
+    let nn = U(n as u32);
+    let args = [
+        P(pk),
+        P(sig),
+        P(arena),
+        P(off),
+        P(mlen),
+        P(hbuf),
+        P(c),
+        P(hint),
+        P(vstat),
+        nn,
+    ];
+    w.launch(
+        k.get("verify_prep"),
+        blocks(n, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &args,
+    )?;
+    let kl = n * g.k * g.l;
+    w.launch(
+        k.get("expand_a"),
+        blocks(kl, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &[P(pk), U(g.pk_len as u32), P(a), nn],
+    )?;
+    let args = [P(a), P(pk), P(sig), P(c), P(hint), P(vstat), P(hbuf), nn];
+    w.launch(k.get("verify_w"), n, BLOCK_POLY, &args)?;
+    let args = [P(hbuf), P(sig), P(vstat), P(result), nn];
+    w.launch(
+        k.get("verify_final"),
+        blocks(n, BLOCK_STREAM),
+        BLOCK_STREAM,
+        &args,
+    )?;
+    Ok(result)
+}
+
+/// Bytes of M' (0 for an external mu, which takes the tr slot instead).
+fn m_prime_len(m: &Message<'_>) -> usize {
+    match *m {
+        Message::Pure { ctx, msg } => 2 + ctx.len() + msg.len(),
+        Message::PreHashed { ctx, digest, .. } => 2 + ctx.len() + 11 + digest.len(),
+        Message::Internal(m) => m.len(),
+        Message::Mu(_) => 0,
+    }
+}
+
+/// Writes the message region: the tr slot (or mu) then M'.
+fn write_region(m: &Message<'_>, r: &mut [u8]) {
+    let (head, tail) = r.split_at_mut(64);
+    match *m {
+        Message::Pure { ctx, msg } => {
+            tail[0] = 0;
+            tail[1] = ctx.len() as u8;
+            tail[2..2 + ctx.len()].copy_from_slice(ctx);
+            tail[2 + ctx.len()..2 + ctx.len() + msg.len()].copy_from_slice(msg);
+        }
+        Message::PreHashed { ctx, ph, digest } => {
+            tail[0] = 1;
+            tail[1] = ctx.len() as u8;
+            tail[2..2 + ctx.len()].copy_from_slice(ctx);
+            let o = 2 + ctx.len();
+            tail[o..o + 11].copy_from_slice(&ph.oid_der());
+            tail[o + 11..o + 11 + digest.len()].copy_from_slice(digest);
+        }
+        Message::Internal(mp) => tail[..mp.len()].copy_from_slice(mp),
+        Message::Mu(mu) => head.copy_from_slice(mu),
+    }
+}
+
+/// One chunk end to end.
+pub fn verify_chunk(
+    w: &mut Worker,
+    k: &Kernels,
+    g: &Geometry,
+    items: &[VerifyItem<'_>],
+    statuses: &mut [Status],
+) -> Result<(), DriverError> {
+    let mut idx = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        statuses[i] = if it.pk.len() != g.pk_len {
+            Err(Error::BadLength)
+        } else {
+            it.msg.validate().and(if it.sig.len() == g.sig_len {
+                Ok(())
+            } else {
+                Err(Error::VerifyFailed)
+            })
+        };
+        if statuses[i].is_ok() {
+            idx.push(i);
+        }
+    }
+    let m = idx.len();
+    if m == 0 {
+        return Ok(());
+    }
+    // Region offsets: 8-byte aligned, sized to whole lanes (the kernels read u64 lanes).
+    let mut offs = Vec::with_capacity(m);
+    let mut total = 0usize;
+    for &i in &idx {
+        offs.push(total as u64);
+        total += (64 + m_prime_len(&items[i].msg)).div_ceil(8) * 8;
+    }
+    let meta = m * 12;
+    let bytes = m * g.pk_len + m * g.sig_stride + meta + total;
+    let mut stage = w.take_host("vf_stage", bytes)?;
+    let mut out = w.take_host("vf_out", m * 4)?;
+    let r = (|| {
+        let h = &mut stage.as_mut_slice()?[..bytes];
+        let (pk_h, rest) = h.split_at_mut(m * g.pk_len);
+        let (sig_h, rest) = rest.split_at_mut(m * g.sig_stride);
+        let (off_h, rest) = rest.split_at_mut(m * 8);
+        let (len_h, arena_h) = rest.split_at_mut(m * 4);
+        pk_h.par_chunks_mut(g.pk_len)
+            .zip(sig_h.par_chunks_mut(g.sig_stride))
+            .zip(idx.par_iter())
+            .for_each(|((p, s), &i)| {
+                p.copy_from_slice(items[i].pk);
+                s[..g.sig_len].copy_from_slice(items[i].sig);
+            });
+        let mut rest = &mut arena_h[..];
+        for (j, &i) in idx.iter().enumerate() {
+            let msg = &items[i].msg;
+            let len = m_prime_len(msg);
+            let (r, tail) = rest.split_at_mut((64 + len).div_ceil(8) * 8);
+            write_region(msg, r);
+            rest = tail;
+            off_h[8 * j..8 * j + 8].copy_from_slice(&offs[j].to_le_bytes());
+            let ml = if matches!(msg, Message::Mu(_)) {
+                EXTERNAL_MU
+            } else {
+                len as u32
+            };
+            len_h[4 * j..4 * j + 4].copy_from_slice(&ml.to_le_bytes());
+        }
+        let pk_d = w.dev("vf_pk", m * g.pk_len)?;
+        let sig_d = w.dev("vf_sig", m * g.sig_stride)?;
+        let off_d = w.dev("vf_off", m * 8)?;
+        let len_d = w.dev("vf_len", m * 4)?;
+        let arena_d = w.dev("vf_arena", total)?;
+        w.htod(pk_d, pk_h)?;
+        w.htod(sig_d, sig_h)?;
+        w.htod(off_d, off_h)?;
+        w.htod(len_d, len_h)?;
+        w.htod(arena_d, arena_h)?;
+        let res_d = verify_dev(w, k, g, m, pk_d, sig_d, arena_d, off_d, len_d)?;
+        let o = &mut out.as_mut_slice()?[..m * 4];
+        w.dtoh(o, res_d)?;
+        w.sync()?;
+        for (j, &i) in idx.iter().enumerate() {
+            if o[4 * j..4 * j + 4] != [0, 0, 0, 0] {
+                statuses[i] = Err(Error::VerifyFailed);
+            }
+        }
+        Ok(())
+    })();
+    w.put_host("vf_stage", stage);
+    w.put_host("vf_out", out);
+    r
+}

@@ -1,0 +1,132 @@
+//! A worker: one CUDA stream with its own memory pool of reused device buffers and pinned
+//! host staging buffers. Batches are cut into chunks that workers run side by side, so one
+//! chunk's copies and host work overlap another's kernels.
+
+use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A kernel argument: a device pointer or a 32-bit scalar.
+#[derive(Clone, Copy)]
+pub enum Arg {
+    P(u64),
+    U(u32),
+}
+
+pub struct Worker {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    dev: HashMap<&'static str, CudaSlice<u8>>,
+    host: HashMap<&'static str, PinnedHostSlice<u8>>,
+}
+
+/// Rounds a size up to 256 bytes (the alignment the kernels' u64 loads and L2 lines like).
+fn round_up(n: usize) -> usize {
+    n.div_ceil(256).max(1) * 256
+}
+
+impl Worker {
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Worker, DriverError> {
+        Ok(Worker {
+            ctx: ctx.clone(),
+            stream: ctx.new_stream()?,
+            dev: HashMap::new(),
+            host: HashMap::new(),
+        })
+    }
+
+    /// The device buffer `name` of at least `bytes` bytes (reused; grown with headroom).
+    pub fn dev(&mut self, name: &'static str, bytes: usize) -> Result<u64, DriverError> {
+        let need = round_up(bytes);
+        let ok = self.dev.get(name).is_some_and(|b| b.len() >= need);
+        if !ok {
+            self.dev.remove(name);
+            self.stream.synchronize()?;
+            // SAFETY: every kernel writes what it later reads; no buffer is read uninitialised
+            // except where a memset precedes it.
+            let b = unsafe { self.stream.alloc::<u8>(round_up(need + need / 4)) }?;
+            self.dev.insert(name, b);
+        }
+        let (ptr, _) = self.dev[name].device_ptr(&self.stream);
+        Ok(ptr)
+    }
+
+    /// Takes the pinned host buffer `name` (at least `bytes` bytes) out of the pool; give it
+    /// back with [`Worker::put_host`]. Cached (not write-combined) so the host can read it.
+    pub fn take_host(
+        &mut self,
+        name: &'static str,
+        bytes: usize,
+    ) -> Result<PinnedHostSlice<u8>, DriverError> {
+        if let Some(b) = self.host.remove(name) {
+            if b.len() >= bytes {
+                return Ok(b);
+            }
+        }
+        // SAFETY: the contents are unset; callers write before the copies read them.
+        unsafe {
+            self.ctx
+                .alloc_pinned_with_flags::<u8>(round_up(bytes + bytes / 4), 0)
+        }
+    }
+
+    pub fn put_host(&mut self, name: &'static str, b: PinnedHostSlice<u8>) {
+        self.host.insert(name, b);
+    }
+
+    /// Asynchronous host-to-device copy. The source must stay untouched until `sync`.
+    pub fn htod(&self, dst: u64, src: &[u8]) -> Result<(), DriverError> {
+        // SAFETY: dst was sized by `dev` for this copy; src is pinned (or the copy is staged
+        // by the driver) and the caller keeps it alive and unmodified until `sync`.
+        unsafe { memcpy_htod_async(dst, src, self.stream.cu_stream()) }
+    }
+
+    /// Asynchronous device-to-host copy; `dst` is valid after `sync`.
+    pub fn dtoh(&self, dst: &mut [u8], src: u64) -> Result<(), DriverError> {
+        // SAFETY: src holds at least dst.len() bytes (sized by `dev`); dst outlives the copy
+        // because the caller synchronises before touching it.
+        unsafe { memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
+    }
+
+    pub fn zero(&self, dst: u64, bytes: usize) -> Result<(), DriverError> {
+        // SAFETY: dst holds at least `bytes` bytes (sized by `dev`).
+        unsafe { memset_d8_async(dst, 0, bytes, self.stream.cu_stream()) }
+    }
+
+    pub fn sync(&self) -> Result<(), DriverError> {
+        self.stream.synchronize()
+    }
+
+    /// Launches `f` on `grid` blocks of `block` threads with `args` (in kernel order).
+    pub fn launch(
+        &self,
+        f: &CudaFunction,
+        grid: usize,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), DriverError> {
+        if grid == 0 {
+            return Ok(());
+        }
+        let mut b = self.stream.launch_builder(f);
+        for a in args {
+            match a {
+                Arg::P(p) => b.arg(p),
+                Arg::U(u) => b.arg(u),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: every pointer argument is a live buffer of this worker sized by the caller
+        // for the kernel's indexing (n items, or the entry capacity), and the argument list
+        // matches the kernel's C signature (u64 pointers, u32 scalars).
+        unsafe { b.launch(cfg) }.map(|_| ())
+    }
+}

@@ -1,0 +1,488 @@
+//! GPU ML-DSA against the CPU ground truth: keys from the same seeds, deterministic and
+//! given-rnd signatures byte for byte, verify verdicts on valid, tampered and malformed
+//! inputs, plus every ACVP vector through the GPU backend. Skips (with the reason printed)
+//! when no GPU is usable, as on CI. `PQGPU_GPU_CASES` sets the cases per parameter set.
+
+mod common;
+
+use common::{unhex, vectors_dir};
+use pqgpu::backend::{cpu_backend, Backend, SignItem, VerifyItem};
+use pqgpu::mldsa::{Message, ParamSet, PreHash};
+use pqgpu::{Error, Status};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn gpu() -> Option<Arc<dyn Backend>> {
+    match pqgpu::gpu::backend() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| e.to_string());
+            println!("SKIPPED: no usable GPU ({why})");
+            None
+        }
+    }
+}
+
+fn cases() -> usize {
+    std::env::var("PQGPU_GPU_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000)
+}
+
+fn bytes(rng: &mut StdRng, n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+/// Keys from the same seeds on both backends; returns (pks, sks) of the GPU.
+fn keygen_both(gpu: &dyn Backend, p: ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let n = seeds.len() / 32;
+    let run = |b: &dyn Backend| {
+        let mut pk = vec![0u8; n * p.public_key_len()];
+        let mut sk = vec![0u8; n * p.secret_key_len()];
+        let mut st = vec![Err(Error::Panic); n];
+        b.mldsa_keygen(p, Some(seeds), &mut pk, &mut sk, &mut st);
+        assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
+        (pk, sk)
+    };
+    let g = run(gpu);
+    let c = run(&*cpu_backend());
+    for i in 0..n {
+        let (pl, sl) = (p.public_key_len(), p.secret_key_len());
+        assert!(
+            g.0[i * pl..(i + 1) * pl] == c.0[i * pl..(i + 1) * pl],
+            "{} pk {i}",
+            p.name()
+        );
+        assert!(
+            g.1[i * sl..(i + 1) * sl] == c.1[i * sl..(i + 1) * sl],
+            "{} sk {i}",
+            p.name()
+        );
+    }
+    g
+}
+
+/// One signing case, owning its data.
+struct Case {
+    sk: Vec<u8>,
+    pk: Vec<u8>,
+    form: u8,
+    ctx: Vec<u8>,
+    msg: Vec<u8>,
+    ph: PreHash,
+    rnd: [u8; 32],
+    sig_len: usize,
+}
+
+impl Case {
+    fn message(&self) -> Message<'_> {
+        match self.form {
+            0 => Message::Pure {
+                ctx: &self.ctx,
+                msg: &self.msg,
+            },
+            1 => Message::PreHashed {
+                ctx: &self.ctx,
+                ph: self.ph,
+                digest: &self.msg,
+            },
+            2 => Message::Internal(&self.msg),
+            _ => Message::Mu(&self.msg),
+        }
+    }
+}
+
+fn make_cases(rng: &mut StdRng, p: ParamSet, pks: &[u8], sks: &[u8], n: usize) -> Vec<Case> {
+    let (pl, sl) = (p.public_key_len(), p.secret_key_len());
+    let keys = pks.len() / pl;
+    (0..n)
+        .map(|i| {
+            let key = i % keys;
+            let mut c = Case {
+                sk: sks[key * sl..(key + 1) * sl].to_vec(),
+                pk: pks[key * pl..(key + 1) * pl].to_vec(),
+                form: rng.gen_range(0..4),
+                ctx: {
+                    let len = if rng.gen_ratio(1, 20) {
+                        255
+                    } else {
+                        rng.gen_range(0..12)
+                    };
+                    bytes(rng, len)
+                },
+                msg: Vec::new(),
+                ph: PreHash::ALL[rng.gen_range(0..12)],
+                rnd: if rng.gen() { [0; 32] } else { rng.gen() },
+                sig_len: p.signature_len(),
+            };
+            c.msg = match c.form {
+                0 => {
+                    let len = rng.gen_range(0..80);
+                    bytes(rng, len)
+                }
+                1 => bytes(rng, c.ph.digest_len()),
+                2 => {
+                    let len = rng.gen_range(0..300);
+                    bytes(rng, len)
+                }
+                _ => bytes(rng, 64),
+            };
+            // Malformed inputs, about 5 %.
+            match rng.gen_range(0..100) {
+                0 => c.sk[128] = 0xFF, // an s1 field above 2*eta: BadKey
+                1 => c.sk.truncate(sl - 1),
+                2 => c.ctx = bytes(rng, 256),
+                3 => c.sig_len -= 1,
+                4 if c.form == 1 => c.msg.push(0),
+                _ => {}
+            }
+            c
+        })
+        .collect()
+}
+
+fn sign_with(b: &dyn Backend, p: ParamSet, cases: &[Case]) -> (Vec<Vec<u8>>, Vec<Status>) {
+    let items: Vec<SignItem<'_>> = cases
+        .iter()
+        .map(|c| SignItem {
+            sk: &c.sk,
+            msg: c.message(),
+            rnd: Some(&c.rnd),
+        })
+        .collect();
+    let mut sigs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0u8; c.sig_len]).collect();
+    let mut refs: Vec<&mut [u8]> = sigs.iter_mut().map(|s| &mut s[..]).collect();
+    let mut st = vec![Err(Error::Panic); cases.len()];
+    b.mldsa_sign(p, &items, &mut refs, &mut st);
+    (sigs, st)
+}
+
+/// Verify cases: each signed case, valid or tampered in one of several ways.
+fn tamper(rng: &mut StdRng, p: ParamSet, cases: &mut [Case], sigs: &mut [Vec<u8>]) {
+    let hint_at = p.c_tilde_len() + p.l() * 32 * (1 + p.gamma1_bits() as usize);
+    for (c, s) in cases.iter_mut().zip(sigs.iter_mut()) {
+        if s.len() != p.signature_len() {
+            continue;
+        }
+        match rng.gen_range(0..12) {
+            0 => {
+                let bit = rng.gen_range(0..s.len() * 8);
+                s[bit / 8] ^= 1 << (bit % 8);
+            }
+            1 if !c.msg.is_empty() => {
+                let bit = rng.gen_range(0..c.msg.len() * 8);
+                c.msg[bit / 8] ^= 1 << (bit % 8);
+            }
+            2 => {
+                let bit = rng.gen_range(0..c.pk.len() * 8);
+                c.pk[bit / 8] ^= 1 << (bit % 8);
+            }
+            3 => s.truncate(s.len() - 1),
+            4 => c.pk.push(0),
+            5 => s[hint_at + p.omega()] = 0xFF, // hint count out of range
+            6 => s[hint_at + p.omega() + p.k() - 1] = p.omega() as u8, // counts then padding
+            7 => s[p.c_tilde_len()..p.c_tilde_len() + 8].fill(0xFF), // z out of range
+            8 if !c.ctx.is_empty() && c.form < 2 => c.ctx[0] ^= 1,
+            _ => {}
+        }
+    }
+}
+
+fn verify_with(b: &dyn Backend, p: ParamSet, cases: &[Case], sigs: &[Vec<u8>]) -> Vec<Status> {
+    let items: Vec<VerifyItem<'_>> = cases
+        .iter()
+        .zip(sigs)
+        .map(|(c, s)| VerifyItem {
+            pk: &c.pk,
+            msg: c.message(),
+            sig: s,
+        })
+        .collect();
+    let mut st = vec![Err(Error::Panic); cases.len()];
+    b.mldsa_verify(p, &items, &mut st);
+    st
+}
+
+fn differential(p: ParamSet, seed: u64) {
+    let Some(gpu) = gpu() else { return };
+    let n = cases();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let seeds = bytes(&mut rng, n.div_ceil(4) * 32);
+    let (pks, sks) = keygen_both(&*gpu, p, &seeds);
+    let mut cs = make_cases(&mut rng, p, &pks, &sks, n);
+    let (mut g_sigs, g_st) = sign_with(&*gpu, p, &cs);
+    let (c_sigs, c_st) = sign_with(&*cpu_backend(), p, &cs);
+    let mut signed = 0;
+    for i in 0..n {
+        assert_eq!(g_st[i], c_st[i], "{} sign status {i}", p.name());
+        if g_st[i].is_ok() {
+            assert!(g_sigs[i] == c_sigs[i], "{} signature {i} differs", p.name());
+            signed += 1;
+        }
+    }
+    tamper(&mut rng, p, &mut cs, &mut g_sigs);
+    let g_v = verify_with(&*gpu, p, &cs, &g_sigs);
+    let c_v = verify_with(&*cpu_backend(), p, &cs, &g_sigs);
+    let mut valid = 0;
+    for i in 0..n {
+        assert_eq!(g_v[i], c_v[i], "{} verify verdict {i}", p.name());
+        valid += g_v[i].is_ok() as usize;
+    }
+    assert!(
+        valid > n / 2,
+        "{}: too few valid signatures ({valid})",
+        p.name()
+    );
+    println!(
+        "{}: {} keys, {n} sign cases ({signed} signed), {n} verify cases ({valid} valid) identical",
+        p.name(),
+        seeds.len() / 32
+    );
+}
+
+#[test]
+fn gpu_matches_cpu_mldsa44() {
+    differential(ParamSet::MlDsa44, 44);
+}
+
+#[test]
+fn gpu_matches_cpu_mldsa65() {
+    differential(ParamSet::MlDsa65, 65);
+}
+
+#[test]
+fn gpu_matches_cpu_mldsa87() {
+    differential(ParamSet::MlDsa87, 87);
+}
+
+#[test]
+fn hedged_signatures_verify() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = StdRng::seed_from_u64(7);
+    for p in ParamSet::ALL {
+        let seeds = bytes(&mut rng, 32 * 8);
+        let (pks, sks) = keygen_both(&*gpu, p, &seeds);
+        let cs: Vec<Case> = make_cases(&mut rng, p, &pks, &sks, 200)
+            .into_iter()
+            .filter(|c| c.sk.len() == p.secret_key_len() && c.ctx.len() < 256)
+            .filter(|c| c.sig_len == p.signature_len() && c.form != 1)
+            .collect();
+        let items: Vec<SignItem<'_>> = cs
+            .iter()
+            .map(|c| SignItem {
+                sk: &c.sk,
+                msg: c.message(),
+                rnd: None,
+            })
+            .collect();
+        let mut sigs: Vec<Vec<u8>> = cs.iter().map(|c| vec![0u8; c.sig_len]).collect();
+        let mut refs: Vec<&mut [u8]> = sigs.iter_mut().map(|s| &mut s[..]).collect();
+        let mut st = vec![Err(Error::Panic); cs.len()];
+        gpu.mldsa_sign(p, &items, &mut refs, &mut st);
+        let ok: Vec<bool> = cs.iter().map(|c| c.sk[128] != 0xFF).collect();
+        for (i, s) in st.iter().enumerate() {
+            assert_eq!(s.is_ok(), ok[i], "{} hedged status {i}", p.name());
+        }
+        let v = verify_with(&*cpu_backend(), p, &cs, &sigs);
+        for i in 0..cs.len() {
+            assert_eq!(
+                v[i].is_ok(),
+                ok[i],
+                "{} hedged signature {i} verifies",
+                p.name()
+            );
+        }
+        let (_, det_st) = sign_with(&*gpu, p, &cs);
+        assert_eq!(det_st.len(), cs.len());
+    }
+}
+
+// ---------------------------------------------------------------- ACVP
+
+fn load(rel: &str) -> Value {
+    let path = vectors_dir().join("acvp").join(rel);
+    let text = std::fs::read_to_string(&path).expect("vector file");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+fn param_set(name: &str) -> ParamSet {
+    match name {
+        "ML-DSA-44" => ParamSet::MlDsa44,
+        "ML-DSA-65" => ParamSet::MlDsa65,
+        _ => ParamSet::MlDsa87,
+    }
+}
+
+fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().expect("string field")
+}
+
+fn acvp_cases(dir: &str) -> Vec<(Value, Value, Value)> {
+    let prompt = load(&format!("{dir}/prompt.json"));
+    let expected = load(&format!("{dir}/expectedResults.json"));
+    let mut answers = HashMap::new();
+    for g in expected["testGroups"].as_array().expect("groups") {
+        for t in g["tests"].as_array().expect("tests") {
+            answers.insert(t["tcId"].as_u64().expect("tcId"), t.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for g in prompt["testGroups"].as_array().expect("groups") {
+        for t in g["tests"].as_array().expect("tests") {
+            let a = answers[&t["tcId"].as_u64().expect("tcId")].clone();
+            out.push((g.clone(), t.clone(), a));
+        }
+    }
+    out
+}
+
+fn prehash(name: &str, msg: &[u8]) -> (PreHash, Vec<u8>) {
+    use sha2::Digest;
+    use sha3::digest::{ExtendableOutput, Update, XofReader};
+    let xof = |mut r: Box<dyn XofReader>, len: usize| {
+        let mut out = vec![0u8; len];
+        r.read(&mut out);
+        out
+    };
+    match name {
+        "SHA2-224" => (PreHash::Sha2_224, sha2::Sha224::digest(msg).to_vec()),
+        "SHA2-256" => (PreHash::Sha2_256, sha2::Sha256::digest(msg).to_vec()),
+        "SHA2-384" => (PreHash::Sha2_384, sha2::Sha384::digest(msg).to_vec()),
+        "SHA2-512" => (PreHash::Sha2_512, sha2::Sha512::digest(msg).to_vec()),
+        "SHA2-512/224" => (
+            PreHash::Sha2_512_224,
+            sha2::Sha512_224::digest(msg).to_vec(),
+        ),
+        "SHA2-512/256" => (
+            PreHash::Sha2_512_256,
+            sha2::Sha512_256::digest(msg).to_vec(),
+        ),
+        "SHA3-224" => (PreHash::Sha3_224, sha3::Sha3_224::digest(msg).to_vec()),
+        "SHA3-256" => (PreHash::Sha3_256, sha3::Sha3_256::digest(msg).to_vec()),
+        "SHA3-384" => (PreHash::Sha3_384, sha3::Sha3_384::digest(msg).to_vec()),
+        "SHA3-512" => (PreHash::Sha3_512, sha3::Sha3_512::digest(msg).to_vec()),
+        "SHAKE-128" => {
+            let mut h = sha3::Shake128::default();
+            h.update(msg);
+            (PreHash::Shake128, xof(Box::new(h.finalize_xof()), 32))
+        }
+        "SHAKE-256" => {
+            let mut h = sha3::Shake256::default();
+            h.update(msg);
+            (PreHash::Shake256, xof(Box::new(h.finalize_xof()), 64))
+        }
+        other => panic!("unknown hashAlg {other}"),
+    }
+}
+
+#[test]
+fn acvp_vectors_on_gpu() {
+    let Some(gpu) = gpu() else { return };
+    let mut counts = [0usize; 3];
+    for dir in [
+        "ML-DSA-keyGen-FIPS204",
+        "v1.1.0.35-hotfix/ML-DSA-keyGen-FIPS204",
+    ] {
+        for (g, t, a) in acvp_cases(dir) {
+            let p = param_set(s(&g, "parameterSet"));
+            let seed = unhex(s(&t, "seed"));
+            let mut pk = vec![0u8; p.public_key_len()];
+            let mut sk = vec![0u8; p.secret_key_len()];
+            let mut st = [Err(Error::Panic)];
+            gpu.mldsa_keygen(p, Some(&seed), &mut pk, &mut sk, &mut st);
+            assert_eq!(st[0], Ok(()));
+            assert_eq!(hex::encode_upper(&pk), s(&a, "pk"), "{dir} {}", t["tcId"]);
+            assert_eq!(hex::encode_upper(&sk), s(&a, "sk"), "{dir} {}", t["tcId"]);
+            counts[0] += 1;
+        }
+    }
+    let dir = "v1.1.0.35-hotfix/ML-DSA-sigGen-FIPS204";
+    for (g, t, a) in acvp_cases(dir) {
+        let p = param_set(s(&g, "parameterSet"));
+        let rnd: [u8; 32] = if g["deterministic"].as_bool().expect("deterministic") {
+            [0; 32]
+        } else {
+            unhex(s(&t, "rnd")).try_into().expect("rnd")
+        };
+        let (sk, msg) = (unhex(s(&t, "sk")), unhex(s(&t, "message")));
+        let mut sig = vec![0u8; p.signature_len()];
+        let mut st = [Err(Error::Panic)];
+        let item = SignItem {
+            sk: &sk,
+            msg: Message::Internal(&msg),
+            rnd: Some(&rnd),
+        };
+        gpu.mldsa_sign(p, &[item], &mut [&mut sig[..]], &mut st);
+        assert_eq!(st[0], Ok(()));
+        assert_eq!(
+            hex::encode_upper(&sig),
+            s(&a, "signature"),
+            "{dir} {}",
+            t["tcId"]
+        );
+        counts[1] += 1;
+    }
+    for dir in [
+        "ML-DSA-sigVer-FIPS204",
+        "v1.1.0.35-hotfix/ML-DSA-sigVer-FIPS204",
+    ] {
+        for (g, t, a) in acvp_cases(dir) {
+            let p = param_set(s(&g, "parameterSet"));
+            let pk = unhex(t["pk"].as_str().unwrap_or_else(|| s(&g, "pk")));
+            let sig = unhex(s(&t, "signature"));
+            let msg = t["message"].as_str().map(unhex).unwrap_or_default();
+            let ctx = t["context"].as_str().map(unhex).unwrap_or_default();
+            let mu = t["mu"].as_str().map(unhex).unwrap_or_default();
+            let digest;
+            let m = match (g["signatureInterface"].as_str(), g["preHash"].as_str()) {
+                (Some("external"), Some("preHash")) => {
+                    let (ph, d) = prehash(s(&t, "hashAlg"), &msg);
+                    digest = d;
+                    Message::PreHashed {
+                        ctx: &ctx,
+                        ph,
+                        digest: &digest,
+                    }
+                }
+                (Some("external"), _) => Message::Pure {
+                    ctx: &ctx,
+                    msg: &msg,
+                },
+                _ if g["externalMu"].as_bool() == Some(true) => Message::Mu(&mu),
+                _ => Message::Internal(&msg),
+            };
+            let mut st = [Err(Error::Panic)];
+            gpu.mldsa_verify(
+                p,
+                &[VerifyItem {
+                    pk: &pk,
+                    msg: m,
+                    sig: &sig,
+                }],
+                &mut st,
+            );
+            let want = if a["testPassed"].as_bool().expect("testPassed") {
+                Ok(())
+            } else {
+                Err(Error::VerifyFailed)
+            };
+            assert_eq!(st[0], want, "{dir} {}", t["tcId"]);
+            counts[2] += 1;
+        }
+    }
+    assert_eq!(
+        counts,
+        [150, 60, 225],
+        "ACVP case counts (keyGen, sigGen, sigVer)"
+    );
+    println!(
+        "ACVP on GPU: {} keyGen, {} sigGen, {} sigVer cases pass",
+        counts[0], counts[1], counts[2]
+    );
+}
