@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Measures pqgpu's CPU backend on one core next to the portable C references, in one run on
+# one machine:
+#   * pq-crystals `dilithium` (ref/), the FIPS 204 reference, and
+#   * Prime-KEM `FPTRU-KEM`, the CTRU-Prime reference.
+# Neither is part of pqgpu: check their public sources out beside the project first, e.g.
+#   git clone <pq-crystals/dilithium> ../ref/dilithium
+#   git clone <Prime-KEM/FPTRU-KEM>   ../ref/FPTRU-KEM
+# Usage: scripts/bench-reference.sh [REF_DIR (default ../ref)] [seconds per figure (default 1)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ref=${1:-${PQGPU_REF_DIR:-../ref}}
+secs=${2:-1}
+build=$(mktemp -d)
+trap 'rm -rf "$build"' EXIT
+here=$PWD/scripts/reference
+
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), one core"
+if [ -d "$ref/dilithium/ref" ]; then
+  echo "== pq-crystals dilithium ref ($(git -C "$ref/dilithium" rev-parse --short HEAD 2>/dev/null || echo unknown)), its own flags -O3 -fomit-frame-pointer"
+  d=$ref/dilithium/ref
+  for mode in 2 3 5; do
+    cc -O3 -fomit-frame-pointer -w -DDILITHIUM_MODE=$mode -I"$d" "$here/dilithium_speed.c" \
+      "$d"/{sign,packing,polyvec,poly,ntt,reduce,rounding,fips202,symmetric-shake,randombytes}.c -o "$build/dil$mode"
+    taskset -c 0 "$build/dil$mode" "$secs" | sed 's/^/reference /'
+  done
+else
+  echo "(no $ref/dilithium: ML-DSA reference skipped)"
+fi
+if [ -d "$ref/FPTRU-KEM" ]; then
+  echo "== Prime-KEM FPTRU-KEM ($(git -C "$ref/FPTRU-KEM" rev-parse --short HEAD 2>/dev/null || echo unknown)), its own flags -O3 -march=native -mtune=native"
+  f=$ref/FPTRU-KEM
+  for n in 653 761 1277; do
+    cc -O3 -march=native -mtune=native -fomit-frame-pointer -w -DFPTRU_N=$n -I"$f" "$here/fptru_speed.c" \
+      "$f"/{pke,poly,reduce,coding,randombytes,cbd,pack,kem,fips202,inverse}.c "$f/poly_mul_n${n}q/radix_ntt_n$n.c" -o "$build/fptru$n"
+    taskset -c 0 "$build/fptru$n" "$secs" | sed 's/^/reference /'
+  done
+else
+  echo "(no $ref/FPTRU-KEM: CTRU-Prime reference skipped)"
+fi
+echo "== pqgpu CPU backend, one thread, pinned to the same core"
+cargo build --release --quiet --bin pqgpu-bench
+taskset -c 0 target/release/pqgpu-bench --backend cpu --threads 1 --cpu-batch 64 --reps 5 --latency-samples 50

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# pqgpu's one test command: every Rust test (ACVP and CTRU-Prime vectors, differential,
+# negative, FFI, header) and the C examples under CTest, also under valgrind.
+# GPU tests skip with a printed reason where no GPU is usable.
+# Needs: a Rust toolchain, a C compiler, cmake, valgrind and pkg-config (installed with
+# apt-get when missing and running as root). Vectors: $PQGPU_VECTORS_DIR or ../shared/vectors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for tool in cmake valgrind pkg-config cc; do command -v "$tool" >/dev/null || need+=("$tool"); done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq cmake valgrind pkg-config gcc >/dev/null
+  else
+    echo "missing tools: ${need[*]} (install cmake, valgrind, pkg-config and a C compiler)" >&2
+    exit 1
+  fi
+fi
+
+echo "== cargo test --release"
+cargo test --release --all-targets
+
+if [ -x examples-c/run-ctest.sh ]; then
+  echo "== C examples under CTest (installed copy, valgrind)"
+  examples-c/run-ctest.sh
+fi
