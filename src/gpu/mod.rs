@@ -25,10 +25,19 @@ use once_cell::sync::OnceCell;
 use std::sync::{Arc, Mutex};
 use worker::Worker;
 
-/// Items per chunk: big enough to fill the GPU, small enough to pipeline.
+/// Items per chunk: big enough to fill the GPU, small enough to pipeline
+/// (`PQGPU_GPU_CHUNK` overrides it, for tuning).
 const CHUNK: usize = 16384;
-/// Chunks in flight at once (one stream and host thread each).
+/// Chunks in flight at once, one stream and host thread each (`PQGPU_GPU_WORKERS`).
 const WORKERS: usize = 4;
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(default)
+}
 /// Threads per block of the stream kernels (one Keccak state per thread).
 const BLOCK_STREAM: u32 = 128;
 /// Threads per block of the polynomial kernels (one task per block).
@@ -66,6 +75,7 @@ impl Geometry {
 /// The GPU engine: kernels for the three parameter sets and a pool of workers.
 pub struct GpuBackend {
     description: String,
+    chunk: usize,
     kernels: [Kernels; 3],
     workers: Vec<Mutex<Worker>>,
 }
@@ -101,12 +111,13 @@ impl GpuBackend {
             kb.map_err(dev_err)?,
             kc.map_err(dev_err)?,
         ];
-        let workers = (0..WORKERS)
+        let workers = (0..env_or("PQGPU_GPU_WORKERS", WORKERS))
             .map(|_| Worker::new(ctx).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| (Error::NoDevice, format!("creating streams: {e:?}")))?;
         Ok(GpuBackend {
             description: dev.description,
+            chunk: env_or("PQGPU_GPU_CHUNK", CHUNK),
             kernels,
             workers,
         })
@@ -232,10 +243,10 @@ impl Backend for GpuBackend {
         };
         let k = &self.kernels[set_index(p)];
         let chunks: Vec<_> = seeds
-            .chunks(CHUNK * 32)
-            .zip(pks.chunks_mut(CHUNK * g.pk_len))
-            .zip(sks.chunks_mut(CHUNK * g.sk_len))
-            .zip(statuses.chunks_mut(CHUNK))
+            .chunks(self.chunk * 32)
+            .zip(pks.chunks_mut(self.chunk * g.pk_len))
+            .zip(sks.chunks_mut(self.chunk * g.sk_len))
+            .zip(statuses.chunks_mut(self.chunk))
             .collect();
         self.run_chunks(
             chunks,
@@ -259,9 +270,9 @@ impl Backend for GpuBackend {
         let g = Geometry::of(p);
         let k = &self.kernels[set_index(p)];
         let chunks: Vec<_> = items
-            .chunks(CHUNK)
-            .zip(sigs.chunks_mut(CHUNK))
-            .zip(statuses.chunks_mut(CHUNK))
+            .chunks(self.chunk)
+            .zip(sigs.chunks_mut(self.chunk))
+            .zip(statuses.chunks_mut(self.chunk))
             .collect();
         self.run_chunks(chunks, |w, ((it, sg), st)| {
             if let Err(e) = sign::sign_chunk(w, k, &g, it, sg, st) {
@@ -275,8 +286,8 @@ impl Backend for GpuBackend {
         let g = Geometry::of(p);
         let k = &self.kernels[set_index(p)];
         let chunks: Vec<_> = items
-            .chunks(CHUNK)
-            .zip(statuses.chunks_mut(CHUNK))
+            .chunks(self.chunk)
+            .zip(statuses.chunks_mut(self.chunk))
             .collect();
         self.run_chunks(chunks, |w, (it, st)| {
             if let Err(e) = verify::verify_chunk(w, k, &g, it, st) {

@@ -48,23 +48,26 @@ pub fn verify_dev(
         nn,
     ];
     w.launch(
-        k.get("verify_prep"),
+        k,
+        "verify_prep",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &args,
     )?;
     let kl = n * g.k * g.l;
     w.launch(
-        k.get("expand_a"),
+        k,
+        "expand_a",
         blocks(kl, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(pk), U(g.pk_len as u32), P(a), nn],
     )?;
     let args = [P(a), P(pk), P(sig), P(c), P(hint), P(vstat), P(hbuf), nn];
-    w.launch(k.get("verify_w"), n, BLOCK_POLY, &args)?;
+    w.launch(k, "verify_w", n, BLOCK_POLY, &args)?;
     let args = [P(hbuf), P(sig), P(vstat), P(result), nn];
     w.launch(
-        k.get("verify_final"),
+        k,
+        "verify_final",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &args,
