@@ -16,6 +16,9 @@ where
 {
     f(w)?;
     w.sync()?;
+    if w.profile.is_some() {
+        w.profile = Some(HashMap::new());
+    }
     let mut times = Vec::new();
     for _ in 0..3 {
         let start = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;

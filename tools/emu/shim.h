@@ -15,6 +15,9 @@ inline dim3e blockDim, gridDim;
 inline std::barrier<> *g_bar;
 inline std::atomic<int> g_red;
 
+struct uint4 { unsigned x, y, z, w; };
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
 #define __global__
 #define __device__
 #define __forceinline__ inline
