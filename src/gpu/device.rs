@@ -13,8 +13,8 @@ pub struct Device {
     pub description: String,
 }
 
-/// Opens device 0. The `Err` string says why no GPU is usable.
-pub fn open() -> Result<Device, String> {
+/// Checks that libcuda and libnvrtc can be loaded (cudarc panics on a missing library).
+fn probe_libraries() -> Result<(), String> {
     // SAFETY: the probes only try to dlopen the libraries; nothing is called through them.
     let libs = catch_unwind(|| unsafe {
         (
@@ -28,7 +28,40 @@ pub fn open() -> Result<Device, String> {
         Ok((_, false)) => return Err("libnvrtc not found".into()),
         Err(_) => return Err("probing the CUDA libraries panicked".into()),
     }
-    let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(0)))
+    Ok(())
+}
+
+/// The devices to use: `PQGPU_DEVICES` (comma-separated ordinals, e.g. `0,2`) or every visible
+/// device. The `Err` string says why no GPU is usable.
+pub fn ordinals() -> Result<Vec<usize>, String> {
+    probe_libraries()?;
+    let count = catch_unwind(CudaContext::device_count)
+        .map_err(|_| "CUDA initialisation panicked".to_string())?
+        .map_err(|e| format!("no CUDA device: {e:?}"))? as usize;
+    if count == 0 {
+        return Err("no CUDA device".into());
+    }
+    match std::env::var("PQGPU_DEVICES") {
+        Err(_) => Ok((0..count).collect()),
+        Ok(list) => {
+            let picked: Vec<usize> = list
+                .split(',')
+                .map(|t| t.trim().parse::<usize>().ok().filter(|&o| o < count))
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    format!("PQGPU_DEVICES={list:?}: expected ordinals below {count}")
+                })?;
+            if picked.is_empty() {
+                return Err("PQGPU_DEVICES names no device".into());
+            }
+            Ok(picked)
+        }
+    }
+}
+
+/// Opens device `ordinal` (from [`ordinals`]).
+pub fn open(ordinal: usize) -> Result<Device, String> {
+    let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
         .map_err(|_| "CUDA initialisation panicked".to_string())?
         .map_err(|e| format!("no CUDA device: {e:?}"))?;
     // SAFETY: every buffer belongs to one worker and is only used on that worker's stream,
@@ -47,7 +80,7 @@ pub fn open() -> Result<Device, String> {
     // SAFETY: cuDriverGetVersion writes one int through a valid pointer.
     let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
     let description = format!(
-        "{name}, {sms} SMs, {mem} GiB, compute capability {}.{}, CUDA driver {}.{}",
+        "GPU {ordinal}: {name}, {sms} SMs, {mem} GiB, compute capability {}.{}, CUDA driver {}.{}",
         arch.0,
         arch.1,
         driver / 1000,
@@ -60,8 +93,16 @@ pub fn open() -> Result<Device, String> {
     })
 }
 
+/// Reports a GPU problem on stderr when `PQGPU_LOG` is set: a library prints nothing unasked,
+/// and the work itself never depends on it (failed chunks move to another device or the CPU).
+pub fn log(msg: &str) {
+    if std::env::var_os("PQGPU_LOG").is_some() {
+        eprintln!("pqgpu: {msg}");
+    }
+}
+
 /// Maps a driver error to the per-item status code.
 pub fn device_error<E: std::fmt::Debug>(e: E) -> Error {
-    eprintln!("pqgpu: GPU error: {e:?}");
+    log(&format!("GPU error: {e:?}"));
     Error::Device
 }

@@ -10,8 +10,10 @@
 //! and copies overlap another's kernels. A chunk that fails on the GPU is redone on the CPU.
 
 mod device;
+mod engine;
 mod keygen;
 mod module;
+mod scheduler;
 mod sign;
 mod verify;
 mod worker;
@@ -20,10 +22,9 @@ use crate::backend::{
     cpu_backend, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem,
 };
 use crate::{ctru, mldsa, Error, Status};
-use module::Kernels;
+use engine::DeviceEngine;
 use once_cell::sync::OnceCell;
-use std::sync::{Arc, Mutex};
-use worker::Worker;
+use std::sync::Arc;
 
 /// Items per chunk: big enough to fill the GPU, small enough to pipeline
 /// (`PQGPU_GPU_CHUNK` overrides it, for tuning).
@@ -72,15 +73,15 @@ impl Geometry {
     }
 }
 
-/// The GPU engine: kernels for the three parameter sets and a pool of workers.
+/// The GPU backend: one [`DeviceEngine`] per GPU in use (every visible device, or the ones
+/// `PQGPU_DEVICES` names), fed from one chunk queue by [`scheduler::run_chunks`].
 pub struct GpuBackend {
     description: String,
     chunk: usize,
-    kernels: [Kernels; 3],
-    workers: Vec<Mutex<Worker>>,
+    engines: Vec<DeviceEngine>,
 }
 
-fn set_index(p: mldsa::ParamSet) -> usize {
+pub(crate) fn set_index(p: mldsa::ParamSet) -> usize {
     match p {
         mldsa::ParamSet::MlDsa44 => 0,
         mldsa::ParamSet::MlDsa65 => 1,
@@ -89,66 +90,46 @@ fn set_index(p: mldsa::ParamSet) -> usize {
 }
 
 impl GpuBackend {
-    /// Opens the device and loads the kernels; the error is `NoDevice` or, when the kernels
-    /// fail to compile or load, `Device`, with the reason.
+    /// Opens every device to use. One device failing to open is skipped (and logged) when
+    /// others open; none opening is the first device's error.
     fn open() -> Result<GpuBackend, (Error, String)> {
-        let dev = device::open().map_err(|e| (Error::NoDevice, e))?;
-        let ctx = &dev.ctx;
-        let [a, b, c] = mldsa::ParamSet::ALL;
-        // Compile the three sets in parallel (a cache hit makes this a file read).
-        let (ka, (kb, kc)) = rayon::join(
-            || module::load(ctx, dev.arch, a),
-            || {
-                rayon::join(
-                    || module::load(ctx, dev.arch, b),
-                    || module::load(ctx, dev.arch, c),
-                )
-            },
-        );
-        let dev_err = |e| (Error::Device, e);
-        let kernels = [
-            ka.map_err(dev_err)?,
-            kb.map_err(dev_err)?,
-            kc.map_err(dev_err)?,
-        ];
-        let workers = (0..env_or("PQGPU_GPU_WORKERS", WORKERS))
-            .map(|_| Worker::new(ctx).map(Mutex::new))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| (Error::NoDevice, format!("creating streams: {e:?}")))?;
+        let ordinals = device::ordinals().map_err(|e| (Error::NoDevice, e))?;
+        let workers = env_or("PQGPU_GPU_WORKERS", WORKERS);
+        let mut engines = Vec::new();
+        let mut first_err = None;
+        for ordinal in ordinals {
+            match DeviceEngine::open(ordinal, workers) {
+                Ok(e) => engines.push(e),
+                Err(e) => {
+                    device::log(&format!("GPU {ordinal} unusable: {}", e.1));
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if engines.is_empty() {
+            return Err(first_err.unwrap_or((Error::NoDevice, "no CUDA device".into())));
+        }
+        let description = match engines.len() {
+            1 => engines[0].description.clone(),
+            n => format!(
+                "{n} GPUs: {}",
+                engines
+                    .iter()
+                    .map(|e| e.description.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
         Ok(GpuBackend {
-            description: dev.description,
+            description,
             chunk: env_or("PQGPU_GPU_CHUNK", CHUNK),
-            kernels,
-            workers,
+            engines,
         })
     }
 
-    /// Runs `f(worker, chunk)` over the chunks, up to WORKERS at a time on scoped threads.
-    fn run_chunks<T: Send, F>(&self, chunks: Vec<T>, f: F)
-    where
-        F: Fn(&mut Worker, T) + Sync,
-    {
-        let queue = Mutex::new(chunks.into_iter().rev().collect::<Vec<T>>());
-        let threads = self.workers.len().min(queue.lock().expect("queue").len());
-        let next = || queue.lock().expect("queue").pop();
-        if threads <= 1 {
-            let mut w = self.workers[0].lock().unwrap_or_else(|e| e.into_inner());
-            while let Some(c) = next() {
-                f(&mut w, c);
-            }
-            return;
-        }
-        std::thread::scope(|s| {
-            for wk in &self.workers[..threads] {
-                let (next, f) = (&next, &f);
-                s.spawn(move || {
-                    let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
-                    while let Some(c) = next() {
-                        f(&mut w, c);
-                    }
-                });
-            }
-        });
+    /// Number of devices in use.
+    pub fn device_count(&self) -> usize {
+        self.engines.len()
     }
 }
 
@@ -157,11 +138,9 @@ static BACKEND: OnceCell<Opened> = OnceCell::new();
 
 fn engine() -> Result<&'static Arc<GpuBackend>, Error> {
     let r = BACKEND.get_or_init(|| {
-        GpuBackend::open().map(Arc::new).inspect_err(|(_, why)| {
-            if std::env::var_os("PQGPU_QUIET").is_none() {
-                eprintln!("pqgpu: GPU backend unavailable: {why}");
-            }
-        })
+        GpuBackend::open()
+            .map(Arc::new)
+            .inspect_err(|(_, why)| device::log(&format!("GPU backend unavailable: {why}")))
     });
     r.as_ref().map_err(|(e, _)| *e)
 }
@@ -191,12 +170,18 @@ pub enum Op {
 }
 
 /// Kernel-only throughput (ops/s) of `op` on `n` items whose inputs are already resident on the
-/// device, timed with CUDA events (no host transfers). For the benchmark, not for tests.
+/// first device, timed with CUDA events (no host transfers): a per-GPU figure. For the
+/// benchmark, not for tests.
 pub fn kernel_throughput(p: mldsa::ParamSet, op: Op, n: usize) -> Result<f64, Error> {
-    let b = engine()?;
-    let mut w = b.workers[0].lock().unwrap_or_else(|e| e.into_inner());
-    bench::throughput(&mut w, &b.kernels[set_index(p)], p, op, n.max(1))
+    let e = &engine()?.engines[0];
+    let mut w = e.workers[0].lock().unwrap_or_else(|e| e.into_inner());
+    bench::throughput(&mut w, &e.kernels[set_index(p)], p, op, n.max(1))
         .map_err(device::device_error)
+}
+
+/// Number of GPUs the backend spreads batches over (0 when no GPU is usable).
+pub fn device_count() -> usize {
+    engine().map_or(0, |b| b.device_count())
 }
 
 /// A one-line description of the device in use (name, SMs, driver), for benchmark reports.
@@ -241,22 +226,23 @@ impl Backend for GpuBackend {
                 &fresh[..]
             }
         };
-        let k = &self.kernels[set_index(p)];
+        let set = set_index(p);
         let chunks: Vec<_> = seeds
             .chunks(self.chunk * 32)
             .zip(pks.chunks_mut(self.chunk * g.pk_len))
             .zip(sks.chunks_mut(self.chunk * g.sk_len))
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        self.run_chunks(
+        scheduler::run_chunks(
+            &self.engines,
             chunks,
-            |w, (((sd, pk), sk), st)| match keygen::keygen_chunk(w, k, &g, sd, pk, sk) {
-                Ok(()) => st.iter_mut().for_each(|s| *s = Ok(())),
-                Err(e) => {
-                    device::device_error(e);
-                    cpu_backend().mldsa_keygen(p, Some(sd), pk, sk, st);
-                }
+            |e, w, (((sd, pk), sk), st)| {
+                keygen::keygen_chunk(w, &e.kernels[set], &g, sd, pk, sk)
+                    .map_err(|e| format!("{e:?}"))?;
+                st.iter_mut().for_each(|s| *s = Ok(()));
+                Ok(())
             },
+            |(((sd, pk), sk), st)| cpu_backend().mldsa_keygen(p, Some(sd), pk, sk, st),
         );
     }
 
@@ -268,33 +254,37 @@ impl Backend for GpuBackend {
         statuses: &mut [Status],
     ) {
         let g = Geometry::of(p);
-        let k = &self.kernels[set_index(p)];
+        let set = set_index(p);
         let chunks: Vec<_> = items
             .chunks(self.chunk)
             .zip(sigs.chunks_mut(self.chunk))
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        self.run_chunks(chunks, |w, ((it, sg), st)| {
-            if let Err(e) = sign::sign_chunk(w, k, &g, it, sg, st) {
-                device::device_error(e);
-                cpu_backend().mldsa_sign(p, it, sg, st);
-            }
-        });
+        scheduler::run_chunks(
+            &self.engines,
+            chunks,
+            |e, w, ((it, sg), st)| {
+                sign::sign_chunk(w, &e.kernels[set], &g, it, sg, st).map_err(|e| format!("{e:?}"))
+            },
+            |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),
+        );
     }
 
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]) {
         let g = Geometry::of(p);
-        let k = &self.kernels[set_index(p)];
+        let set = set_index(p);
         let chunks: Vec<_> = items
             .chunks(self.chunk)
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        self.run_chunks(chunks, |w, (it, st)| {
-            if let Err(e) = verify::verify_chunk(w, k, &g, it, st) {
-                device::device_error(e);
-                cpu_backend().mldsa_verify(p, it, st);
-            }
-        });
+        scheduler::run_chunks(
+            &self.engines,
+            chunks,
+            |e, w, (it, st)| {
+                verify::verify_chunk(w, &e.kernels[set], &g, it, st).map_err(|e| format!("{e:?}"))
+            },
+            |(it, st)| cpu_backend().mldsa_verify(p, it, st),
+        );
     }
 
     fn kem_keygen(

@@ -1,0 +1,82 @@
+//! One GPU's share of the backend: its context, the kernels compiled for its architecture and
+//! its workers (streams with their memory pools). A device whose work fails is marked
+//! unhealthy and gets no further chunks.
+
+use super::device;
+use super::module::{self, Kernels};
+use super::scheduler::Unit;
+use super::worker::Worker;
+use crate::{mldsa, Error};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+pub struct DeviceEngine {
+    pub description: String,
+    /// ML-DSA-44/65/87, indexed by [`super::set_index`].
+    pub kernels: [Kernels; 3],
+    pub workers: Vec<Mutex<Worker>>,
+    healthy: AtomicBool,
+}
+
+impl DeviceEngine {
+    /// Opens device `ordinal` with `workers` streams; the error is `NoDevice` or, when the
+    /// kernels fail to compile or load, `Device`, with the reason.
+    pub fn open(ordinal: usize, workers: usize) -> Result<DeviceEngine, (Error, String)> {
+        let dev = device::open(ordinal).map_err(|e| (Error::NoDevice, e))?;
+        let ctx = &dev.ctx;
+        let [a, b, c] = mldsa::ParamSet::ALL;
+        // Compile the three sets in parallel (a cache hit makes this a file read).
+        let (ka, (kb, kc)) = rayon::join(
+            || module::load(ctx, dev.arch, a),
+            || {
+                rayon::join(
+                    || module::load(ctx, dev.arch, b),
+                    || module::load(ctx, dev.arch, c),
+                )
+            },
+        );
+        let dev_err = |e| (Error::Device, e);
+        let kernels = [
+            ka.map_err(dev_err)?,
+            kb.map_err(dev_err)?,
+            kc.map_err(dev_err)?,
+        ];
+        let workers = (0..workers)
+            .map(|_| Worker::new(ctx).map(Mutex::new))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                (
+                    Error::NoDevice,
+                    format!("GPU {ordinal}: creating streams: {e:?}"),
+                )
+            })?;
+        Ok(DeviceEngine {
+            description: dev.description,
+            kernels,
+            workers,
+            healthy: AtomicBool::new(true),
+        })
+    }
+}
+
+impl Unit for DeviceEngine {
+    type Worker = Worker;
+
+    fn workers(&self) -> &[Mutex<Worker>] {
+        &self.workers
+    }
+
+    fn is_healthy(&self) -> bool {
+        self.healthy.load(Ordering::Acquire)
+    }
+
+    /// Takes the device out of service for the rest of the process.
+    fn mark_failed(&self, why: &str) {
+        if self.healthy.swap(false, Ordering::AcqRel) {
+            device::log(&format!(
+                "{}: taken out of service after an error: {why}",
+                self.description
+            ));
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Spreads a batch's chunks over every worker of every device.
+//!
+//! Workers pull chunks from one shared queue, so each device takes work in proportion to its
+//! measured speed (a faster or less loaded GPU simply comes back for more), and every chunk
+//! writes straight into its own slice of the caller's buffers, so results land in order. A
+//! chunk that fails on a device goes back to the queue for the healthy devices; when none is
+//! left, the CPU does it. Every item therefore ends with a status.
+
+use std::sync::Mutex;
+
+/// What the scheduler needs of a device: its workers and its health.
+pub trait Unit: Sync {
+    type Worker: Send;
+    fn workers(&self) -> &[Mutex<Self::Worker>];
+    fn is_healthy(&self) -> bool;
+    /// Takes the device out of service.
+    fn mark_failed(&self, why: &str);
+}
+
+/// Runs `gpu(device, worker, chunk)` for every chunk, and `cpu(chunk)` for chunks that no
+/// healthy device could finish.
+pub fn run_chunks<U, T, G, C>(units: &[U], chunks: Vec<T>, gpu: G, cpu: C)
+where
+    U: Unit,
+    T: Send,
+    G: Fn(&U, &mut U::Worker, &mut T) -> Result<(), String> + Sync,
+    C: Fn(T) + Sync,
+{
+    let queue = Mutex::new(chunks.into_iter().rev().collect::<Vec<T>>());
+    let pop = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    let push = |c: T| queue.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+
+    // Interleave the devices' workers so that a batch of few chunks still reaches every GPU.
+    let most = units.iter().map(|u| u.workers().len()).max().unwrap_or(0);
+    let slots: Vec<(&U, &Mutex<U::Worker>)> = (0..most)
+        .flat_map(|i| {
+            units
+                .iter()
+                .filter_map(move |u| u.workers().get(i).map(|w| (u, w)))
+        })
+        .filter(|(u, _)| u.is_healthy())
+        .collect();
+    let threads = slots
+        .len()
+        .min(queue.lock().unwrap_or_else(|e| e.into_inner()).len());
+
+    let work = |unit: &U, slot: &Mutex<U::Worker>| {
+        let mut w = slot.lock().unwrap_or_else(|e| e.into_inner());
+        while unit.is_healthy() {
+            let Some(mut chunk) = pop() else { break };
+            if let Err(why) = gpu(unit, &mut w, &mut chunk) {
+                unit.mark_failed(&why);
+                if units.iter().any(U::is_healthy) {
+                    push(chunk);
+                } else {
+                    cpu(chunk);
+                }
+            }
+        }
+    };
+    match threads {
+        0 => {}
+        1 => work(slots[0].0, slots[0].1),
+        _ => std::thread::scope(|s| {
+            for &(unit, slot) in &slots[..threads] {
+                let work = &work;
+                s.spawn(move || work(unit, slot));
+            }
+        }),
+    }
+    // Chunks handed back by a device that failed after the others had finished.
+    while let Some(chunk) = pop() {
+        cpu(chunk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    /// A fake device: fails every chunk once it has done `fail_after` chunks.
+    struct Fake {
+        id: usize,
+        workers: Vec<Mutex<()>>,
+        healthy: AtomicBool,
+        done: AtomicUsize,
+        fail_after: usize,
+    }
+
+    impl Fake {
+        fn new(id: usize, workers: usize, fail_after: usize) -> Fake {
+            Fake {
+                id,
+                workers: (0..workers).map(|_| Mutex::new(())).collect(),
+                healthy: AtomicBool::new(true),
+                done: AtomicUsize::new(0),
+                fail_after,
+            }
+        }
+    }
+
+    impl Unit for Fake {
+        type Worker = ();
+        fn workers(&self) -> &[Mutex<()>] {
+            &self.workers
+        }
+        fn is_healthy(&self) -> bool {
+            self.healthy.load(Ordering::SeqCst)
+        }
+        fn mark_failed(&self, _why: &str) {
+            self.healthy.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Runs 64 chunks of 10 items; each item records who did it (device id, or 99 for the CPU).
+    fn run(units: &[Fake]) -> Vec<usize> {
+        let mut out = vec![usize::MAX; 640];
+        let chunks: Vec<(usize, &mut [usize])> = out.chunks_mut(10).enumerate().collect();
+        run_chunks(
+            units,
+            chunks,
+            |u, _w, (_, items)| {
+                if u.done.fetch_add(1, Ordering::SeqCst) >= u.fail_after {
+                    items.iter_mut().for_each(|x| *x = 1000); // a partial write before the failure
+                    return Err("injected failure".into());
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                items.iter_mut().for_each(|x| *x = u.id);
+                Ok(())
+            },
+            |(_, items)| items.iter_mut().for_each(|x| *x = 99),
+        );
+        out
+    }
+
+    #[test]
+    fn every_device_takes_part_and_every_item_is_done() {
+        let units = [Fake::new(0, 4, usize::MAX), Fake::new(1, 4, usize::MAX)];
+        let out = run(&units);
+        assert!(out.iter().all(|&d| d == 0 || d == 1), "{out:?}");
+        assert!(
+            out.contains(&0) && out.contains(&1),
+            "both devices get work"
+        );
+    }
+
+    #[test]
+    fn a_failing_device_hands_its_chunks_to_the_others() {
+        let units = [Fake::new(0, 2, 3), Fake::new(1, 2, usize::MAX)];
+        let out = run(&units);
+        assert!(!units[0].is_healthy());
+        assert!(
+            out.iter().all(|&d| d == 0 || d == 1),
+            "no chunk lost or left half-written: {out:?}"
+        );
+        assert!(
+            out.iter().filter(|&&d| d == 0).count() <= 30,
+            "device 0 stopped after 3 chunks"
+        );
+    }
+
+    #[test]
+    fn when_every_device_fails_the_cpu_finishes() {
+        let units = [Fake::new(0, 2, 1), Fake::new(1, 2, 2)];
+        let out = run(&units);
+        assert!(units.iter().all(|u| !u.is_healthy()));
+        assert!(out.iter().all(|&d| d <= 1 || d == 99), "{out:?}");
+        assert!(out.contains(&99));
+    }
+
+    #[test]
+    fn no_device_means_all_on_the_cpu() {
+        let out = run(&[]);
+        assert!(out.iter().all(|&d| d == 99));
+    }
+}
