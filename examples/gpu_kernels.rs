@@ -19,7 +19,10 @@ fn main() {
         }
     }
     for p in ParamSet::ALL {
-        if only.as_ref().is_some_and(|o| !p.name().ends_with(o.as_str())) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !p.name().ends_with(o.as_str()))
+        {
             continue;
         }
         for op in [Op::Keygen, Op::Sign, Op::Verify] {

@@ -124,7 +124,31 @@ impl GpuBackend {
     }
 
     /// Runs `f(worker, chunk)` over the chunks, up to WORKERS at a time on scoped threads.
-    fn run_chunks<T: Send, F>(&self, chunks: Vec<T>, f: F)
+    fn run_chunks<T: Send, F>(&self, what: &str, chunks: Vec<T>, f: F)
+    where
+        F: Fn(&mut Worker, T) + Sync,
+    {
+        let start = std::time::Instant::now();
+        self.run_chunks_inner(chunks, f);
+        if std::env::var_os("PQGPU_HOST_PROFILE").is_some() {
+            let mut sum = [0.0; 3];
+            for wk in &self.workers {
+                let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
+                for (s, p) in sum.iter_mut().zip(w.phases.iter_mut()) {
+                    *s += std::mem::take(p);
+                }
+            }
+            eprintln!(
+                "host profile {what}: wall {:.2} ms; summed over workers: staging {:.2} ms, GPU wait {:.2} ms, unpacking {:.2} ms",
+                start.elapsed().as_secs_f64() * 1e3,
+                sum[0] * 1e3,
+                sum[1] * 1e3,
+                sum[2] * 1e3
+            );
+        }
+    }
+
+    fn run_chunks_inner<T: Send, F>(&self, chunks: Vec<T>, f: F)
     where
         F: Fn(&mut Worker, T) + Sync,
     {
@@ -249,6 +273,7 @@ impl Backend for GpuBackend {
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
         self.run_chunks(
+            "keygen",
             chunks,
             |w, (((sd, pk), sk), st)| match keygen::keygen_chunk(w, k, &g, sd, pk, sk) {
                 Ok(()) => st.iter_mut().for_each(|s| *s = Ok(())),
@@ -274,7 +299,7 @@ impl Backend for GpuBackend {
             .zip(sigs.chunks_mut(self.chunk))
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        self.run_chunks(chunks, |w, ((it, sg), st)| {
+        self.run_chunks("sign", chunks, |w, ((it, sg), st)| {
             if let Err(e) = sign::sign_chunk(w, k, &g, it, sg, st) {
                 device::device_error(e);
                 cpu_backend().mldsa_sign(p, it, sg, st);
@@ -289,7 +314,7 @@ impl Backend for GpuBackend {
             .chunks(self.chunk)
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        self.run_chunks(chunks, |w, (it, st)| {
+        self.run_chunks("verify", chunks, |w, (it, st)| {
             if let Err(e) = verify::verify_chunk(w, k, &g, it, st) {
                 device::device_error(e);
                 cpu_backend().mldsa_verify(p, it, st);
