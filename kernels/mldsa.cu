@@ -100,6 +100,16 @@ __device__ __forceinline__ void load_zetas(i32 *z) {
   for (int i = threadIdx.x; i < N; i += blockDim.x) z[i] = ZETAS[i];
 }
 
+// Levels with len <= 32 are warp-local: with blockDim a multiple of 128, the warp that
+// handles butterflies i in [32w, 32w + 32) of a polynomial owns its coefficients
+// [64w, 64w + 64) at every such level, so __syncwarp orders them (racecheck-clean).
+__device__ __forceinline__ void level_sync(int len_next) {
+  if (len_next <= 32)
+    __syncwarp();
+  else
+    __syncthreads();
+}
+
 // Forward NTT of cnt polynomials a[cnt][256] in shared memory (Alg. 41), one
 // butterfly per thread per level, all polynomials in the same level at once.
 __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
@@ -116,7 +126,7 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
       p[j + len] = fq_sub(x, t);
       p[j] = fq_add(x, t);
     }
-    __syncthreads();
+    level_sync(lvl < 7 ? len / 2 : 256);
   }
 }
 
@@ -137,7 +147,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
       p[j] = fq_add(x, y);
       p[j + len] = fq_mul(zeta, fq_sub(x, y));
     }
-    __syncthreads();
+    level_sync(lvl < 7 ? len * 2 : 256);
   }
   for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
   __syncthreads();
@@ -520,30 +530,39 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
   ch[tid] = to_canon(c[(u64)e * N + tid]);
   ntt_polys(ch, 1, z);
   const i32 *s1 = s1h + (u64)task * L * N, *s2 = s2h + (u64)task * K * N, *t0 = t0h + (u64)task * K * N;
+  // The three checks in order of rejection rate per polynomial transformed (the r0 check
+  // rejects most): any failure rejects, so the order does not change the signature.
+  // 1. r0 = LowBits(w - cs2); rr[0..K) keeps w - cs2 for the hint.
+  for (int i = 0; i < K; ++i) rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
+  intt_polys(rr, K, z);
+  const i32 *w_e = w + (u64)e * K * N;
+  int bad = 0;
+  for (int i = 0; i < K; ++i) {
+    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
+    i32 r0;
+    decompose(wcs2, &r0);
+    bad |= iabs(r0) >= GAMMA2 - BETA;
+    rr[i * N + tid] = wcs2;
+  }
+  if (__syncthreads_or(bad)) return;
+  // 2. z = y + cs1.
   for (int j = 0; j < L; ++j) zs[j * N + tid] = fq_mul(ch[tid], s1[j * N + tid]);
   intt_polys(zs, L, z);
   const i32 *y_e = y + (u64)e * L * N;
-  int bad = 0;
   for (int j = 0; j < L; ++j) {
     const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + tid]));
     bad |= iabs(v) >= GAMMA1 - BETA;
     zs[j * N + tid] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
   }
   if (__syncthreads_or(bad)) return;
+  // 3. ct0, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
+  for (int i = 0; i < K; ++i) rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
+  intt_polys(rr + K * N, K, z);
   for (int i = 0; i < K; ++i) {
-    rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
-    rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
-  }
-  intt_polys(rr, 2 * K, z);
-  const i32 *w_e = w + (u64)e * K * N;
-  for (int i = 0; i < K; ++i) {
-    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
-    i32 r0;
-    const i32 r1 = decompose(wcs2, &r0);
+    const i32 wcs2 = rr[i * N + tid];
     const i32 ct0 = rr[(K + i) * N + tid];
-    bad |= iabs(r0) >= GAMMA2 - BETA;
     bad |= iabs(centered(ct0)) >= GAMMA2;
-    const u8 hint = high_bits(fq_add(wcs2, ct0)) != r1;
+    const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
     hs[i * N + tid] = hint;
     if (hint) atomicAdd(&hcount[i], 1);
   }

@@ -67,6 +67,7 @@ pub fn keygen_chunk(
     let n = seeds.len() / 32;
     let mut stage = w.take_host("kg_stage", n * 32)?;
     let mut out = w.take_host("kg_out", n * (g.pk_len + g.sk_len))?;
+    w.lap(3);
     let r = (|| {
         let host = stage.as_mut_slice()?;
         host[..n * 32].copy_from_slice(seeds);
@@ -77,11 +78,14 @@ pub fn keygen_chunk(
         let (opk, osk) = o.split_at_mut(n * g.pk_len);
         w.dtoh(opk, pk)?;
         w.dtoh(&mut osk[..n * g.sk_len], sk)?;
+        w.lap(0);
         w.sync()?;
+        w.lap(1);
         par_copy(pks, opk);
         par_copy(sks, &osk[..n * g.sk_len]);
         // The seeds are secret: do not leave them in the staging buffer.
         host[..n * 32].fill(0);
+        w.lap(2);
         Ok(())
     })();
     w.put_host("kg_stage", stage);

@@ -131,6 +131,30 @@ impl GpuBackend {
     pub fn device_count(&self) -> usize {
         self.engines.len()
     }
+
+    /// Runs `run`; with `PQGPU_HOST_PROFILE` set, prints where the host time went, summed over
+    /// every worker of every device (for tuning only).
+    fn profiled(&self, what: &str, run: impl FnOnce()) {
+        let start = std::time::Instant::now();
+        run();
+        if std::env::var_os("PQGPU_HOST_PROFILE").is_none() {
+            return;
+        }
+        let mut sum = [0.0; 3];
+        for wk in self.engines.iter().flat_map(|e| &e.workers) {
+            let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
+            for (s, p) in sum.iter_mut().zip(w.phases.iter_mut()) {
+                *s += std::mem::take(p);
+            }
+        }
+        eprintln!(
+            "host profile {what}: wall {:.2} ms; summed over workers: staging {:.2} ms, GPU wait {:.2} ms, unpacking {:.2} ms",
+            start.elapsed().as_secs_f64() * 1e3,
+            sum[0] * 1e3,
+            sum[1] * 1e3,
+            sum[2] * 1e3
+        );
+    }
 }
 
 type Opened = Result<Arc<GpuBackend>, (Error, String)>;
@@ -233,17 +257,19 @@ impl Backend for GpuBackend {
             .zip(sks.chunks_mut(self.chunk * g.sk_len))
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        scheduler::run_chunks(
-            &self.engines,
-            chunks,
-            |e, w, (((sd, pk), sk), st)| {
-                keygen::keygen_chunk(w, &e.kernels[set], &g, sd, pk, sk)
-                    .map_err(|e| format!("{e:?}"))?;
-                st.iter_mut().for_each(|s| *s = Ok(()));
-                Ok(())
-            },
-            |(((sd, pk), sk), st)| cpu_backend().mldsa_keygen(p, Some(sd), pk, sk, st),
-        );
+        self.profiled("keygen", || {
+            scheduler::run_chunks(
+                &self.engines,
+                chunks,
+                |e, w, (((sd, pk), sk), st)| {
+                    keygen::keygen_chunk(w, &e.kernels[set], &g, sd, pk, sk)
+                        .map_err(|e| format!("{e:?}"))?;
+                    st.iter_mut().for_each(|s| *s = Ok(()));
+                    Ok(())
+                },
+                |(((sd, pk), sk), st)| cpu_backend().mldsa_keygen(p, Some(sd), pk, sk, st),
+            )
+        });
     }
 
     fn mldsa_sign(
@@ -260,14 +286,17 @@ impl Backend for GpuBackend {
             .zip(sigs.chunks_mut(self.chunk))
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        scheduler::run_chunks(
-            &self.engines,
-            chunks,
-            |e, w, ((it, sg), st)| {
-                sign::sign_chunk(w, &e.kernels[set], &g, it, sg, st).map_err(|e| format!("{e:?}"))
-            },
-            |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),
-        );
+        self.profiled("sign", || {
+            scheduler::run_chunks(
+                &self.engines,
+                chunks,
+                |e, w, ((it, sg), st)| {
+                    sign::sign_chunk(w, &e.kernels[set], &g, it, sg, st)
+                        .map_err(|e| format!("{e:?}"))
+                },
+                |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),
+            )
+        });
     }
 
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]) {
@@ -277,14 +306,17 @@ impl Backend for GpuBackend {
             .chunks(self.chunk)
             .zip(statuses.chunks_mut(self.chunk))
             .collect();
-        scheduler::run_chunks(
-            &self.engines,
-            chunks,
-            |e, w, (it, st)| {
-                verify::verify_chunk(w, &e.kernels[set], &g, it, st).map_err(|e| format!("{e:?}"))
-            },
-            |(it, st)| cpu_backend().mldsa_verify(p, it, st),
-        );
+        self.profiled("verify", || {
+            scheduler::run_chunks(
+                &self.engines,
+                chunks,
+                |e, w, (it, st)| {
+                    verify::verify_chunk(w, &e.kernels[set], &g, it, st)
+                        .map_err(|e| format!("{e:?}"))
+                },
+                |(it, st)| cpu_backend().mldsa_verify(p, it, st),
+            )
+        });
     }
 
     fn kem_keygen(

@@ -189,6 +189,7 @@ pub fn sign_chunk(
     let mut sk_stage = w.take_host("sg_sk_stage", m * g.sk_len)?;
     let mut kin_stage = w.take_host("sg_kin_stage", m * 128)?;
     let mut out = w.take_host("sg_out", m * (g.sig_stride + 4))?;
+    w.lap(3);
     let r = (|| {
         let sk_h = &mut sk_stage.as_mut_slice()?[..m * g.sk_len];
         let kin_h = &mut kin_stage.as_mut_slice()?[..m * 128];
@@ -216,12 +217,14 @@ pub fn sign_chunk(
         let kin_d = w.dev("sg_kin", m * 128)?;
         w.htod(sk_d, sk_h)?;
         w.htod(kin_d, kin_h)?;
+        w.lap(0);
         let (sig_d, status_d) = sign_dev(w, k, g, m, sk_d, kin_d)?;
         let o = out.as_mut_slice()?;
         let (o_sig, o_st) = o.split_at_mut(m * g.sig_stride);
         w.dtoh(o_sig, sig_d)?;
         w.dtoh(&mut o_st[..m * 4], status_d)?;
         w.sync()?;
+        w.lap(1);
         // Secrets do not stay in the staging buffers.
         sk_h.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
         kin_h.fill(0);
@@ -246,6 +249,7 @@ pub fn sign_chunk(
                     _ => Err(Error::Device),
                 };
             });
+        w.lap(2);
         Ok(())
     })();
     w.put_host("sg_sk_stage", sk_stage);

@@ -27,6 +27,10 @@ pub struct Worker {
     /// With `PQGPU_PROFILE` set: milliseconds and launches per kernel (each launch is then
     /// synchronised, so only for measuring where the time goes).
     pub profile: Option<HashMap<&'static str, (f64, usize)>>,
+    /// Host-side seconds of this worker's chunks: staging (until the last copy is queued),
+    /// waiting for the GPU, unpacking results. Printed with `PQGPU_HOST_PROFILE`.
+    pub phases: [f64; 3],
+    clock: std::time::Instant,
 }
 
 /// Copies between large host buffers on all cores (one core's memcpy would bound the
@@ -51,6 +55,8 @@ impl Worker {
             dev: HashMap::new(),
             host: HashMap::new(),
             profile: std::env::var_os("PQGPU_PROFILE").map(|_| HashMap::new()),
+            phases: [0.0; 3],
+            clock: std::time::Instant::now(),
         })
     }
 
@@ -114,6 +120,15 @@ impl Worker {
 
     pub fn sync(&self) -> Result<(), DriverError> {
         self.stream.synchronize()
+    }
+
+    /// Ends host phase `i` (0 staging, 1 GPU wait, 2 unpacking) and starts the next.
+    pub fn lap(&mut self, i: usize) {
+        let now = std::time::Instant::now();
+        if i < 3 {
+            self.phases[i] += (now - self.clock).as_secs_f64();
+        }
+        self.clock = now;
     }
 
     /// Launches kernel `name` on `grid` blocks of `block` threads with `args` (in kernel order).
