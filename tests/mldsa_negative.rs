@@ -465,3 +465,20 @@ fn external_mu_equals_pure() {
         );
     }
 }
+
+#[test]
+fn fits_a_small_thread_stack() {
+    // C callers may run us on threads with small stacks; 256 KiB must do for every operation.
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            for p in ParamSet::ALL {
+                let k = keys(p, 11);
+                let sig = k.sign(&MSG, None).unwrap();
+                assert_eq!(k.verify(&MSG, &sig), Ok(()));
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
