@@ -60,7 +60,7 @@ fn sign_mu<const K: usize, const L: usize>(
     let mut z = Zeroizing::new(PolyVec::<L>::default());
     let mut w0 = Zeroizing::new(PolyVec::<K>::default());
     let mut tmp = Zeroizing::new(PolyVec::<K>::default());
-    // w1, c~ and h of rejected attempts must stay secret too (FIPS 204 section 3.6.3).
+    // w1, c~ and h of rejected attempts are secret intermediate values too (FIPS 204 3.6.3).
     let mut w1 = Zeroizing::new(PolyVec::<K>::default());
     let mut hint = Zeroizing::new(PolyVec::<K>::default());
     let mut w1_buf = Zeroizing::new([0u8; 8 * 32 * 6]);
