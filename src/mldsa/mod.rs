@@ -3,13 +3,36 @@
 //! Layout: `params` (Tables 1-2), `message` (M' and mu), and the algorithm modules.
 //! Lengths are checked here; secret-dependent work is constant-time and zeroized.
 
+mod keygen;
 mod message;
+mod ntt;
+mod packing;
 pub mod params;
+mod poly;
+mod polyvec;
+mod reduce;
+mod rounding;
+mod sampling;
+mod sign;
+mod verify;
 
 pub use message::{Message, PreHash};
 pub use params::ParamSet;
 
 use crate::Error;
+use zeroize::Zeroizing;
+
+/// Calls `$m::$f::<K, L>(args)` for the parameter set `$p` (k and l are const generics, so every
+/// polynomial vector has its exact size on the stack).
+macro_rules! dispatch {
+    ($p:expr, $m:ident::$f:ident, $($arg:expr),*) => {
+        match $p {
+            ParamSet::MlDsa44 => $m::$f::<4, 4>($($arg),*),
+            ParamSet::MlDsa65 => $m::$f::<6, 5>($($arg),*),
+            ParamSet::MlDsa87 => $m::$f::<8, 7>($($arg),*),
+        }
+    };
+}
 
 /// ML-DSA.KeyGen_internal (Alg. 6) from the 32-byte seed xi. `pk`/`sk` must have the exact lengths.
 pub fn keygen_internal(
@@ -18,8 +41,11 @@ pub fn keygen_internal(
     pk: &mut [u8],
     sk: &mut [u8],
 ) -> Result<(), Error> {
-    let _ = (p, xi, pk, sk);
-    todo!("ML-DSA keygen")
+    if pk.len() != p.public_key_len() || sk.len() != p.secret_key_len() {
+        return Err(Error::BadLength);
+    }
+    dispatch!(p, keygen::keygen_internal, p, xi, pk, sk);
+    Ok(())
 }
 
 /// ML-DSA.KeyGen (Alg. 1) with a fresh seed from the OS.
@@ -40,14 +66,31 @@ pub fn sign(
     rnd: Option<&[u8; 32]>,
     sig: &mut [u8],
 ) -> Result<(), Error> {
-    let _ = (p, sk, msg, rnd, sig);
-    todo!("ML-DSA sign")
+    if sk.len() != p.secret_key_len() || sig.len() != p.signature_len() {
+        return Err(Error::BadLength);
+    }
+    msg.validate()?;
+    let rnd = Zeroizing::new(match rnd {
+        Some(r) => *r,
+        None => crate::rng::array32()?,
+    });
+    dispatch!(p, sign::sign, p, sk, msg, &rnd, sig)
 }
 
 /// Verifies `sig` on `msg` (any interface). `Ok(())` when valid, `VerifyFailed` for any invalid or
 /// malformed signature (including a wrong signature length), `BadLength` for a wrong pk length,
 /// `InvalidArgument` for a context over 255 bytes.
 pub fn verify(p: ParamSet, pk: &[u8], msg: &Message<'_>, sig: &[u8]) -> Result<(), Error> {
-    let _ = (p, pk, msg, sig);
-    todo!("ML-DSA verify")
+    if pk.len() != p.public_key_len() {
+        return Err(Error::BadLength);
+    }
+    msg.validate()?;
+    if sig.len() != p.signature_len() {
+        return Err(Error::VerifyFailed);
+    }
+    if dispatch!(p, verify::verify, p, pk, msg, sig) {
+        Ok(())
+    } else {
+        Err(Error::VerifyFailed)
+    }
 }

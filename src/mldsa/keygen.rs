@@ -1,0 +1,62 @@
+//! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6).
+
+use super::packing::{pk_encode, sk_encode, SecretKey};
+use super::params::ParamSet;
+use super::polyvec::{matrix_mul, PolyVec};
+use super::rounding::power2round;
+use super::sampling::{expand_a, expand_s};
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::Shake256;
+use zeroize::Zeroizing;
+
+/// Alg. 6. `pk` and `sk` have the exact lengths of `p` (checked by the caller).
+pub fn keygen_internal<const K: usize, const L: usize>(
+    p: ParamSet,
+    xi: &[u8; 32],
+    pk: &mut [u8],
+    sk: &mut [u8],
+) {
+    // (rho, rho', K) = H(xi || IntegerToBytes(k, 1) || IntegerToBytes(l, 1), 128)
+    let mut seeds = Zeroizing::new([0u8; 128]);
+    let mut h = Shake256::default();
+    h.update(xi);
+    h.update(&[K as u8, L as u8]);
+    h.finalize_xof().read(&mut seeds[..]);
+    let rho: [u8; 32] = seeds[..32].try_into().expect("32 bytes");
+    let rho_prime = Zeroizing::new(<[u8; 64]>::try_from(&seeds[32..96]).expect("64 bytes"));
+
+    let a_hat = expand_a::<K, L>(&rho);
+    let mut key = SecretKey::<K, L> {
+        rho,
+        key: seeds[96..128].try_into().expect("32 bytes"),
+        tr: [0; 64],
+        s1: PolyVec::default(),
+        s2: PolyVec::default(),
+        t0: PolyVec::default(),
+    };
+    expand_s(p, &rho_prime, &mut key.s1, &mut key.s2);
+
+    // t = NTT^-1(A-hat * NTT(s1)) + s2
+    let mut s1_hat = Zeroizing::new(key.s1);
+    s1_hat.ntt();
+    let mut t = Zeroizing::new(matrix_mul(&a_hat, &s1_hat));
+    t.reduce();
+    t.invntt_tomont();
+    t.add_assign(&key.s2);
+    t.caddq();
+
+    // (t1, t0) = Power2Round(t)
+    let mut t1 = PolyVec::<K>::default();
+    for ((ti, t1i), t0i) in t.0.iter().zip(t1.0.iter_mut()).zip(key.t0.0.iter_mut()) {
+        for ((c, c1), c0) in ti.0.iter().zip(t1i.0.iter_mut()).zip(t0i.0.iter_mut()) {
+            (*c1, *c0) = power2round(*c);
+        }
+    }
+
+    pk_encode(&rho, &t1, pk);
+    // tr = H(pk, 64)
+    let mut h = Shake256::default();
+    h.update(pk);
+    h.finalize_xof().read(&mut key.tr);
+    sk_encode(p, &key, sk);
+}

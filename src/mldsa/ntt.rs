@@ -1,0 +1,165 @@
+//! NTT and NTT^-1 (FIPS 204 Alg. 41 and 42) on Montgomery-form twiddles, and the pointwise product
+//! (Alg. 45, MultiplyNTT). Coefficients are not reduced between layers; callers keep inputs below q
+//! in absolute value (NTT) or reduce first (NTT^-1), as the pq-crystals reference does.
+
+use super::params::{N, Q};
+use super::reduce::montgomery_reduce;
+
+/// 2^32 mod q.
+const MONT: i64 = 4_193_792;
+
+/// zeta = 1753, the 512th root of unity mod q.
+const ZETA: i64 = 1753;
+
+const fn bitrev8(k: usize) -> usize {
+    (k as u8).reverse_bits() as usize
+}
+
+const fn pow_mod(mut b: i64, mut e: usize) -> i64 {
+    let mut acc = 1i64;
+    b %= Q as i64;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc * b % Q as i64;
+        }
+        b = b * b % Q as i64;
+        e >>= 1;
+    }
+    acc
+}
+
+/// zetas[k] = zeta^BitRev8(k) * 2^32 mod q, centred in (-q/2, q/2]; zetas[0] is unused (0).
+pub(crate) const ZETAS: [i32; N] = {
+    let mut z = [0i32; N];
+    let mut k = 1;
+    while k < N {
+        let v = pow_mod(ZETA, bitrev8(k)) * MONT % Q as i64;
+        z[k] = if v > (Q as i64) / 2 {
+            (v - Q as i64) as i32
+        } else {
+            v as i32
+        };
+        k += 1;
+    }
+    z
+};
+
+/// NTT (Alg. 41), in place. Output coefficients are bounded by 9q in absolute value when the input is below q.
+pub fn ntt(a: &mut [i32; N]) {
+    let mut k = 0;
+    let mut len = 128;
+    while len > 0 {
+        let mut start = 0;
+        while start < N {
+            k += 1;
+            let zeta = ZETAS[k] as i64;
+            for j in start..start + len {
+                let t = montgomery_reduce(zeta * a[j + len] as i64);
+                a[j + len] = a[j] - t;
+                a[j] += t;
+            }
+            start += 2 * len;
+        }
+        len >>= 1;
+    }
+}
+
+/// NTT^-1 (Alg. 42) followed by multiplication with the Montgomery factor 2^32, in place.
+/// Input coefficients must be below q in absolute value; outputs are again below q.
+pub fn invntt_tomont(a: &mut [i32; N]) {
+    // mont^2 / 256 mod q: undoes one Montgomery reduction and divides by n.
+    const F: i64 = 41_978;
+    let mut k = N;
+    let mut len = 1;
+    while len < N {
+        let mut start = 0;
+        while start < N {
+            k -= 1;
+            let zeta = -(ZETAS[k] as i64);
+            for j in start..start + len {
+                let t = a[j];
+                a[j] = t + a[j + len];
+                a[j + len] = montgomery_reduce(zeta * (t - a[j + len]) as i64);
+            }
+            start += 2 * len;
+        }
+        len <<= 1;
+    }
+    for c in a.iter_mut() {
+        *c = montgomery_reduce(F * *c as i64);
+    }
+}
+
+/// c = a * b * 2^-32 coefficient-wise (MultiplyNTT with one Montgomery factor absorbed).
+#[inline]
+pub fn pointwise_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
+    for i in 0..N {
+        c[i] = montgomery_reduce(a[i] as i64 * b[i] as i64);
+    }
+}
+
+/// c += a * b * 2^-32 coefficient-wise.
+#[inline]
+pub fn pointwise_acc_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
+    for i in 0..N {
+        c[i] += montgomery_reduce(a[i] as i64 * b[i] as i64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zetas_match_reference_table_start() {
+        // First entries of the pq-crystals table (Montgomery form, centred).
+        assert_eq!(&ZETAS[..6], &[0, 25847, -2608894, -518909, 237124, -777960]);
+        assert_eq!(ZETAS[255], 1_976_782);
+    }
+
+    #[test]
+    fn ntt_round_trip_and_product() {
+        let mut a = [0i32; N];
+        let mut b = [0i32; N];
+        for i in 0..N {
+            a[i] = ((i as i64 * 7919 + 13) % Q as i64) as i32 - Q / 2;
+            b[i] = (i as i32 % 5) - 2;
+        }
+        // Round trip: invntt_tomont(ntt(a)) = a * 2^32; one Montgomery reduction removes it.
+        let mut t = a;
+        ntt(&mut t);
+        for c in t.iter_mut() {
+            *c = super::super::reduce::reduce32(*c);
+        }
+        invntt_tomont(&mut t);
+        for i in 0..N {
+            let back = montgomery_reduce(t[i] as i64);
+            assert_eq!((back - a[i]).rem_euclid(Q), 0, "coefficient {i}");
+        }
+        // Product in Z_q[X]/(X^256+1) against schoolbook.
+        let (mut ah, mut bh) = (a, b);
+        ntt(&mut ah);
+        ntt(&mut bh);
+        let mut c = [0i32; N];
+        pointwise_montgomery(&mut c, &ah, &bh);
+        invntt_tomont(&mut c);
+        let mut school = [0i64; N];
+        for i in 0..N {
+            for j in 0..N {
+                let p = a[i] as i64 * b[j] as i64;
+                if i + j < N {
+                    school[i + j] += p;
+                } else {
+                    school[i + j - N] -= p;
+                }
+            }
+        }
+        for i in 0..N {
+            assert_eq!(
+                (c[i] as i64 - school[i]).rem_euclid(Q as i64),
+                0,
+                "coefficient {i}"
+            );
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Byte encodings (FIPS 204 Alg. 16-28): SimpleBitPack/BitPack and their inverses, the hint
+//! encoding, and pkEncode/skEncode/sigEncode with their decoders.
+
+use super::params::{ParamSet, D, N};
+use super::poly::Poly;
+use super::polyvec::PolyVec;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// Packs 256 values of `bits` bits each, little-endian bit order, into 32 * bits bytes.
+/// `value` maps a coefficient to its unsigned field (branch-free for every caller).
+fn pack_with(a: &[i32; N], bits: usize, out: &mut [u8], value: impl Fn(i32) -> u32) {
+    debug_assert_eq!(out.len(), 32 * bits);
+    let mut acc: u64 = 0;
+    let mut n = 0;
+    let mut o = 0;
+    for &c in a.iter() {
+        acc |= (value(c) as u64) << n;
+        n += bits;
+        while n >= 8 {
+            out[o] = acc as u8;
+            o += 1;
+            acc >>= 8;
+            n -= 8;
+        }
+    }
+    acc.zeroize();
+}
+
+/// Unpacks 256 fields of `bits` bits each from 32 * bits bytes, mapping each through `value`.
+fn unpack_with(buf: &[u8], bits: usize, out: &mut [i32; N], value: impl Fn(u32) -> i32) {
+    debug_assert_eq!(buf.len(), 32 * bits);
+    let mask = (1u64 << bits) - 1;
+    let mut acc: u64 = 0;
+    let mut n = 0;
+    let mut bytes = buf.iter();
+    for c in out.iter_mut() {
+        while n < bits {
+            acc |= (*bytes.next().expect("32 * bits bytes") as u64) << n;
+            n += 8;
+        }
+        *c = value((acc & mask) as u32);
+        acc >>= bits;
+        n -= bits;
+    }
+    acc.zeroize();
+}
+
+/// SimpleBitPack (Alg. 16) for coefficients in [0, 2^bits).
+pub fn simple_bit_pack(a: &[i32; N], bits: usize, out: &mut [u8]) {
+    pack_with(a, bits, out, |c| c as u32);
+}
+
+/// SimpleBitUnpack (Alg. 18).
+pub fn simple_bit_unpack(buf: &[u8], bits: usize, out: &mut [i32; N]) {
+    unpack_with(buf, bits, out, |v| v as i32);
+}
+
+/// BitPack (Alg. 17) for coefficients in [-(2^bits - 1 - b), b]: stores b - c.
+pub fn bit_pack(a: &[i32; N], bits: usize, b: i32, out: &mut [u8]) {
+    pack_with(a, bits, out, |c| (b - c) as u32);
+}
+
+/// BitUnpack (Alg. 19): c = b - field.
+pub fn unpack_centered(buf: &[u8], bits: usize, b: i32, out: &mut [i32; N]) {
+    unpack_with(buf, bits, out, |v| b - v as i32);
+}
+
+/// pkEncode (Alg. 22): rho || SimpleBitPack(t1_i, 10).
+pub fn pk_encode<const K: usize>(rho: &[u8; 32], t1: &PolyVec<K>, pk: &mut [u8]) {
+    pk[..32].copy_from_slice(rho);
+    for (t, chunk) in t1.0.iter().zip(pk[32..].chunks_exact_mut(320)) {
+        simple_bit_pack(&t.0, 10, chunk);
+    }
+}
+
+/// pkDecode (Alg. 23). Every bit string of the right length is a valid public key.
+pub fn pk_decode<const K: usize>(pk: &[u8]) -> ([u8; 32], PolyVec<K>) {
+    let rho: [u8; 32] = pk[..32].try_into().expect("32 bytes");
+    let mut t1 = PolyVec::<K>::default();
+    for (t, chunk) in t1.0.iter_mut().zip(pk[32..].chunks_exact(320)) {
+        simple_bit_unpack(chunk, 10, &mut t.0);
+    }
+    (rho, t1)
+}
+
+/// The decoded secret key of Alg. 25; zeroized on drop.
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub struct SecretKey<const K: usize, const L: usize> {
+    pub rho: [u8; 32],
+    pub key: [u8; 32],
+    pub tr: [u8; 64],
+    pub s1: PolyVec<L>,
+    pub s2: PolyVec<K>,
+    pub t0: PolyVec<K>,
+}
+
+/// skEncode (Alg. 24): rho || K || tr || BitPack(s1, eta) || BitPack(s2, eta) || BitPack(t0, 2^(d-1)).
+pub fn sk_encode<const K: usize, const L: usize>(
+    p: ParamSet,
+    sk: &SecretKey<K, L>,
+    out: &mut [u8],
+) {
+    let eb = p.eta_bits();
+    out[..32].copy_from_slice(&sk.rho);
+    out[32..64].copy_from_slice(&sk.key);
+    out[64..128].copy_from_slice(&sk.tr);
+    let (s_part, t0_part) = out[128..].split_at_mut(32 * eb * (K + L));
+    let mut chunks = s_part.chunks_exact_mut(32 * eb);
+    for s in sk.s1.0.iter().chain(sk.s2.0.iter()) {
+        bit_pack(&s.0, eb, p.eta(), chunks.next().expect("sized by K + L"));
+    }
+    for (t, chunk) in sk
+        .t0
+        .0
+        .iter()
+        .zip(t0_part.chunks_exact_mut(32 * D as usize))
+    {
+        bit_pack(&t.0, D as usize, 1 << (D - 1), chunk);
+    }
+}
+
+/// skDecode (Alg. 25). Returns `None` when an s1/s2 field exceeds 2 * eta, i.e. a coefficient lies
+/// outside [-eta, eta]. The check accumulates a flag over all coefficients; only the verdict branches.
+pub fn sk_decode<const K: usize, const L: usize>(
+    p: ParamSet,
+    sk: &[u8],
+) -> Option<SecretKey<K, L>> {
+    let eb = p.eta_bits();
+    let eta = p.eta();
+    let mut out = SecretKey {
+        rho: sk[..32].try_into().expect("32 bytes"),
+        key: sk[32..64].try_into().expect("32 bytes"),
+        tr: sk[64..128].try_into().expect("64 bytes"),
+        s1: PolyVec::default(),
+        s2: PolyVec::default(),
+        t0: PolyVec::default(),
+    };
+    let (s_part, t0_part) = sk[128..].split_at(32 * eb * (K + L));
+    let mut chunks = s_part.chunks_exact(32 * eb);
+    for s in out.s1.0.iter_mut().chain(out.s2.0.iter_mut()) {
+        unpack_centered(chunks.next().expect("sized by K + L"), eb, eta, &mut s.0);
+    }
+    // A field v is valid iff v <= 2 eta, i.e. iff the coefficient eta - v >= -eta.
+    let mut bad = 0i32;
+    for s in out.s1.0.iter().chain(out.s2.0.iter()) {
+        bad = s.0.iter().fold(bad, |acc, &c| acc | (c + eta));
+    }
+    for (t, chunk) in out
+        .t0
+        .0
+        .iter_mut()
+        .zip(t0_part.chunks_exact(32 * D as usize))
+    {
+        unpack_centered(chunk, D as usize, 1 << (D - 1), &mut t.0);
+    }
+    if bad < 0 {
+        None
+    } else {
+        Some(out)
+    }
+}
+
+/// HintBitPack (Alg. 20): omega indices of the 1s, then k cumulative counts.
+/// The caller guarantees at most omega ones.
+fn hint_bit_pack<const K: usize>(omega: usize, h: &PolyVec<K>, out: &mut [u8]) {
+    out.fill(0);
+    let mut index = 0;
+    for (i, hi) in h.0.iter().enumerate() {
+        for (j, &bit) in hi.0.iter().enumerate() {
+            if bit != 0 {
+                out[index] = j as u8;
+                index += 1;
+            }
+        }
+        out[omega + i] = index as u8;
+    }
+}
+
+/// HintBitUnpack (Alg. 21). `None` for a malformed encoding: cumulative counts decreasing or
+/// above omega, indices not strictly increasing within a polynomial, or nonzero padding.
+fn hint_bit_unpack<const K: usize>(omega: usize, y: &[u8]) -> Option<PolyVec<K>> {
+    let mut h = PolyVec::<K>::default();
+    let mut index = 0;
+    for (i, hi) in h.0.iter_mut().enumerate() {
+        let end = y[omega + i] as usize;
+        if end < index || end > omega {
+            return None;
+        }
+        let first = index;
+        while index < end {
+            if index > first && y[index - 1] >= y[index] {
+                return None;
+            }
+            hi.0[y[index] as usize] = 1;
+            index += 1;
+        }
+    }
+    if y[index..omega].iter().any(|&b| b != 0) {
+        return None;
+    }
+    Some(h)
+}
+
+/// sigEncode (Alg. 26): c~ || BitPack(z_i, gamma1 - 1, gamma1) || HintBitPack(h).
+pub fn sig_encode<const K: usize, const L: usize>(
+    p: ParamSet,
+    c_tilde: &[u8],
+    z: &PolyVec<L>,
+    h: &PolyVec<K>,
+    sig: &mut [u8],
+) {
+    let (ct, rest) = sig.split_at_mut(p.c_tilde_len());
+    ct.copy_from_slice(c_tilde);
+    let zbits = p.gamma1_bits() as usize + 1;
+    let (zpart, hpart) = rest.split_at_mut(L * 32 * zbits);
+    for (zi, chunk) in z.0.iter().zip(zpart.chunks_exact_mut(32 * zbits)) {
+        bit_pack(&zi.0, zbits, p.gamma1(), chunk);
+    }
+    hint_bit_pack(p.omega(), h, hpart);
+}
+
+/// A decoded signature.
+pub struct Signature<'a, const K: usize, const L: usize> {
+    pub c_tilde: &'a [u8],
+    pub z: PolyVec<L>,
+    pub h: PolyVec<K>,
+}
+
+/// sigDecode (Alg. 27). The caller has checked the length; `None` for a malformed hint.
+pub fn sig_decode<const K: usize, const L: usize>(
+    p: ParamSet,
+    sig: &[u8],
+) -> Option<Signature<'_, K, L>> {
+    let (c_tilde, rest) = sig.split_at(p.c_tilde_len());
+    let zbits = p.gamma1_bits() as usize + 1;
+    let (zpart, hpart) = rest.split_at(L * 32 * zbits);
+    let mut z = PolyVec::<L>::default();
+    for (zi, chunk) in z.0.iter_mut().zip(zpart.chunks_exact(32 * zbits)) {
+        unpack_centered(chunk, zbits, p.gamma1(), &mut zi.0);
+    }
+    let h = hint_bit_unpack::<K>(p.omega(), hpart)?;
+    Some(Signature { c_tilde, z, h })
+}
+
+/// w1Encode (Alg. 28): SimpleBitPack(w1_i, bitlen((q-1)/(2 gamma2) - 1)).
+pub fn w1_encode<const K: usize>(p: ParamSet, w1: &PolyVec<K>, out: &mut [u8]) {
+    let bits = p.w1_bits();
+    for (w, chunk) in w1.0.iter().zip(out.chunks_exact_mut(32 * bits)) {
+        simple_bit_pack(&w.0, bits, chunk);
+    }
+}
+
+/// Counts the ones of a hint vector (branch-free).
+pub fn hint_weight<const K: usize>(h: &PolyVec<K>) -> usize {
+    h.0.iter()
+        .map(|p: &Poly| p.0.iter().map(|&b| b as usize).sum::<usize>())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bit_pack_round_trip() {
+        for bits in [3usize, 4, 6, 10, 13, 18, 20] {
+            let mut a = [0i32; N];
+            for (i, c) in a.iter_mut().enumerate() {
+                *c = ((i * 2_654_435_761) % (1 << bits)) as i32;
+            }
+            let mut buf = vec![0u8; 32 * bits];
+            simple_bit_pack(&a, bits, &mut buf);
+            let mut b = [0i32; N];
+            simple_bit_unpack(&buf, bits, &mut b);
+            assert_eq!(a, b, "bits={bits}");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! ML-DSA.Sign_internal (FIPS 204 Alg. 7), reached from every signing interface through mu.
+
+use super::message::Message;
+use super::packing::{hint_weight, sig_encode, sk_decode, w1_encode, SecretKey};
+use super::params::ParamSet;
+use super::polyvec::{matrix_mul, PolyVec};
+use super::rounding::{decompose, make_hint};
+use super::sampling::{expand_a, expand_mask, sample_in_ball};
+use crate::Error;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::Shake256;
+use zeroize::Zeroizing;
+
+/// Decodes `sk` (BadKey if s1/s2 are out of range), forms mu and signs. Lengths and the message
+/// shape have been checked by the caller.
+pub fn sign<const K: usize, const L: usize>(
+    p: ParamSet,
+    sk: &[u8],
+    msg: &Message<'_>,
+    rnd: &[u8; 32],
+    sig: &mut [u8],
+) -> Result<(), Error> {
+    let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
+    // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
+    let mu = msg.mu(&key.tr);
+    sign_mu(p, &key, &mu, rnd, sig);
+    Ok(())
+}
+
+/// Alg. 7 from line 7 on, given mu.
+fn sign_mu<const K: usize, const L: usize>(
+    p: ParamSet,
+    key: &SecretKey<K, L>,
+    mu: &[u8; 64],
+    rnd: &[u8; 32],
+    sig: &mut [u8],
+) {
+    let gamma1 = p.gamma1();
+    let gamma2 = p.gamma2();
+    let beta = p.beta();
+
+    // Lines 2-5: NTTs of the secrets (once per signature) and A-hat.
+    let mut s1_hat = Zeroizing::new(key.s1);
+    let mut s2_hat = Zeroizing::new(key.s2);
+    let mut t0_hat = Zeroizing::new(key.t0);
+    s1_hat.ntt();
+    s2_hat.ntt();
+    t0_hat.ntt();
+    let a_hat = expand_a::<K, L>(&key.rho);
+
+    // Line 7: rho'' = H(K || rnd || mu, 64).
+    let mut rho_pp = Zeroizing::new([0u8; 64]);
+    let mut h = Shake256::default();
+    h.update(&key.key);
+    h.update(rnd);
+    h.update(mu);
+    h.finalize_xof().read(&mut rho_pp[..]);
+
+    let mut y = Zeroizing::new(PolyVec::<L>::default());
+    let mut z = Zeroizing::new(PolyVec::<L>::default());
+    let mut w0 = Zeroizing::new(PolyVec::<K>::default());
+    let mut w1 = PolyVec::<K>::default();
+    let mut tmp = Zeroizing::new(PolyVec::<K>::default());
+    let mut hint = PolyVec::<K>::default();
+    let mut w1_bytes = [0u8; 8 * 32 * 6];
+    let w1_bytes = &mut w1_bytes[..K * 32 * p.w1_bits()];
+    let mut c_tilde = [0u8; 64];
+    let c_tilde = &mut c_tilde[..p.c_tilde_len()];
+
+    // Line 10: the rejection loop; kappa advances by l per attempt (line 32).
+    let mut kappa: u16 = 0;
+    loop {
+        // Lines 11-13: y = ExpandMask(rho'', kappa); w = NTT^-1(A-hat * NTT(y)).
+        expand_mask(p, &rho_pp, kappa, &mut y);
+        kappa = kappa.wrapping_add(L as u16);
+        *z = *y;
+        z.ntt();
+        *tmp = matrix_mul(&a_hat, &z);
+        tmp.reduce();
+        tmp.invntt_tomont();
+        tmp.caddq();
+
+        // Line 14: w1 = HighBits(w); the low bits are kept for line 21.
+        for ((w, hi), lo) in tmp.0.iter().zip(w1.0.iter_mut()).zip(w0.0.iter_mut()) {
+            for ((&c, c1), c0) in w.0.iter().zip(hi.0.iter_mut()).zip(lo.0.iter_mut()) {
+                (*c1, *c0) = decompose(c, gamma2);
+            }
+        }
+
+        // Lines 15-16: c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
+        w1_encode(p, &w1, w1_bytes);
+        let mut hc = Shake256::default();
+        hc.update(mu);
+        hc.update(w1_bytes);
+        hc.finalize_xof().read(c_tilde);
+        let mut c_hat = sample_in_ball(p, c_tilde);
+        c_hat.ntt();
+
+        // Lines 18-20: z = y + <<c s1>>; reject when ||z||inf >= gamma1 - beta.
+        z.pointwise_poly_montgomery(&c_hat, &s1_hat);
+        z.invntt_tomont();
+        z.add_assign(&y);
+        z.reduce();
+        let z_bad = z.exceeds(gamma1 - beta);
+
+        // Line 21: r0 = LowBits(w - <<c s2>>), computed as w0 - <<c s2>>; once ||r0||inf <
+        // gamma2 - beta holds, HighBits(w - <<c s2>>) = w1, so w1 serves in MakeHint below.
+        tmp.pointwise_poly_montgomery(&c_hat, &s2_hat);
+        tmp.invntt_tomont();
+        w0.sub_assign(&tmp);
+        w0.reduce();
+        let r0_bad = w0.exceeds(gamma2 - beta);
+
+        // Line 23: reject when ||z||inf >= gamma1 - beta or ||r0||inf >= gamma2 - beta.
+        if z_bad | r0_bad {
+            continue;
+        }
+
+        // Lines 25-28: <<c t0>>, its bound, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
+        tmp.pointwise_poly_montgomery(&c_hat, &t0_hat);
+        tmp.invntt_tomont();
+        tmp.reduce();
+        if tmp.exceeds(gamma2) {
+            continue;
+        }
+        w0.add_assign(&tmp);
+        for ((hi, a0), a1) in hint.0.iter_mut().zip(w0.0.iter()).zip(w1.0.iter()) {
+            for ((b, &lo), &hi) in hi.0.iter_mut().zip(a0.0.iter()).zip(a1.0.iter()) {
+                *b = make_hint(lo, hi, gamma2);
+            }
+        }
+        if hint_weight(&hint) > p.omega() {
+            continue;
+        }
+
+        // Line 33: sigma = sigEncode(c~, z mod+- q, h).
+        sig_encode(p, c_tilde, &z, &hint, sig);
+        return;
+    }
+}

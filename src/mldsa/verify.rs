@@ -1,0 +1,76 @@
+//! ML-DSA.Verify_internal (FIPS 204 Alg. 8), reached from every verification interface through mu.
+//! Everything here is public, so it may branch freely.
+
+use super::message::Message;
+use super::packing::{pk_decode, sig_decode, w1_encode};
+use super::params::ParamSet;
+use super::polyvec::matrix_mul;
+use super::rounding::use_hint;
+use super::sampling::{expand_a, sample_in_ball};
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::Shake256;
+
+/// True iff `sig` is a valid signature of `msg` under `pk`. Lengths of pk and sig and the message
+/// shape have been checked by the caller.
+pub fn verify<const K: usize, const L: usize>(
+    p: ParamSet,
+    pk: &[u8],
+    msg: &Message<'_>,
+    sig: &[u8],
+) -> bool {
+    // Lines 1-2: pkDecode, sigDecode (a malformed hint fails here, line 4).
+    let (rho, mut t1) = pk_decode::<K>(pk);
+    let Some(mut s) = sig_decode::<K, L>(p, sig) else {
+        return false;
+    };
+    // Line 13: ||z||inf < gamma1 - beta (checked first: it is cheap).
+    if s.z.exceeds(p.gamma1() - p.beta()) {
+        return false;
+    }
+
+    // Lines 6-7: tr = H(pk, 64), mu = H(tr || M', 64) (external mu needs no tr).
+    let mut tr = [0u8; 64];
+    if !matches!(msg, Message::Mu(_)) {
+        let mut h = Shake256::default();
+        h.update(pk);
+        h.finalize_xof().read(&mut tr);
+    }
+    let mu = msg.mu(&tr);
+
+    // Lines 8-9: c = SampleInBall(c~), w'_Approx = NTT^-1(A-hat * NTT(z) - NTT(c) * NTT(t1 * 2^d)).
+    let mut c_hat = sample_in_ball(p, s.c_tilde);
+    c_hat.ntt();
+    let a_hat = expand_a::<K, L>(&rho);
+    s.z.ntt();
+    let mut w = matrix_mul(&a_hat, &s.z);
+    for t in t1.0.iter_mut() {
+        t.shiftl();
+        t.ntt();
+    }
+    let mut ct1 = t1;
+    ct1.pointwise_poly_montgomery(&c_hat, &t1);
+    w.sub_assign(&ct1);
+    w.reduce();
+    w.invntt_tomont();
+    w.caddq();
+
+    // Line 10: w1' = UseHint(h, w'_Approx).
+    let gamma2 = p.gamma2();
+    for (wi, hi) in w.0.iter_mut().zip(s.h.0.iter()) {
+        for (c, &b) in wi.0.iter_mut().zip(hi.0.iter()) {
+            *c = use_hint(*c, b != 0, gamma2);
+        }
+    }
+
+    // Lines 11-12: c~' = H(mu || w1Encode(w1'), lambda/4); accept iff c~ = c~'.
+    let mut w1_bytes = [0u8; 8 * 32 * 6];
+    let w1_bytes = &mut w1_bytes[..K * 32 * p.w1_bits()];
+    w1_encode(p, &w, w1_bytes);
+    let mut c2 = [0u8; 64];
+    let c2 = &mut c2[..p.c_tilde_len()];
+    let mut h = Shake256::default();
+    h.update(&mu);
+    h.update(w1_bytes);
+    h.finalize_xof().read(c2);
+    c2 == s.c_tilde
+}
