@@ -1549,7 +1549,7 @@ fn job_free_waits_for_a_running_job() {
 
 #[test]
 fn one_context_shared_by_many_threads() {
-    let ctx = Arc::new(Ctx::cpu());
+    let ctx = Ctx::cpu();
     let addr = ctx.0 as usize;
     let threads: Vec<_> = (0..8)
         .map(|t| {
