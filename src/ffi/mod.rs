@@ -28,6 +28,7 @@ pub use kem::*;
 pub use mldsa::*;
 
 use crate::{ctru, Alg, Error};
+use guard::boundary_or;
 use std::ffi::c_char;
 
 /// The result of a fallible call: `PQG_OK` (0), `PQG_PENDING` (1) or a negative `PQG_ERR_*` code.
@@ -186,6 +187,10 @@ const _: () = {
 /// library and must not be freed. Thread-safe.
 #[no_mangle]
 pub extern "C" fn pqg_status_str(s: pqg_status) -> *const c_char {
+    boundary_or(c"PQG_ERR_PANIC".as_ptr(), || status_text(s).as_ptr())
+}
+
+fn status_text(s: pqg_status) -> &'static std::ffi::CStr {
     let text: &'static std::ffi::CStr = match s {
         PQG_OK => c"PQG_OK: success",
         PQG_PENDING => c"PQG_PENDING: the job is still running",
@@ -201,7 +206,7 @@ pub extern "C" fn pqg_status_str(s: pqg_status) -> *const c_char {
         PQG_ERR_PANIC => c"PQG_ERR_PANIC: internal error (panic caught at the boundary)",
         _ => c"unknown pqg_status",
     };
-    text.as_ptr()
+    text
 }
 
 /// Returns the library version as a static string, e.g. "0.1.0".
@@ -215,33 +220,33 @@ pub extern "C" fn pqg_version() -> *const c_char {
 /// Public key length in bytes of `alg`, or 0 for an unknown algorithm. Thread-safe.
 #[no_mangle]
 pub extern "C" fn pqg_public_key_len(alg: pqg_alg) -> usize {
-    Alg::from_code(alg).map_or(0, Alg::public_key_len)
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::public_key_len))
 }
 
 /// Secret key length in bytes of `alg`, or 0 for an unknown algorithm. Thread-safe.
 #[no_mangle]
 pub extern "C" fn pqg_secret_key_len(alg: pqg_alg) -> usize {
-    Alg::from_code(alg).map_or(0, Alg::secret_key_len)
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::secret_key_len))
 }
 
 /// Signature length in bytes of `alg`, or 0 for an unknown algorithm or a KEM. Thread-safe.
 #[no_mangle]
 pub extern "C" fn pqg_signature_len(alg: pqg_alg) -> usize {
-    Alg::from_code(alg).map_or(0, Alg::signature_len)
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::signature_len))
 }
 
 /// KEM ciphertext length in bytes of `alg`, or 0 for an unknown algorithm or a signature
 /// scheme. Thread-safe.
 #[no_mangle]
 pub extern "C" fn pqg_ciphertext_len(alg: pqg_alg) -> usize {
-    Alg::from_code(alg).map_or(0, Alg::ciphertext_len)
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::ciphertext_len))
 }
 
 /// KEM shared secret length in bytes of `alg`, or 0 for an unknown algorithm or a signature
 /// scheme. Thread-safe.
 #[no_mangle]
 pub extern "C" fn pqg_shared_secret_len(alg: pqg_alg) -> usize {
-    Alg::from_code(alg).map_or(0, Alg::shared_secret_len)
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::shared_secret_len))
 }
 
 /// The ML-DSA parameter set of `alg`; a KEM or unknown value is `InvalidArgument`.
