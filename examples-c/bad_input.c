@@ -32,6 +32,15 @@ static void contexts(void) {
   CHECK(c == NULL, "context out-pointer cleared on failure");
   pqg_context_free(NULL);
   CHECK(pqg_context_backend(NULL) == PQG_BACKEND_AUTO, "backend of NULL context");
+  /* Demanding a GPU: a context on one, or PQG_ERR_NO_DEVICE and no context. */
+  {
+    pqg_status s = pqg_context_new(PQG_BACKEND_GPU, &c);
+    CHECK(s == PQG_OK || s == PQG_ERR_NO_DEVICE, "GPU context: OK or NO_DEVICE");
+    CHECK(s == PQG_OK ? pqg_context_backend(c) == PQG_BACKEND_GPU : c == NULL,
+          "GPU context runs on the GPU, or none is made");
+    printf("PQG_BACKEND_GPU: %s\n", pqg_status_str(s));
+    pqg_context_free(c);
+  }
 }
 
 static void keygen(pqg_context *ctx) {

@@ -198,6 +198,13 @@ fn context_new_checks_its_arguments() {
     assert_eq!(unsafe { pqg_context_backend(ctx.0) }, PQG_BACKEND_CPU);
     assert_eq!(unsafe { pqg_context_backend(null()) }, 0);
     unsafe { pqg_context_free(null_mut()) };
+    // Demanding a GPU gives one or NO_DEVICE (and no context).
+    let mut gpu = null_mut();
+    match unsafe { pqg_context_new(2, &mut gpu) } {
+        PQG_OK => assert_eq!(unsafe { pqg_context_backend(gpu) }, 2),
+        st => assert_eq!((st, gpu), (PQG_ERR_NO_DEVICE, null_mut())),
+    }
+    unsafe { pqg_context_free(gpu) };
     // AUTO resolves to a concrete backend.
     let mut auto = null_mut();
     assert_eq!(unsafe { pqg_context_new(0, &mut auto) }, PQG_OK);
