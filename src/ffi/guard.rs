@@ -98,6 +98,20 @@ impl Out {
         Ok(Out { ptr, len })
     }
 
+    /// A contiguous output array of `n` items of `len` bytes (a keygen batch's pks or sks).
+    /// NULL is accepted for `n == 0` (nothing will be written); a size that cannot exist in
+    /// memory is `InvalidArgument`.
+    pub(crate) fn array(ptr: *mut u8, n: usize, len: usize) -> Result<Out, Error> {
+        let total = array_len(n, len)?;
+        if n == 0 {
+            return Ok(Out {
+                ptr: std::ptr::NonNull::dangling().as_ptr(),
+                len: 0,
+            });
+        }
+        Out::new(ptr, total)
+    }
+
     /// `BadLength` unless the caller's buffer has exactly `want` bytes.
     pub(crate) fn expect_len(self, want: usize) -> Result<Out, Error> {
         if self.len != want {

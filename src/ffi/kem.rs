@@ -7,7 +7,6 @@ use super::batch::{self, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{array_len, boundary, optional, requests, required, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
-use super::mldsa::keygen_out;
 use super::{kem_params, pqg_alg, pqg_secret_key_len, pqg_shared_secret_len, pqg_status, PQG_OK};
 use crate::backend::{DecapsItem, EncapsItem};
 use crate::{ctru, Error};
@@ -205,8 +204,8 @@ pub unsafe extern "C" fn pqg_kem_keygen_submit(
         };
         let p = kem_params(alg)?;
         let (pk_len, sk_len) = (p.public_key_len(), p.secret_key_len());
-        let pk_out = keygen_out(n, pks, pk_len)?;
-        let sk_out = keygen_out(n, sks, sk_len)?;
+        let pk_out = Out::array(pks, n, pk_len)?;
+        let sk_out = Out::array(sks, n, sk_len)?;
         if n > 0 && statuses.is_null() {
             return Err(Error::NullPointer);
         }

@@ -424,8 +424,8 @@ pub unsafe extern "C" fn pqg_mldsa_keygen_submit(
         let ctx = unsafe { context(ctx) }?;
         let p = mldsa_params(alg)?;
         let (pk_len, sk_len) = (p.public_key_len(), p.secret_key_len());
-        let pk_out = keygen_out(n, pks, pk_len)?;
-        let sk_out = keygen_out(n, sks, sk_len)?;
+        let pk_out = Out::array(pks, n, pk_len)?;
+        let sk_out = Out::array(sks, n, sk_len)?;
         if n > 0 && statuses.is_null() {
             return Err(Error::NullPointer);
         }
@@ -464,16 +464,6 @@ pub unsafe extern "C" fn pqg_mldsa_keygen_submit(
         }
     }
     status
-}
-
-/// The contiguous output array of a keygen batch: NULL is allowed only for n == 0.
-pub(crate) fn keygen_out(n: usize, ptr: *mut u8, len: usize) -> Result<Out, Error> {
-    let total = array_len(n, len)?;
-    if n == 0 {
-        // Never written: chunk() is only called for items that exist.
-        return Ok(Out::new(std::ptr::NonNull::dangling().as_ptr(), 0).expect("non-NULL"));
-    }
-    Out::new(ptr, total)
 }
 
 /// Checks one signing request; a bad one gets its own status and does not run.
