@@ -39,6 +39,41 @@ impl Mont {
         let tq_hi = ((t as i32 * self.q as i32) >> 16) as i16;
         hi - tq_hi
     }
+
+    /// out[i] = src[i] * b * 2^-16 mod q for every i.
+    ///
+    /// Kept out of line on purpose: with exactly one Montgomery product per loop, LLVM maps both
+    /// high halves to `pmulhw`; fused with a second product, it falls back to widened 32-bit
+    /// multiplies and the inversion gets markedly slower.
+    #[inline(never)]
+    fn scale_into(&self, out: &mut [i16], src: &[i16], b: i16) {
+        let b_qinv = b.wrapping_mul(self.qinv);
+        for (o, &a) in out.iter_mut().zip(src) {
+            *o = self.mul(a, b, b_qinv);
+        }
+    }
+}
+
+impl Mont {
+    /// Swaps a[i] and b[i] where mask = -1 (keeps them where mask = 0), then sets
+    /// out[i] = (new b[i]) * c * 2^-16 mod q. Fusing the swap costs no extra `pmulhw` trouble.
+    #[inline(never)]
+    fn cswap_scale_into(&self, out: &mut [i16], a: &mut [i16], b: &mut [i16], mask: i16, c: i16) {
+        let c_qinv = c.wrapping_mul(self.qinv);
+        for ((o, x), y) in out.iter_mut().zip(a.iter_mut()).zip(b.iter_mut()) {
+            let t = mask & (*x ^ *y);
+            *x ^= t;
+            *y ^= t;
+            *o = self.mul(*y, c, c_qinv);
+        }
+    }
+}
+
+/// out[i] = minuend[i] - out[i] (both in (-q, q), so the result lies in (-2q, 2q)).
+fn sub_from(out: &mut [i16], minuend: &[i16]) {
+    for (o, &m) in out.iter_mut().zip(minuend) {
+        *o = m - *o;
+    }
 }
 
 /// -1 if x != 0 else 0.
@@ -69,6 +104,7 @@ pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
     let mut g = Zeroizing::new(vec![0i16; n + 1]); // the input, reversed
     let mut v = Zeroizing::new(vec![0i16; n + 1]);
     let mut r = Zeroizing::new(vec![0i16; n + 1]);
+    let mut t = Zeroizing::new(vec![0i16; n + 1]);
     f[0] = 1;
     f[n - 1] = -1;
     f[n] = -1;
@@ -78,7 +114,14 @@ pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
     r[0] = 1;
     let mut delta: i32 = 1;
 
-    for _ in 0..2 * n - 1 {
+    for k in 0..2 * n - 1 {
+        // Public length bounds (they depend only on k). Formal degrees satisfy
+        // deg f + deg g = 2n - 1 - k before step k and both stay >= 0 for an invertible input, so
+        // f and g matter only up to index min(n, 2n-1-k); v and r (after the shift) have degree
+        // <= k. Entries past these bounds are never read again.
+        let fg_len = n.min(2 * n - 1 - k) + 1;
+        let vr_len = n.min(k) + 1;
+
         // v <- x * v
         v.copy_within(0..n, 1);
         v[0] = 0;
@@ -89,21 +132,26 @@ pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
         let swap = ((-delta) >> 31) & g0_nonzero;
         delta ^= swap & (delta ^ -delta);
         delta += 1;
-        cswap(&mut f, &mut g, swap as i16);
-        cswap(&mut v, &mut r, swap as i16);
+        let swap = swap as i16;
 
-        // g <- (f0 g - g0 f) / x and r <- f0 r - g0 v, both times 2^-16.
-        let f0 = f[0];
-        let g0 = g[0];
-        let f0_qinv = f0.wrapping_mul(mont.qinv);
-        let g0_qinv = g0.wrapping_mul(mont.qinv);
-        for i in 0..n {
-            g[i] = mont.mul(g[i + 1], f0, f0_qinv) - mont.mul(f[i + 1], g0, g0_qinv);
-        }
-        g[n] = 0;
-        for (ri, &vi) in r.iter_mut().zip(v.iter()) {
-            *ri = mont.mul(*ri, f0, f0_qinv) - mont.mul(vi, g0, g0_qinv);
-        }
+        // After the swap: g <- (f0 g - g0 f) / x and r <- f0 r - g0 v, both times 2^-16.
+        let f0 = f[0] ^ (swap & (f[0] ^ g[0]));
+        let g0 = g[0] ^ (swap & (f[0] ^ g[0]));
+        cswap(&mut f[..1], &mut g[..1], swap);
+        let m = fg_len - 1;
+        mont.cswap_scale_into(&mut t[..m], &mut f[1..fg_len], &mut g[1..fg_len], swap, f0);
+        mont.scale_into(&mut g[..m], &f[1..fg_len], g0);
+        sub_from(&mut g[..m], &t[..m]);
+        g[m] = 0;
+        mont.cswap_scale_into(
+            &mut t[..vr_len],
+            &mut v[..vr_len],
+            &mut r[..vr_len],
+            swap,
+            f0,
+        );
+        mont.scale_into(&mut r[..vr_len], &v[..vr_len], g0);
+        sub_from(&mut r[..vr_len], &t[..vr_len]);
     }
 
     // Now f = f0 (a nonzero constant) and v * input = f0 in reversed form.
