@@ -90,4 +90,37 @@ mod tests {
             }
         }
     }
+
+    /// Squared distance of x to the codeword of `nibble` (coordinates w_j * q2/2 mod q2).
+    fn cost(x: &[i32], nibble: u8, q2: i32) -> i32 {
+        let w = encode(nibble);
+        (0..8)
+            .map(|j| {
+                let d = (x[j] - ((w >> j) & 1) as i32 * (q2 / 2)).rem_euclid(q2);
+                let d = d.min(q2 - d);
+                d * d
+            })
+            .sum()
+    }
+
+    #[test]
+    fn decoder_finds_a_nearest_codeword() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for q2 in [1024, 2048] {
+            for _ in 0..20_000 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let x: Vec<i32> = (0..8)
+                    .map(|j| {
+                        ((state >> (8 * j)) as i32)
+                            .wrapping_mul(0x9E37_79B1u32 as i32)
+                            .rem_euclid(q2)
+                    })
+                    .collect();
+                let best = (0..16).map(|a| cost(&x, a, q2)).min().unwrap();
+                assert_eq!(cost(&x, decode(&x, q2), q2), best, "x = {x:?}");
+            }
+        }
+    }
 }
