@@ -205,24 +205,25 @@ fn header_compiles_as_c99_and_cxx17() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The shared library built alongside this test: `target/<profile>/libpqgpu.so`, found from
-/// the test executable's path (`target/<profile>/deps/header-*`), else any built profile.
+/// The shared library of this test's profile: `target/<profile>/libpqgpu.so`, found from the
+/// test executable's path (`target/<profile>/deps/header-*`). `cargo test` builds only the
+/// rlib, so the cdylib is built here (same profile) when it is missing or older than the test.
 fn shared_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let beside = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("libpqgpu.so"));
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let candidates = beside
-        .into_iter()
-        .chain(["debug", "release"].map(|p| target.join(p).join("libpqgpu.so")));
-    let tried: Vec<PathBuf> = candidates.collect();
-    tried
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .unwrap_or_else(|| panic!("libpqgpu.so not built; looked at {tried:?} (run cargo build)"))
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<exe>");
+    let lib = profile_dir.join("libpqgpu.so");
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    if modified(&lib) < modified(&exe) {
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.args(["build", "--lib", "--manifest-path", concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cargo.arg("--release");
+        }
+        let status = cargo.status().expect("run cargo build --lib");
+        assert!(status.success(), "cargo build --lib failed");
+    }
+    assert!(lib.is_file(), "libpqgpu.so not found at {}", lib.display());
+    lib
 }
 
 fn tool_output(tool: &str, args: &[&str], lib: &Path) -> Option<String> {
