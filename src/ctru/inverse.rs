@@ -52,9 +52,7 @@ impl Mont {
             *o = self.mul(a, b, b_qinv);
         }
     }
-}
 
-impl Mont {
     /// Swaps a[i] and b[i] where mask = -1 (keeps them where mask = 0), then sets
     /// out[i] = (new b[i]) * c * 2^-16 mod q. Fusing the swap costs no extra `pmulhw` trouble.
     #[inline(never)]
@@ -82,18 +80,10 @@ fn nonzero_mask(x: i32) -> i32 {
     (x | x.wrapping_neg()) >> 31
 }
 
-/// Swaps a and b where mask = -1; leaves them where mask = 0.
-#[inline(always)]
-fn cswap(a: &mut [i16], b: &mut [i16], mask: i16) {
-    for (x, y) in a.iter_mut().zip(b.iter_mut()) {
-        let t = mask & (*x ^ *y);
-        *x ^= t;
-        *y ^= t;
-    }
-}
-
-/// f^-1 in R_q with coefficients in [0, q). `f` has |f_i| < q and must be nonzero (R_q is a field:
-/// x^n - x - 1 is irreducible mod q for the CTRU-Prime (n, q), so every nonzero f is invertible).
+/// f^-1 in R_q with coefficients in [0, q). `f` has |f_i| < q and must be nonzero mod q (R_q is a
+/// field: x^n - x - 1 is irreducible mod q for the CTRU-Prime (n, q), so every nonzero f is
+/// invertible; KeyGen's f = 2f' + 1 is never 0). A zero input gives a meaningless result, never a
+/// panic.
 pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
     let n = f_in.len();
     let q = zq.q;
@@ -135,9 +125,9 @@ pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
         let swap = swap as i16;
 
         // After the swap: g <- (f0 g - g0 f) / x and r <- f0 r - g0 v, both times 2^-16.
-        let f0 = f[0] ^ (swap & (f[0] ^ g[0]));
-        let g0 = g[0] ^ (swap & (f[0] ^ g[0]));
-        cswap(&mut f[..1], &mut g[..1], swap);
+        let swap0 = swap & (f[0] ^ g[0]);
+        let (f0, g0) = (f[0] ^ swap0, g[0] ^ swap0);
+        (f[0], g[0]) = (f0, g0);
         let m = fg_len - 1;
         mont.cswap_scale_into(&mut t[..m], &mut f[1..fg_len], &mut g[1..fg_len], swap, f0);
         mont.scale_into(&mut g[..m], &f[1..fg_len], g0);
