@@ -210,12 +210,20 @@ fn header_compiles_as_c99_and_cxx17() {
 /// rlib, so the cdylib is built here (same profile) when it is missing or older than the test.
 fn shared_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<exe>");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<exe>");
     let lib = profile_dir.join("libpqgpu.so");
     let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
     if modified(&lib) < modified(&exe) {
         let mut cargo = Command::new(env!("CARGO"));
-        cargo.args(["build", "--lib", "--manifest-path", concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")]);
+        cargo.args([
+            "build",
+            "--lib",
+            "--manifest-path",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
+        ]);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cargo.arg("--release");
         }

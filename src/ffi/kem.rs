@@ -5,10 +5,11 @@
 
 use super::batch::{self, Accepted};
 use super::context::{context, pqg_context};
-use super::guard::{array_len, boundary, optional, requests, required, zero_secret, Out};
+use super::guard::{boundary, optional, requests, required, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
+use super::keygen;
 use super::{kem_params, pqg_alg, pqg_secret_key_len, pqg_shared_secret_len, pqg_status, PQG_OK};
-use crate::backend::{DecapsItem, EncapsItem};
+use crate::backend::{Backend, DecapsItem, EncapsItem};
 use crate::{ctru, Error};
 
 /// One encapsulation request of `pqg_kem_encaps_submit`.
@@ -196,54 +197,20 @@ pub unsafe extern "C" fn pqg_kem_keygen_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    let status = boundary(|| {
-        // SAFETY: job is NULL or writable; ctx is NULL or live (caller's promise).
-        let ctx = unsafe {
-            clear_out(job)?;
-            context(ctx)?
-        };
+    let resolve = || {
         let p = kem_params(alg)?;
-        let (pk_len, sk_len) = (p.public_key_len(), p.secret_key_len());
-        let pk_out = Out::array(pks, n, pk_len)?;
-        let sk_out = Out::array(sks, n, sk_len)?;
-        if n > 0 && statuses.is_null() {
-            return Err(Error::NullPointer);
-        }
-        let seeds: Option<&'static [u8]> = match seeds.is_null() {
-            true => None,
-            // SAFETY: n * 64 readable bytes that the caller keeps valid until the job has
-            // completed; the job never uses them after that.
-            false => Some(unsafe { required(seeds, array_len(n, 64)?) }?),
+        let shape = keygen::Shape {
+            seed_len: 64,
+            pk_len: p.public_key_len(),
+            sk_len: p.secret_key_len(),
         };
-        let backend = ctx.backend.clone();
-        let work: job::Work = Box::new(move || {
-            let keys = batch::kem_keygen(&*backend, p, seeds, n);
-            for (i, st) in keys.statuses.iter().enumerate() {
-                let (pk, sk) = (pk_out.chunk(i, pk_len), sk_out.chunk(i, sk_len));
-                // SAFETY: the caller keeps pks/sks valid until completion (contract).
-                unsafe {
-                    match st {
-                        Ok(()) => {
-                            pk.write(&keys.pks[i * pk_len..][..pk_len]);
-                            sk.write(&keys.sks[i * sk_len..][..sk_len]);
-                        }
-                        Err(_) => sk.zero(),
-                    }
-                }
-            }
-            keys.statuses
-        });
-        // SAFETY: job was checked non-NULL above.
-        unsafe { hand_out(job::start(n, statuses, work), job) };
-        Ok(())
-    });
-    if status != PQG_OK {
-        if let Ok(total) = array_len(n, pqg_secret_key_len(alg)) {
-            // SAFETY: sks is NULL or n * sk_len writable bytes (caller's promise).
-            unsafe { zero_secret(sks, total) };
-        }
-    }
-    status
+        Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
+            batch::kem_keygen(b, p, seeds, n)
+        }))
+    };
+    let sk_len = pqg_secret_key_len(alg);
+    // SAFETY: the pointers carry the promises of this function's documentation.
+    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, sk_len, resolve) }
 }
 
 /// Zeroes the shared-secret outputs of a rejected encaps/decaps submit, where they can be

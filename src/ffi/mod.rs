@@ -20,6 +20,7 @@ mod context;
 mod guard;
 mod job;
 mod kem;
+mod keygen;
 mod mldsa;
 
 pub use context::*;
