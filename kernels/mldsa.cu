@@ -102,9 +102,10 @@ __device__ __forceinline__ void load_zetas(i32 *z) {
 
 // Levels with len <= 32 are warp-local: with blockDim a multiple of 128, the warp that
 // handles butterflies i in [32w, 32w + 32) of a polynomial owns its coefficients
-// [64w, 64w + 64) at every such level, so __syncwarp orders them (racecheck-clean).
-__device__ __forceinline__ void level_sync(int len_next) {
-  if (len_next <= 32)
+// [64w, 64w + 64) at every such level. Between two such levels __syncwarp orders the
+// accesses; any other step (into or out of a wider level) needs the block barrier.
+__device__ __forceinline__ void level_sync(int len_done, int len_next) {
+  if (len_done <= 32 && len_next <= 32)
     __syncwarp();
   else
     __syncthreads();
@@ -126,7 +127,7 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
       p[j + len] = fq_sub(x, t);
       p[j] = fq_add(x, t);
     }
-    level_sync(lvl < 7 ? len / 2 : 256);
+    level_sync(len, lvl < 7 ? len / 2 : 256);
   }
 }
 
@@ -147,7 +148,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
       p[j] = fq_add(x, y);
       p[j + len] = fq_mul(zeta, fq_sub(x, y));
     }
-    level_sync(lvl < 7 ? len * 2 : 256);
+    level_sync(len, lvl < 7 ? len * 2 : 256);
   }
   for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
   __syncthreads();
