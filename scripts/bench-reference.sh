@@ -22,7 +22,7 @@ if [ -d "$ref/dilithium/ref" ]; then
   for mode in 2 3 5; do
     cc -O3 -fomit-frame-pointer -w -DDILITHIUM_MODE=$mode -I"$d" "$here/dilithium_speed.c" \
       "$d"/{sign,packing,polyvec,poly,ntt,reduce,rounding,fips202,symmetric-shake,randombytes}.c -o "$build/dil$mode"
-    taskset -c 0 "$build/dil$mode" "$secs" | sed 's/^/reference /'
+    taskset -c 0 "$build/dil$mode" "$secs" | tee -a "$build/ref.txt"
   done
 else
   echo "(no $ref/dilithium: ML-DSA reference skipped)"
@@ -33,11 +33,28 @@ if [ -d "$ref/FPTRU-KEM" ]; then
   for n in 653 761 1277; do
     cc -O3 -march=native -mtune=native -fomit-frame-pointer -w -DFPTRU_N=$n -I"$f" "$here/fptru_speed.c" \
       "$f"/{pke,poly,reduce,coding,randombytes,cbd,pack,kem,fips202,inverse}.c "$f/poly_mul_n${n}q/radix_ntt_n$n.c" -o "$build/fptru$n"
-    taskset -c 0 "$build/fptru$n" "$secs" | sed 's/^/reference /'
+    taskset -c 0 "$build/fptru$n" "$secs" | tee -a "$build/ref.txt"
   done
 else
   echo "(no $ref/FPTRU-KEM: CTRU-Prime reference skipped)"
 fi
 echo "== pqgpu CPU backend, one thread, pinned to the same core"
 cargo build --release --quiet --bin pqgpu-bench
-taskset -c 0 target/release/pqgpu-bench --backend cpu --threads 1 --cpu-batch 64 --reps 5 --latency-samples 50
+taskset -c 0 target/release/pqgpu-bench --backend cpu --threads 1 --cpu-batch 64 --reps 5 --latency-samples 50 \
+  --json "$build/pqgpu.json"
+echo
+echo "== one core, ops/s: reference C vs pqgpu CPU backend (same run, same core)"
+python3 - "$build/ref.txt" "$build/pqgpu.json" <<'PY'
+import json, sys
+ref = {}
+for line in open(sys.argv[1]):
+    alg, op, rate = line.split()
+    ref[(alg, op)] = float(rate)
+ours = {(r["alg"], r["op"]): r["ops_per_s"] for r in json.load(open(sys.argv[2]))["throughput"]}
+print(f"| {'algorithm':<16} | {'op':<7} | {'reference':>10} | {'pqgpu':>10} | {'pqgpu/ref':>9} |")
+print(f"|{'-'*18}|{'-'*9}|{'-'*12}|{'-'*12}|{'-'*11}|")
+for (alg, op), r in ref.items():
+    o = ours.get((alg, op))
+    if o:
+        print(f"| {alg:<16} | {op:<7} | {r:>10.0f} | {o:>10.0f} | {o / r:>9.2f} |")
+PY

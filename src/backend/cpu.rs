@@ -18,7 +18,7 @@ impl CpuBackend {
     }
 }
 
-/// Runs `f(i, item_outputs)` for every item, inline for one item, in parallel otherwise.
+/// Runs `f(item)` for every item, writing its status; inline for one item, in parallel otherwise.
 fn for_each<T: Send, F>(items: Vec<T>, statuses: &mut [Status], f: F)
 where
     F: Fn(T) -> Status + Sync + Send,
@@ -36,6 +36,9 @@ where
         .for_each(|(it, st)| *st = f(it));
 }
 
+/// One keygen item: its seed (or `None` for fresh randomness) and its pk and sk outputs.
+type KeygenItem<'a> = (Option<&'a [u8]>, &'a mut [u8], &'a mut [u8]);
+
 /// Splits `seeds` (n * seed_len bytes or none) and the contiguous outputs into per-item pieces.
 fn keygen_items<'a>(
     n: usize,
@@ -45,7 +48,7 @@ fn keygen_items<'a>(
     pk_len: usize,
     sks: &'a mut [u8],
     sk_len: usize,
-) -> Result<Vec<(Option<&'a [u8]>, &'a mut [u8], &'a mut [u8])>, Error> {
+) -> Result<Vec<KeygenItem<'a>>, Error> {
     if pks.len() != n * pk_len
         || sks.len() != n * sk_len
         || seeds.is_some_and(|s| s.len() != n * seed_len)

@@ -1,6 +1,31 @@
 //! The CTRU-Prime KEM (NTRU over x^n - x - 1), as specified in `shared/spec/ctru-prime.md`.
+//!
+//! Bit-exact with the official reference (`Prime-KEM/FPTRU-KEM`, which calls the scheme FPTRU)
+//! under the pqgpu decisions: the official NTRU-Prime-style public-key encoding, SHA3-512 and
+//! SHAKE256 only, and decapsulation of a wrong ciphertext returns the full implicit-rejection key
+//! K-bar = SHA3-512(pk[0..33] || z || ct)[0..32] (the reference mixes in only its low bits).
+//!
+//! Key formats are checked strictly: a public key must be the canonical encoding of values in
+//! [0, q) (the reference silently reduces out-of-range values), and the secret-key part PackF(f)
+//! must hold f = 2f' + 1 with f' in [-eta, eta] and a zero padding nibble. Anything else is
+//! `BadKey`. Secret-dependent work (sampling, products, inversion, E8 decoding, the ciphertext
+//! comparison and the key selection) runs in constant time, and secret temporaries are zeroized.
+//!
+//! Module map: [`params`] (parameter sets), `reduce` (constant-time arithmetic mod q), `poly`
+//! (exact ring products), `inverse` (constant-time field inversion), `cbd` (sampling), `e8`
+//! (the lattice code), `encode` (public-key Encode/Decode), `pack` (PackF, PackCT), `pke`
+//! (the encryption scheme) and `kem` (the FO transform).
 
+mod cbd;
+mod e8;
+mod encode;
+mod inverse;
+mod kem;
+mod pack;
 pub mod params;
+mod pke;
+mod poly;
+mod reduce;
 
 pub use params::ParamSet;
 
@@ -14,11 +39,12 @@ pub fn keygen_derand(
     pk: &mut [u8],
     sk: &mut [u8],
 ) -> Result<(), Error> {
-    let _ = (p, seed, pk, sk);
-    todo!("CTRU-Prime keygen")
+    kem::keygen_derand(p, seed, pk, sk)
 }
 
-/// KEM.Encaps with the 32-byte coins e. Errors: `BadLength`, `BadKey` (pk fails to decode).
+/// KEM.Encaps with the 32-byte coins e: m = SHAKE256(e), (K || s) = SHA3-512(pk[0..33] || m),
+/// ct = PKE.Enc(pk, m; SHAKE256(s)), ss = K. Errors: `BadLength` (pk, ct or ss length), `BadKey`
+/// (pk is not a canonical encoding).
 pub fn encaps_derand(
     p: ParamSet,
     pk: &[u8],
@@ -26,15 +52,15 @@ pub fn encaps_derand(
     ct: &mut [u8],
     ss: &mut [u8],
 ) -> Result<(), Error> {
-    let _ = (p, pk, e, ct, ss);
-    todo!("CTRU-Prime encaps")
+    kem::encaps_derand(p, pk, e, ct, ss)
 }
 
-/// KEM.Decaps. A well-formed but wrong ciphertext gives `Ok` with the implicit-rejection key.
-/// Errors: `BadLength`, `BadKey` (sk malformed).
+/// KEM.Decaps. A ciphertext of the right length that does not re-encrypt to itself (byte for
+/// byte, padding bits included) gives `Ok` with the implicit-rejection key K-bar, selected in
+/// constant time. Errors: `BadLength` (sk, ct or ss length), `BadKey` (PackF(f) or the embedded
+/// pk malformed; the trailing z is not checked).
 pub fn decaps(p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Result<(), Error> {
-    let _ = (p, sk, ct, ss);
-    todo!("CTRU-Prime decaps")
+    kem::decaps(p, sk, ct, ss)
 }
 
 /// KEM.KeyGen with fresh OS randomness.

@@ -1,1 +1,307 @@
 //! The C ABI (`include/pqgpu.h`): the only place with `extern "C"`.
+//!
+//! Every exported function catches panics (`PQG_ERR_PANIC`), checks its pointers and lengths
+//! before doing any work, writes its outputs only on success and zeroes secret outputs on
+//! failure. The header is generated from this module by cbindgen (see `build.rs`).
+//!
+//! * `guard`: the panic boundary and the pointer/length checks.
+//! * `context`: `pqg_context`, a shared handle on a backend.
+//! * `batch`: the backend calls behind both the one-shot and the batch functions (safe Rust).
+//! * `job`: `pqg_job`, an asynchronous batch running on its own thread.
+//! * `mldsa`, `kem`: the ML-DSA and CTRU-Prime entry points.
+#![allow(non_camel_case_types)]
+#![deny(unsafe_op_in_unsafe_fn)]
+// The safety contract of every entry point is the same and is stated once, in the header's
+// conventions: each pointer is NULL or valid for its documented length, handles are live.
+#![allow(clippy::missing_safety_doc)]
+
+mod batch;
+mod context;
+mod guard;
+mod job;
+mod kem;
+mod keygen;
+mod mldsa;
+
+pub use context::*;
+pub use job::*;
+pub use kem::*;
+pub use mldsa::*;
+
+use crate::{ctru, Alg, Error};
+use guard::boundary_or;
+use std::ffi::c_char;
+
+/// The result of a fallible call: `PQG_OK` (0), `PQG_PENDING` (1) or a negative `PQG_ERR_*` code.
+pub type pqg_status = i32;
+
+/// Success (for verify: the signature is valid).
+pub const PQG_OK: pqg_status = 0;
+/// A job is still running.
+pub const PQG_PENDING: pqg_status = 1;
+/// A required pointer was NULL.
+pub const PQG_ERR_NULL_POINTER: pqg_status = -1;
+/// Unknown algorithm, hash or backend, a context string over 255 bytes, or a bad option.
+pub const PQG_ERR_INVALID_ARGUMENT: pqg_status = -2;
+/// A buffer length does not match the algorithm.
+pub const PQG_ERR_BAD_LENGTH: pqg_status = -3;
+/// A key's encoding is malformed (e.g. secret coefficients out of range).
+pub const PQG_ERR_BAD_KEY: pqg_status = -4;
+/// The signature does not verify (includes malformed and wrong-length signatures).
+pub const PQG_ERR_VERIFY_FAILED: pqg_status = -5;
+/// A GPU backend was demanded and none is usable.
+pub const PQG_ERR_NO_DEVICE: pqg_status = -6;
+/// The GPU failed while running this work.
+pub const PQG_ERR_DEVICE: pqg_status = -7;
+/// A wait ran out before the job finished.
+pub const PQG_ERR_TIMEOUT: pqg_status = -8;
+/// The operating system's randomness was unavailable.
+pub const PQG_ERR_RNG: pqg_status = -9;
+/// An internal bug (a Rust panic) was caught at the boundary.
+pub const PQG_ERR_PANIC: pqg_status = -99;
+
+// The crate's `Error` discriminants are the contract's codes; keep the two lists in step.
+const _: () = {
+    assert!(PQG_ERR_NULL_POINTER == Error::NullPointer.code());
+    assert!(PQG_ERR_INVALID_ARGUMENT == Error::InvalidArgument.code());
+    assert!(PQG_ERR_BAD_LENGTH == Error::BadLength.code());
+    assert!(PQG_ERR_BAD_KEY == Error::BadKey.code());
+    assert!(PQG_ERR_VERIFY_FAILED == Error::VerifyFailed.code());
+    assert!(PQG_ERR_NO_DEVICE == Error::NoDevice.code());
+    assert!(PQG_ERR_DEVICE == Error::Device.code());
+    assert!(PQG_ERR_TIMEOUT == Error::Timeout.code());
+    assert!(PQG_ERR_RNG == Error::Rng.code());
+    assert!(PQG_ERR_PANIC == Error::Panic.code());
+};
+
+/// An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*`).
+pub type pqg_alg = i32;
+
+/// ML-DSA-44 (FIPS 204, NIST security category 2).
+pub const PQG_ML_DSA_44: pqg_alg = 1;
+/// ML-DSA-65 (FIPS 204, NIST security category 3).
+pub const PQG_ML_DSA_65: pqg_alg = 2;
+/// ML-DSA-87 (FIPS 204, NIST security category 5).
+pub const PQG_ML_DSA_87: pqg_alg = 3;
+/// CTRU-Prime-653 KEM.
+pub const PQG_CTRU_PRIME_653: pqg_alg = 16;
+/// CTRU-Prime-761 KEM.
+pub const PQG_CTRU_PRIME_761: pqg_alg = 17;
+/// CTRU-Prime-1277 KEM.
+pub const PQG_CTRU_PRIME_1277: pqg_alg = 18;
+
+/// Library version, major part.
+pub const PQG_VERSION_MAJOR: u32 = 0;
+/// Library version, minor part.
+pub const PQG_VERSION_MINOR: u32 = 1;
+/// Library version, patch part.
+pub const PQG_VERSION_PATCH: u32 = 0;
+/// The version as one number: major * 10000 + minor * 100 + patch.
+pub const PQG_VERSION_NUMBER: u32 = 100;
+
+// Byte lengths as compile-time constants, for stack buffers in C. cbindgen can only copy
+// literals, so they are spelled out here and checked against the parameter sets below.
+/// ML-DSA-44 public key bytes.
+pub const PQG_ML_DSA_44_PUBLIC_KEY_BYTES: usize = 1312;
+/// ML-DSA-44 secret key bytes.
+pub const PQG_ML_DSA_44_SECRET_KEY_BYTES: usize = 2560;
+/// ML-DSA-44 signature bytes.
+pub const PQG_ML_DSA_44_SIGNATURE_BYTES: usize = 2420;
+/// ML-DSA-65 public key bytes.
+pub const PQG_ML_DSA_65_PUBLIC_KEY_BYTES: usize = 1952;
+/// ML-DSA-65 secret key bytes.
+pub const PQG_ML_DSA_65_SECRET_KEY_BYTES: usize = 4032;
+/// ML-DSA-65 signature bytes.
+pub const PQG_ML_DSA_65_SIGNATURE_BYTES: usize = 3309;
+/// ML-DSA-87 public key bytes.
+pub const PQG_ML_DSA_87_PUBLIC_KEY_BYTES: usize = 2592;
+/// ML-DSA-87 secret key bytes.
+pub const PQG_ML_DSA_87_SECRET_KEY_BYTES: usize = 4896;
+/// ML-DSA-87 signature bytes.
+pub const PQG_ML_DSA_87_SIGNATURE_BYTES: usize = 4627;
+/// ML-DSA seed (xi) bytes for deterministic key generation.
+pub const PQG_ML_DSA_SEED_BYTES: usize = 32;
+/// ML-DSA signing randomness (rnd) bytes.
+pub const PQG_ML_DSA_RND_BYTES: usize = 32;
+/// ML-DSA external message representative (mu) bytes.
+pub const PQG_ML_DSA_MU_BYTES: usize = 64;
+/// Longest FIPS 204 context string.
+pub const PQG_ML_DSA_MAX_CONTEXT_BYTES: usize = 255;
+/// CTRU-Prime-653 public key bytes.
+pub const PQG_CTRU_PRIME_653_PUBLIC_KEY_BYTES: usize = 994;
+/// CTRU-Prime-653 secret key bytes.
+pub const PQG_CTRU_PRIME_653_SECRET_KEY_BYTES: usize = 1353;
+/// CTRU-Prime-653 ciphertext bytes.
+pub const PQG_CTRU_PRIME_653_CIPHERTEXT_BYTES: usize = 898;
+/// CTRU-Prime-653 shared secret bytes.
+pub const PQG_CTRU_PRIME_653_SHARED_SECRET_BYTES: usize = 32;
+/// CTRU-Prime-761 public key bytes.
+pub const PQG_CTRU_PRIME_761_PUBLIC_KEY_BYTES: usize = 1158;
+/// CTRU-Prime-761 secret key bytes.
+pub const PQG_CTRU_PRIME_761_SECRET_KEY_BYTES: usize = 1571;
+/// CTRU-Prime-761 ciphertext bytes.
+pub const PQG_CTRU_PRIME_761_CIPHERTEXT_BYTES: usize = 952;
+/// CTRU-Prime-761 shared secret bytes.
+pub const PQG_CTRU_PRIME_761_SHARED_SECRET_BYTES: usize = 32;
+/// CTRU-Prime-1277 public key bytes.
+pub const PQG_CTRU_PRIME_1277_PUBLIC_KEY_BYTES: usize = 2067;
+/// CTRU-Prime-1277 secret key bytes.
+pub const PQG_CTRU_PRIME_1277_SECRET_KEY_BYTES: usize = 2738;
+/// CTRU-Prime-1277 ciphertext bytes.
+pub const PQG_CTRU_PRIME_1277_CIPHERTEXT_BYTES: usize = 1597;
+/// CTRU-Prime-1277 shared secret bytes.
+pub const PQG_CTRU_PRIME_1277_SHARED_SECRET_BYTES: usize = 32;
+/// CTRU-Prime key generation seed (d || z) bytes.
+pub const PQG_CTRU_PRIME_SEED_BYTES: usize = 64;
+/// CTRU-Prime encapsulation coins bytes.
+pub const PQG_CTRU_PRIME_COINS_BYTES: usize = 32;
+
+const _: () = {
+    use crate::mldsa::ParamSet as M;
+    use ctru::ParamSet as C;
+    assert!(PQG_ML_DSA_44_PUBLIC_KEY_BYTES == M::MlDsa44.public_key_len());
+    assert!(PQG_ML_DSA_44_SECRET_KEY_BYTES == M::MlDsa44.secret_key_len());
+    assert!(PQG_ML_DSA_44_SIGNATURE_BYTES == M::MlDsa44.signature_len());
+    assert!(PQG_ML_DSA_65_PUBLIC_KEY_BYTES == M::MlDsa65.public_key_len());
+    assert!(PQG_ML_DSA_65_SECRET_KEY_BYTES == M::MlDsa65.secret_key_len());
+    assert!(PQG_ML_DSA_65_SIGNATURE_BYTES == M::MlDsa65.signature_len());
+    assert!(PQG_ML_DSA_87_PUBLIC_KEY_BYTES == M::MlDsa87.public_key_len());
+    assert!(PQG_ML_DSA_87_SECRET_KEY_BYTES == M::MlDsa87.secret_key_len());
+    assert!(PQG_ML_DSA_87_SIGNATURE_BYTES == M::MlDsa87.signature_len());
+    assert!(PQG_CTRU_PRIME_653_PUBLIC_KEY_BYTES == C::Ctru653.public_key_len());
+    assert!(PQG_CTRU_PRIME_653_SECRET_KEY_BYTES == C::Ctru653.secret_key_len());
+    assert!(PQG_CTRU_PRIME_653_CIPHERTEXT_BYTES == C::Ctru653.ciphertext_len());
+    assert!(PQG_CTRU_PRIME_653_SHARED_SECRET_BYTES == C::Ctru653.shared_secret_len());
+    assert!(PQG_CTRU_PRIME_761_PUBLIC_KEY_BYTES == C::Ctru761.public_key_len());
+    assert!(PQG_CTRU_PRIME_761_SECRET_KEY_BYTES == C::Ctru761.secret_key_len());
+    assert!(PQG_CTRU_PRIME_761_CIPHERTEXT_BYTES == C::Ctru761.ciphertext_len());
+    assert!(PQG_CTRU_PRIME_761_SHARED_SECRET_BYTES == C::Ctru761.shared_secret_len());
+    assert!(PQG_CTRU_PRIME_1277_PUBLIC_KEY_BYTES == C::Ctru1277.public_key_len());
+    assert!(PQG_CTRU_PRIME_1277_SECRET_KEY_BYTES == C::Ctru1277.secret_key_len());
+    assert!(PQG_CTRU_PRIME_1277_CIPHERTEXT_BYTES == C::Ctru1277.ciphertext_len());
+    assert!(PQG_CTRU_PRIME_1277_SHARED_SECRET_BYTES == C::Ctru1277.shared_secret_len());
+};
+
+/// Returns a static, human-readable description of a status code.
+///
+/// Never returns NULL: an unknown code gives "unknown pqg_status". The string is owned by the
+/// library and must not be freed. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_status_str(s: pqg_status) -> *const c_char {
+    boundary_or(c"PQG_ERR_PANIC".as_ptr(), || status_text(s).as_ptr())
+}
+
+fn status_text(s: pqg_status) -> &'static std::ffi::CStr {
+    let text: &'static std::ffi::CStr = match s {
+        PQG_OK => c"PQG_OK: success",
+        PQG_PENDING => c"PQG_PENDING: the job is still running",
+        PQG_ERR_NULL_POINTER => c"PQG_ERR_NULL_POINTER: a required pointer was NULL",
+        PQG_ERR_INVALID_ARGUMENT => c"PQG_ERR_INVALID_ARGUMENT: invalid argument (unknown algorithm, context over 255 bytes, or bad option)",
+        PQG_ERR_BAD_LENGTH => c"PQG_ERR_BAD_LENGTH: a buffer length does not match the algorithm",
+        PQG_ERR_BAD_KEY => c"PQG_ERR_BAD_KEY: the key encoding is malformed",
+        PQG_ERR_VERIFY_FAILED => c"PQG_ERR_VERIFY_FAILED: the signature does not verify",
+        PQG_ERR_NO_DEVICE => c"PQG_ERR_NO_DEVICE: no usable GPU device",
+        PQG_ERR_DEVICE => c"PQG_ERR_DEVICE: the GPU failed while running this work",
+        PQG_ERR_TIMEOUT => c"PQG_ERR_TIMEOUT: the wait ran out before the job finished",
+        PQG_ERR_RNG => c"PQG_ERR_RNG: operating system randomness unavailable",
+        PQG_ERR_PANIC => c"PQG_ERR_PANIC: internal error (panic caught at the boundary)",
+        _ => c"unknown pqg_status",
+    };
+    text
+}
+
+/// Returns the library version as a static string, e.g. "0.1.0".
+///
+/// Never returns NULL; the string is owned by the library. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// Public key length in bytes of `alg`, or 0 for an unknown algorithm. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_public_key_len(alg: pqg_alg) -> usize {
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::public_key_len))
+}
+
+/// Secret key length in bytes of `alg`, or 0 for an unknown algorithm. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_secret_key_len(alg: pqg_alg) -> usize {
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::secret_key_len))
+}
+
+/// Signature length in bytes of `alg`, or 0 for an unknown algorithm or a KEM. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_signature_len(alg: pqg_alg) -> usize {
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::signature_len))
+}
+
+/// KEM ciphertext length in bytes of `alg`, or 0 for an unknown algorithm or a signature
+/// scheme. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_ciphertext_len(alg: pqg_alg) -> usize {
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::ciphertext_len))
+}
+
+/// KEM shared secret length in bytes of `alg`, or 0 for an unknown algorithm or a signature
+/// scheme. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pqg_shared_secret_len(alg: pqg_alg) -> usize {
+    boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::shared_secret_len))
+}
+
+/// The ML-DSA parameter set of `alg`; a KEM or unknown value is `InvalidArgument`.
+fn mldsa_params(alg: pqg_alg) -> Result<crate::mldsa::ParamSet, Error> {
+    match Alg::from_code(alg)? {
+        Alg::MlDsa(p) => Ok(p),
+        Alg::Ctru(_) => Err(Error::InvalidArgument),
+    }
+}
+
+/// The CTRU-Prime parameter set of `alg`; a signature scheme or unknown value is `InvalidArgument`.
+fn kem_params(alg: pqg_alg) -> Result<ctru::ParamSet, Error> {
+    match Alg::from_code(alg)? {
+        Alg::Ctru(p) => Ok(p),
+        Alg::MlDsa(_) => Err(Error::InvalidArgument),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn status_strings_carry_the_error_messages() {
+        for e in [
+            Error::NullPointer,
+            Error::InvalidArgument,
+            Error::BadLength,
+            Error::BadKey,
+            Error::VerifyFailed,
+            Error::NoDevice,
+            Error::Device,
+            Error::Timeout,
+            Error::Rng,
+            Error::Panic,
+        ] {
+            // SAFETY: pqg_status_str returns a static NUL-terminated string.
+            let s = unsafe { CStr::from_ptr(pqg_status_str(e.code())) };
+            assert!(s.to_str().unwrap().ends_with(e.message()), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn version_constants_match_the_crate() {
+        let v = env!("CARGO_PKG_VERSION");
+        let want = format!("{PQG_VERSION_MAJOR}.{PQG_VERSION_MINOR}.{PQG_VERSION_PATCH}");
+        assert_eq!(v, want);
+        assert_eq!(
+            PQG_VERSION_NUMBER,
+            PQG_VERSION_MAJOR * 10000 + PQG_VERSION_MINOR * 100 + PQG_VERSION_PATCH
+        );
+        // SAFETY: pqg_version returns a static NUL-terminated string.
+        let s = unsafe { CStr::from_ptr(pqg_version()) };
+        assert_eq!(s.to_str().unwrap(), v);
+    }
+}

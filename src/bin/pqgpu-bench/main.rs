@@ -263,27 +263,20 @@ fn run_mldsa(
     }
     // Latency of single-item calls: what one TLS handshake or one certificate waits.
     let mut w = MlDsaBatch::new(p, 1);
-    lat.push(Latency::measure(
-        &t.label,
-        p.name(),
-        "keygen",
-        args.latency_samples,
-        || w.keygen(be),
-    )?);
-    lat.push(Latency::measure(
-        &t.label,
-        p.name(),
-        "sign",
-        args.latency_samples,
-        || w.sign(be),
-    )?);
-    lat.push(Latency::measure(
-        &t.label,
-        p.name(),
-        "verify",
-        args.latency_samples,
-        || w.verify(be),
-    )?);
+    for op in ["keygen", "sign", "verify"] {
+        let call = || match op {
+            "keygen" => w.keygen(be),
+            "sign" => w.sign(be),
+            _ => w.verify(be),
+        };
+        lat.push(Latency::measure(
+            &t.label,
+            p.name(),
+            op,
+            args.latency_samples,
+            call,
+        )?);
+    }
     Ok(())
 }
 
@@ -313,26 +306,19 @@ fn run_kem(
         rows.push(Row::new(&t.label, p.name(), "decaps", n, de, None));
     }
     let mut w = KemBatch::new(p, 1);
-    lat.push(Latency::measure(
-        &t.label,
-        p.name(),
-        "keygen",
-        args.latency_samples,
-        || w.keygen(be),
-    )?);
-    lat.push(Latency::measure(
-        &t.label,
-        p.name(),
-        "encaps",
-        args.latency_samples,
-        || w.encaps(be),
-    )?);
-    lat.push(Latency::measure(
-        &t.label,
-        p.name(),
-        "decaps",
-        args.latency_samples,
-        || w.decaps(be),
-    )?);
+    for op in ["keygen", "encaps", "decaps"] {
+        let call = || match op {
+            "keygen" => w.keygen(be),
+            "encaps" => w.encaps(be),
+            _ => w.decaps(be),
+        };
+        lat.push(Latency::measure(
+            &t.label,
+            p.name(),
+            op,
+            args.latency_samples,
+            call,
+        )?);
+    }
     Ok(())
 }

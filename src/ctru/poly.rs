@@ -1,0 +1,199 @@
+//! Exact products in Z[x]/(x^n - x - 1), then reduction mod q or mod q2 (spec section 4.1).
+//!
+//! Products are computed with Karatsuba over wrapping machine integers. Wrapping is harmless:
+//! every step is a ring operation of Z/2^w, so the result is the exact integer product modulo
+//! 2^w. For mod-q products w = 32 and the exact coefficients (at most 3 * n * q * 7 < 2^28 in
+//! absolute value: one operand small, the other below q) fit in an i32, so the result is exact.
+//! For mod-q2 products w = 16 is enough because q2 divides 2^16, and 16-bit lanes are twice as
+//! wide in SIMD.
+
+use super::reduce::Zq;
+use zeroize::{Zeroize, Zeroizing};
+
+/// A machine integer used as an element of Z/2^w.
+trait Coeff: Copy + Default + Zeroize {
+    /// Below this length a schoolbook product beats another Karatsuba level.
+    const SCHOOLBOOK_MAX: usize;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+}
+
+macro_rules! wrapping_coeff {
+    ($t:ty, $max:expr) => {
+        impl Coeff for $t {
+            const SCHOOLBOOK_MAX: usize = $max;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+        }
+    };
+}
+wrapping_coeff!(i32, 96);
+wrapping_coeff!(u16, 192);
+
+/// Scratch space that [`mul_full`] needs for operands of length `len`.
+fn scratch_len<T: Coeff>(len: usize) -> usize {
+    if len <= T::SCHOOLBOOK_MAX {
+        0
+    } else {
+        let h = len.div_ceil(2);
+        8 * h + scratch_len::<T>(h)
+    }
+}
+
+/// out = a * b as a full product of length 2len-1.
+fn mul_full<T: Coeff>(a: &[T], b: &[T], out: &mut [T], scratch: &mut [T]) {
+    let len = a.len();
+    debug_assert!(b.len() == len && out.len() == 2 * len - 1);
+    if len <= T::SCHOOLBOOK_MAX {
+        schoolbook(a, b, out);
+        return;
+    }
+    // a = a0 + x^h a1 with a0 of length h and a1 of length l <= h.
+    let h = len.div_ceil(2);
+    let l = len - h;
+    let (z0, rest) = scratch.split_at_mut(2 * h - 1);
+    let (z1, rest) = rest.split_at_mut(2 * h - 1);
+    let (z2, rest) = rest.split_at_mut(2 * l - 1);
+    let (sa, rest) = rest.split_at_mut(h);
+    let (sb, rest) = rest.split_at_mut(h);
+    mul_full(&a[..h], &b[..h], z0, rest);
+    mul_full(&a[h..], &b[h..], z2, rest);
+    sa.copy_from_slice(&a[..h]);
+    sb.copy_from_slice(&b[..h]);
+    for (s, &x) in sa.iter_mut().zip(&a[h..]) {
+        *s = s.add(x);
+    }
+    for (s, &x) in sb.iter_mut().zip(&b[h..]) {
+        *s = s.add(x);
+    }
+    mul_full(sa, sb, z1, rest);
+    // z1 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1
+    for (m, &x) in z1.iter_mut().zip(z0.iter()) {
+        *m = m.sub(x);
+    }
+    for (m, &x) in z1.iter_mut().zip(z2.iter()) {
+        *m = m.sub(x);
+    }
+    out.fill(T::default());
+    out[..2 * h - 1].copy_from_slice(z0);
+    out[2 * h..].copy_from_slice(z2);
+    for (o, &x) in out[h..3 * h - 1].iter_mut().zip(z1.iter()) {
+        *o = o.add(x);
+    }
+}
+
+fn schoolbook<T: Coeff>(a: &[T], b: &[T], out: &mut [T]) {
+    let len = a.len();
+    out.fill(T::default());
+    for (i, &ai) in a.iter().enumerate() {
+        for (o, &bj) in out[i..i + len].iter_mut().zip(b) {
+            *o = o.add(ai.mul(bj));
+        }
+    }
+}
+
+/// a * b mod (x^n - x - 1) in Z/2^w, unreduced coefficients.
+fn mul_ring<T: Coeff>(a: &[T], b: &[T]) -> Zeroizing<Vec<T>> {
+    let n = a.len();
+    assert_eq!(b.len(), n);
+    // The temporaries hold secret-dependent values: wiped on drop.
+    let mut d = Zeroizing::new(vec![T::default(); 2 * n - 1]);
+    let mut scratch = Zeroizing::new(vec![T::default(); scratch_len::<T>(n)]);
+    mul_full(a, b, &mut d, &mut scratch);
+    Zeroizing::new(fold(&d, n))
+}
+
+/// Reduces a full product (length 2n-1) modulo x^n - x - 1: x^(n+k) = x^(k+1) + x^k, and the
+/// degree is at most 2n-2, so one pass suffices.
+fn fold<T: Coeff>(d: &[T], n: usize) -> Vec<T> {
+    let mut c = d[..n].to_vec();
+    for k in 0..n - 1 {
+        let hi = d[n + k];
+        c[k] = c[k].add(hi);
+        c[k + 1] = c[k + 1].add(hi);
+    }
+    c
+}
+
+/// a * b in R_q with coefficients in [0, q). Inputs: one operand small (|.| <= 7), the other
+/// with |coefficients| < q, so the exact product coefficients fit in an i32.
+pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
+    let mut c = mul_ring(a, b);
+    for x in c.iter_mut() {
+        *x = zq.reduce(*x);
+    }
+    c
+}
+
+/// a * b in Z_{2^bits}[x]/(x^n - x - 1) (bits <= 16) with coefficients in [0, 2^bits).
+pub(crate) fn mul_mod_pow2(a: &[i32], b: &[i32], bits: u32) -> Zeroizing<Vec<i32>> {
+    debug_assert!(bits <= 16);
+    let mask = ((1u32 << bits) - 1) as u16;
+    // Truncation to u16 is reduction mod 2^16, which 2^bits divides.
+    let a16 = Zeroizing::new(a.iter().map(|&x| x as u16).collect::<Vec<u16>>());
+    let b16 = Zeroizing::new(b.iter().map(|&x| x as u16).collect::<Vec<u16>>());
+    let c = mul_ring(&a16, &b16);
+    Zeroizing::new(c.iter().map(|&x| (x & mask) as i32).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plain O(n^2) product with explicit reduction x^n = x + 1, over i64.
+    fn reference_product(a: &[i32], b: &[i32]) -> Vec<i64> {
+        let n = a.len();
+        let mut d = vec![0i64; 2 * n - 1];
+        for i in 0..n {
+            for j in 0..n {
+                d[i + j] += a[i] as i64 * b[j] as i64;
+            }
+        }
+        for k in (n..2 * n - 1).rev() {
+            let t = d[k];
+            d[k] = 0;
+            d[k - n] += t;
+            d[k - n + 1] += t;
+        }
+        d.truncate(n);
+        d
+    }
+
+    #[test]
+    fn karatsuba_matches_schoolbook() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for (n, q) in [(653, 4621), (761, 4591), (1277, 7879), (5, 7), (81, 4591)] {
+            let zq = Zq::new(q);
+            for _ in 0..3 {
+                let a: Vec<i32> = (0..n).map(|_| (next() % q as u64) as i32).collect();
+                let b: Vec<i32> = (0..n).map(|_| (next() % 15) as i32 - 7).collect();
+                let want = reference_product(&a, &b);
+                let got = mul_mod_q(&a, &b, &zq);
+                for i in 0..n {
+                    assert_eq!(got[i] as i64, want[i].rem_euclid(q as i64));
+                }
+                let got2 = mul_mod_pow2(&a, &b, 11);
+                for i in 0..n {
+                    assert_eq!(got2[i] as i64, want[i].rem_euclid(2048));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! CTRU-Prime KEM entry points: one-shot keygen / encaps / decaps and their batch forms.
+//!
+//! Same conventions as the ML-DSA functions; the secret outputs are `sk` and the shared
+//! secret `ss`, zeroed on failure.
+
+use super::batch::{self, Accepted};
+use super::context::{context, pqg_context};
+use super::guard::{boundary, optional, requests, required, zero_secret, Out};
+use super::job::{self, clear_out, hand_out, pqg_job};
+use super::keygen;
+use super::{kem_params, pqg_alg, pqg_secret_key_len, pqg_shared_secret_len, pqg_status, PQG_OK};
+use crate::backend::{Backend, DecapsItem, EncapsItem};
+use crate::{ctru, Error};
+
+/// One encapsulation request of `pqg_kem_encaps_submit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pqg_encaps_request {
+    /// The public key, `pqg_public_key_len(alg)` bytes. Many requests may point to the same
+    /// key; it is read in place, never copied per item.
+    pub pk: *const u8,
+    /// 32 bytes of coins for deterministic encapsulation, or NULL for fresh randomness.
+    pub coins: *const u8,
+    /// Receives the ciphertext, `pqg_ciphertext_len(alg)` bytes.
+    pub ct: *mut u8,
+    /// Receives the shared secret, `pqg_shared_secret_len(alg)` bytes (zeroed if the item fails).
+    pub ss: *mut u8,
+}
+
+/// One decapsulation request of `pqg_kem_decaps_submit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pqg_decaps_request {
+    /// The secret key, `pqg_secret_key_len(alg)` bytes.
+    pub sk: *const u8,
+    /// The ciphertext, `pqg_ciphertext_len(alg)` bytes.
+    pub ct: *const u8,
+    /// Receives the shared secret, `pqg_shared_secret_len(alg)` bytes (zeroed if the item fails).
+    pub ss: *mut u8,
+}
+
+/// Generates a CTRU-Prime key pair.
+///
+/// @param ctx   a context (any thread).
+/// @param alg   `PQG_CTRU_PRIME_653`, `PQG_CTRU_PRIME_761` or `PQG_CTRU_PRIME_1277`.
+/// @param[in]  seed  64 bytes (d || z) for deterministic generation, or NULL for fresh randomness.
+/// @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
+/// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed (over
+///                   `sk_len` bytes) on any failure.
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
+///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_keygen(
+    ctx: *mut pqg_context,
+    alg: pqg_alg,
+    seed: *const u8,
+    pk: *mut u8,
+    pk_len: usize,
+    sk: *mut u8,
+    sk_len: usize,
+) -> pqg_status {
+    let status = boundary(|| {
+        // SAFETY: ctx is NULL or live; seed is NULL or 64 readable bytes (caller's promise).
+        let (ctx, seed) = unsafe { (context(ctx)?, optional::<64>(seed)) };
+        let p = kem_params(alg)?;
+        let pk = Out::new(pk, pk_len)?;
+        let sk = Out::new(sk, sk_len)?;
+        let pk = pk.expect_len(p.public_key_len())?;
+        let sk = sk.expect_len(p.secret_key_len())?;
+        let keys = batch::kem_keygen(&*ctx.backend, p, seed.map(|s| &s[..]), 1);
+        keys.statuses[0]?;
+        // SAFETY: pk and sk are writable buffers of the checked lengths (caller's promise).
+        unsafe {
+            pk.write(&keys.pks);
+            sk.write(&keys.sks);
+        }
+        Ok(())
+    });
+    if status != PQG_OK {
+        // SAFETY: sk is NULL or sk_len writable bytes (caller's promise).
+        unsafe { zero_secret(sk, sk_len) };
+    }
+    status
+}
+
+/// Encapsulates a fresh shared secret to a CTRU-Prime public key.
+///
+/// @param[in]  pk     the public key, `pqg_public_key_len(alg)` bytes.
+/// @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
+/// @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
+/// @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed (over
+///                    `ss_len` bytes) on any failure.
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
+///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode); `PQG_ERR_RNG`;
+///         `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_encaps(
+    ctx: *mut pqg_context,
+    alg: pqg_alg,
+    pk: *const u8,
+    pk_len: usize,
+    coins: *const u8,
+    ct: *mut u8,
+    ct_len: usize,
+    ss: *mut u8,
+    ss_len: usize,
+) -> pqg_status {
+    let status = boundary(|| {
+        // SAFETY: ctx is NULL or live; pk is NULL or pk_len readable bytes; coins is NULL or 32
+        // readable bytes (caller's promise).
+        let (ctx, pk, coins) =
+            unsafe { (context(ctx)?, required(pk, pk_len)?, optional::<32>(coins)) };
+        let p = kem_params(alg)?;
+        let ct = Out::new(ct, ct_len)?;
+        let ss = Out::new(ss, ss_len)?;
+        if pk.len() != p.public_key_len() {
+            return Err(Error::BadLength);
+        }
+        let ct = ct.expect_len(p.ciphertext_len())?;
+        let ss = ss.expect_len(p.shared_secret_len())?;
+        let (statuses, cts, sss) = batch::kem_encaps(&*ctx.backend, p, &[EncapsItem { pk, coins }]);
+        statuses[0]?;
+        // SAFETY: ct and ss are writable buffers of the checked lengths (caller's promise).
+        unsafe {
+            ct.write(&cts);
+            ss.write(&sss);
+        }
+        Ok(())
+    });
+    if status != PQG_OK {
+        // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
+        unsafe { zero_secret(ss, ss_len) };
+    }
+    status
+}
+
+/// Decapsulates a CTRU-Prime ciphertext.
+///
+/// A well-formed but wrong ciphertext is not an error: it gives `PQG_OK` and the
+/// implicit-rejection key, which differs from the sender's key.
+///
+/// @param[in]  sk  the secret key, `pqg_secret_key_len(alg)` bytes.
+/// @param[in]  ct  the ciphertext, `pqg_ciphertext_len(alg)` bytes.
+/// @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed (over
+///                 `ss_len` bytes) on any failure.
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
+///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk); `PQG_ERR_DEVICE`;
+///         `PQG_ERR_PANIC`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_decaps(
+    ctx: *mut pqg_context,
+    alg: pqg_alg,
+    sk: *const u8,
+    sk_len: usize,
+    ct: *const u8,
+    ct_len: usize,
+    ss: *mut u8,
+    ss_len: usize,
+) -> pqg_status {
+    let status = boundary(|| {
+        // SAFETY: ctx is NULL or live; sk and ct are NULL or readable for their lengths.
+        let (ctx, sk, ct) =
+            unsafe { (context(ctx)?, required(sk, sk_len)?, required(ct, ct_len)?) };
+        let p = kem_params(alg)?;
+        let ss = Out::new(ss, ss_len)?;
+        if sk.len() != p.secret_key_len() || ct.len() != p.ciphertext_len() {
+            return Err(Error::BadLength);
+        }
+        let ss = ss.expect_len(p.shared_secret_len())?;
+        let (statuses, sss) = batch::kem_decaps(&*ctx.backend, p, &[DecapsItem { sk, ct }]);
+        statuses[0]?;
+        // SAFETY: ss is a writable buffer of the checked length (caller's promise).
+        unsafe { ss.write(&sss) };
+        Ok(())
+    });
+    if status != PQG_OK {
+        // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
+        unsafe { zero_secret(ss, ss_len) };
+    }
+    status
+}
+
+/// Starts generating `n` CTRU-Prime key pairs.
+///
+/// @param[in]  seeds  `n * 64` bytes (d || z per item), or NULL for fresh randomness.
+/// @param[out] pks    `n * pqg_public_key_len(alg)` bytes; item i at offset i * pk_len.
+/// @param[out] sks    `n * pqg_secret_key_len(alg)` bytes; an item that fails is zeroed.
+/// Other parameters and statuses as `pqg_mldsa_keygen_submit`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_keygen_submit(
+    ctx: *mut pqg_context,
+    alg: pqg_alg,
+    n: usize,
+    seeds: *const u8,
+    pks: *mut u8,
+    sks: *mut u8,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let resolve = || {
+        let p = kem_params(alg)?;
+        let shape = keygen::Shape {
+            seed_len: 64,
+            pk_len: p.public_key_len(),
+            sk_len: p.secret_key_len(),
+        };
+        Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
+            batch::kem_keygen(b, p, seeds, n)
+        }))
+    };
+    let sk_len = pqg_secret_key_len(alg);
+    // SAFETY: the pointers carry the promises of this function's documentation.
+    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, sk_len, resolve) }
+}
+
+/// Zeroes the shared-secret outputs of a rejected encaps/decaps submit, where they can be
+/// found (known algorithm, non-NULL request array).
+///
+/// # Safety
+/// Each request's `ss` is NULL or `pqg_shared_secret_len(alg)` writable bytes.
+unsafe fn zero_rejected<R>(alg: pqg_alg, reqs: *const R, n: usize, ss: impl Fn(&R) -> *mut u8) {
+    let len = pqg_shared_secret_len(alg);
+    // SAFETY: reqs is NULL or n readable requests (caller's promise).
+    if let (true, Ok(reqs)) = (len > 0, unsafe { requests(reqs, n) }) {
+        for r in reqs {
+            // SAFETY: as documented above.
+            unsafe { zero_secret(ss(r), len) };
+        }
+    }
+}
+
+/// Starts `n` encapsulations. Requests may share one public key pointer (the server case):
+/// the key is read in place, not copied per item.
+///
+/// @param[in]  reqs      `n` requests; the array may be freed once this returns, the buffers
+///                       it points to must stay valid until the job completes.
+/// @param[out] statuses  `n` entries, written when the job completes: per item the status
+///                       `pqg_kem_encaps` would return (NULL pointers in an item are that
+///                       item's `PQG_ERR_NULL_POINTER`).
+/// @param[out] job       receives the job (free it with `pqg_job_free`); NULL on failure.
+/// @return `PQG_OK` when the job was started; `PQG_ERR_NULL_POINTER` (ctx or job, reqs or
+///         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM alg);
+///         `PQG_ERR_PANIC`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_encaps_submit(
+    ctx: *mut pqg_context,
+    alg: pqg_alg,
+    reqs: *const pqg_encaps_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let status = boundary(|| {
+        // SAFETY: job is NULL or writable; ctx is NULL or live; reqs is NULL or n readable
+        // requests (caller's promise).
+        let (ctx, reqs) = unsafe {
+            clear_out(job)?;
+            (context(ctx)?, requests(reqs, n)?)
+        };
+        let p = kem_params(alg)?;
+        if n > 0 && statuses.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let accepted = Accepted::from_results(reqs.iter().map(|r| {
+            let item = || {
+                // SAFETY: the request's buffers are valid until completion (contract) and the
+                // job drops these references before it reports completion.
+                let (pk, coins) =
+                    unsafe { (required(r.pk, p.public_key_len())?, optional(r.coins)) };
+                let ct = Out::new(r.ct, p.ciphertext_len())?;
+                let ss = Out::new(r.ss, p.shared_secret_len())?;
+                Ok((EncapsItem { pk, coins }, ct, ss))
+            };
+            // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
+            item().inspect_err(|_| unsafe { zero_secret(r.ss, p.shared_secret_len()) })
+        }));
+        let backend = ctx.backend.clone();
+        let work: job::Work = Box::new(move || encaps_work(&*backend, p, accepted));
+        // SAFETY: job was checked non-NULL above.
+        unsafe { hand_out(job::start(n, statuses, work), job) };
+        Ok(())
+    });
+    if status != PQG_OK {
+        // SAFETY: the requests' ss buffers are NULL or writable (caller's promise).
+        unsafe { zero_rejected(alg, reqs, n, |r| r.ss) };
+    }
+    status
+}
+
+type EncapsAccepted = Accepted<(EncapsItem<'static>, Out, Out)>;
+
+fn encaps_work(
+    backend: &dyn crate::backend::Backend,
+    p: ctru::ParamSet,
+    accepted: EncapsAccepted,
+) -> Vec<crate::Status> {
+    let (ct_len, ss_len) = (p.ciphertext_len(), p.shared_secret_len());
+    let items: Vec<EncapsItem<'_>> = accepted.items.iter().map(|(it, _, _)| *it).collect();
+    let (ran, cts, sss) = batch::kem_encaps(backend, p, &items);
+    let outs: Vec<(Out, Out)> = accepted.items.iter().map(|&(_, c, s)| (c, s)).collect();
+    accepted.merge(&ran, |_, k, st| {
+        let (ct, ss) = outs[k];
+        // SAFETY: the request's ct/ss buffers are valid until completion (contract).
+        unsafe {
+            match st {
+                Ok(()) => {
+                    ct.write(&cts[k * ct_len..][..ct_len]);
+                    ss.write(&sss[k * ss_len..][..ss_len]);
+                }
+                Err(_) => ss.zero(),
+            }
+        }
+    })
+}
+
+/// Starts `n` decapsulations.
+///
+/// @param[in]  reqs      `n` requests (lifetimes as `pqg_kem_encaps_submit`).
+/// @param[out] statuses  `n` entries, written when the job completes: per item the status
+///                       `pqg_kem_decaps` would return.
+/// @param[out] job       receives the job; NULL on failure.
+/// @return as `pqg_kem_encaps_submit`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_decaps_submit(
+    ctx: *mut pqg_context,
+    alg: pqg_alg,
+    reqs: *const pqg_decaps_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let status = boundary(|| {
+        // SAFETY: job is NULL or writable; ctx is NULL or live; reqs is NULL or n readable
+        // requests (caller's promise).
+        let (ctx, reqs) = unsafe {
+            clear_out(job)?;
+            (context(ctx)?, requests(reqs, n)?)
+        };
+        let p = kem_params(alg)?;
+        if n > 0 && statuses.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ss_len = p.shared_secret_len();
+        let accepted = Accepted::from_results(reqs.iter().map(|r| {
+            let item = || {
+                // SAFETY: the request's buffers are valid until completion (contract) and the
+                // job drops these references before it reports completion.
+                let (sk, ct) = unsafe {
+                    (
+                        required(r.sk, p.secret_key_len())?,
+                        required(r.ct, p.ciphertext_len())?,
+                    )
+                };
+                Ok((DecapsItem { sk, ct }, Out::new(r.ss, ss_len)?))
+            };
+            // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
+            item().inspect_err(|_| unsafe { zero_secret(r.ss, ss_len) })
+        }));
+        let backend = ctx.backend.clone();
+        let work: job::Work = Box::new(move || {
+            let items: Vec<DecapsItem<'_>> = accepted.items.iter().map(|(it, _)| *it).collect();
+            let (ran, sss) = batch::kem_decaps(&*backend, p, &items);
+            let outs: Vec<Out> = accepted.items.iter().map(|&(_, o)| o).collect();
+            accepted.merge(&ran, |_, k, st| {
+                // SAFETY: the request's ss buffer is valid until completion (contract).
+                unsafe {
+                    match st {
+                        Ok(()) => outs[k].write(&sss[k * ss_len..][..ss_len]),
+                        Err(_) => outs[k].zero(),
+                    }
+                }
+            })
+        });
+        // SAFETY: job was checked non-NULL above.
+        unsafe { hand_out(job::start(n, statuses, work), job) };
+        Ok(())
+    });
+    if status != PQG_OK {
+        // SAFETY: the requests' ss buffers are NULL or writable (caller's promise).
+        unsafe { zero_rejected(alg, reqs, n, |r| r.ss) };
+    }
+    status
+}
