@@ -1,14 +1,18 @@
 //! The CUDA backend: ML-DSA keygen, sign and verify in large batches on an NVIDIA GPU.
 //!
-//! * [`device`]: probe and context (no GPU: a clean `NoDevice`).
-//! * [`module`]: embedded CUDA sources, NVRTC compile per parameter set, on-disk PTX cache.
-//! * [`worker`]: a stream with its memory pool (reused device and pinned host buffers).
-//! * [`keygen`], [`sign`], [`verify`]: one module per operation.
+//! * `device`: probe and context (no GPU: a clean `NoDevice`).
+//! * `module`: embedded CUDA sources, NVRTC compile per parameter set, on-disk PTX cache.
+//! * `worker`: a stream with its memory pool (reused device and pinned host buffers).
+//! * `keygen`, `sign`, `verify`: one module per operation.
+//! * `bench`: kernel-only timing behind [`kernel_throughput`].
 //!
-//! Batches are cut into chunks of [`CHUNK`] items that [`WORKERS`] workers (threads, each
-//! with its own stream) run side by side, so memory stays bounded and one chunk's host work
+//! Kernel design and measurements: `kernels/README.md`.
+//!
+//! Batches are cut into chunks of `CHUNK` (`SIGN_CHUNK`) items that `WORKERS` workers
+//! (threads, each with its own stream) run side by side, so memory stays bounded and one chunk's host work
 //! and copies overlap another's kernels. A chunk that fails on the GPU is redone on the CPU.
 
+mod bench;
 mod device;
 mod keygen;
 mod module;
@@ -237,8 +241,6 @@ pub fn kernel_throughput(p: mldsa::ParamSet, op: Op, n: usize) -> Result<f64, Er
 pub fn device_description() -> Option<String> {
     engine().ok().map(|b| b.description.clone())
 }
-
-mod bench;
 
 impl Backend for GpuBackend {
     fn kind(&self) -> BackendKind {
