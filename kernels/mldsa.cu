@@ -37,6 +37,15 @@
 #define HBUF_LEN (64 + K * W1_BYTES) // mu || w1Encode(w1): the input of H for c~
 #define NT 256
 #define ST 128
+// Minimum resident blocks of the stream kernels per SM (0: let ptxas choose registers).
+#ifndef ST_MIN_BLOCKS
+#define ST_MIN_BLOCKS 0
+#endif
+#if ST_MIN_BLOCKS
+#define ST_BOUNDS __launch_bounds__(ST, ST_MIN_BLOCKS)
+#else
+#define ST_BOUNDS __launch_bounds__(ST)
+#endif
 #define ATT_NONE 0xFFFFFFFFu // best attempt: still pending
 #define ATT_SKIP 0xFFFFFFFEu // best attempt: never scheduled (bad key, gave up)
 #define MAX_ATTEMPTS 4000    // kappa = attempt * L must fit IntegerToBytes(., 2)
@@ -102,9 +111,10 @@ __device__ __forceinline__ void load_zetas(i32 *z) {
 
 // Levels with len <= 32 are warp-local: with blockDim a multiple of 128, the warp that
 // handles butterflies i in [32w, 32w + 32) of a polynomial owns its coefficients
-// [64w, 64w + 64) at every such level, so __syncwarp orders them (racecheck-clean).
-__device__ __forceinline__ void level_sync(int len_next) {
-  if (len_next <= 32)
+// [64w, 64w + 64) at every such level. Between two such levels __syncwarp orders the
+// accesses; any other step (into or out of a wider level) needs the block barrier.
+__device__ __forceinline__ void level_sync(int len_done, int len_next) {
+  if (len_done <= 32 && len_next <= 32)
     __syncwarp();
   else
     __syncthreads();
@@ -126,7 +136,7 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
       p[j + len] = fq_sub(x, t);
       p[j] = fq_add(x, t);
     }
-    level_sync(lvl < 7 ? len / 2 : 256);
+    level_sync(len, lvl < 7 ? len / 2 : 256);
   }
 }
 
@@ -147,7 +157,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
       p[j] = fq_add(x, y);
       p[j + len] = fq_mul(zeta, fq_sub(x, y));
     }
-    level_sync(lvl < 7 ? len * 2 : 256);
+    level_sync(len, lvl < 7 ? len * 2 : 256);
   }
   for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
   __syncthreads();
@@ -225,7 +235,7 @@ __device__ __forceinline__ void emit(u32 *out, int ctr, u32 v, Pending3 &p) {
 #define SBYTE(A, b) ((u32)((A)[(b) >> 3] >> (8 * ((b) & 7))) & 0xFF)
 
 // RejNTTPoly (Alg. 30): a[i] in NTT domain from rho || j || i.
-extern "C" __global__ void __launch_bounds__(ST) expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
+extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= n * K * L) return;
   const u32 item = idx / (K * L), ij = idx % (K * L);
@@ -258,7 +268,7 @@ __device__ __forceinline__ bool coeff_from_half_byte(u32 b, i32 *c) { // Alg. 15
 }
 
 // RejBoundedPoly (Alg. 31) for ExpandS (Alg. 33): polys s1 (r < L) then s2, from rho' || r.
-extern "C" __global__ void __launch_bounds__(ST) expand_s(const u8 *seeds, i32 *s_out, u32 n) {
+extern "C" __global__ void ST_BOUNDS expand_s(const u8 *seeds, i32 *s_out, u32 n) {
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= n * (K + L)) return;
   const u32 item = idx / (K + L), r = idx % (K + L);
@@ -315,7 +325,7 @@ __device__ void sample_in_ball(const u64 *ctilde, signed char *c) {
 // --------------------------------------------------------------------- keygen
 
 // (rho, rho', K) = H(xi || k || l, 128) (Alg. 6 line 1).
-extern "C" __global__ void __launch_bounds__(ST) keygen_seed(const u8 *xi, u8 *seeds, u32 n) {
+extern "C" __global__ void ST_BOUNDS keygen_seed(const u8 *xi, u8 *seeds, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -369,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, co
 }
 
 // tr = H(pk, 64) into sk[64..128] (keygen) — one thread per item.
-extern "C" __global__ void __launch_bounds__(ST) keygen_tr(const u8 *pk, u8 *sk, u32 n) {
+extern "C" __global__ void ST_BOUNDS keygen_tr(const u8 *pk, u8 *sk, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -380,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(ST) keygen_tr(const u8 *pk, u8 *sk,
 // ----------------------------------------------------------------------- sign
 
 // rho'' = H(K || rnd || mu, 64); kin holds those 128 bytes per item.
-extern "C" __global__ void __launch_bounds__(ST) sign_rhopp(const u8 *kin, u8 *rhopp, u32 n) {
+extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -426,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *
 // Dynamic scheduling: every pending task gets `spec` consecutive attempts this
 // round (spec > 1 only when few tasks remain, so idle units try later kappas);
 // the smallest successful attempt wins, which keeps the FIPS 204 result.
-extern "C" __global__ void __launch_bounds__(ST) sign_schedule(u32 *status, u32 *best, u32 *next, u32 *ent_task, u32 *ent_att, u32 *count, u32 *done, u32 spec, u32 n) {
+extern "C" __global__ void ST_BOUNDS sign_schedule(u32 *status, u32 *best, u32 *next, u32 *ent_task, u32 *ent_att, u32 *count, u32 *done, u32 spec, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n || best[item] != ATT_NONE) return;
   const u32 base = next[item];
@@ -445,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(ST) sign_schedule(u32 *status, u32 
 }
 
 // ExpandMask (Alg. 34): y[r] = BitUnpack(H(rho'' || kappa + r, 32c), gamma1 - 1, gamma1).
-extern "C" __global__ void __launch_bounds__(ST) expand_mask(const u8 *rhopp, const u32 *ent_task, const u32 *ent_att, const u32 *count, i32 *y) {
+extern "C" __global__ void ST_BOUNDS expand_mask(const u8 *rhopp, const u32 *ent_task, const u32 *ent_att, const u32 *count, i32 *y) {
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
   const u32 e = idx / L, r = idx % L;
   if (e >= *count) return;
@@ -504,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *
 }
 
 // c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
-extern "C" __global__ void __launch_bounds__(ST) sign_challenge(const u8 *hbuf, const u32 *count, u8 *ctilde, signed char *c) {
+extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *count, u8 *ctilde, signed char *c) {
   const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= *count) return;
   u64 A[25];
@@ -608,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task
 // Per item: tr = H(pk, 64) into the message region's first 64 bytes, mu = H(tr ||
 // M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
 // msg_off[i]: region offset in arena; msg_len[i]: |M'|, or ~0 for external mu.
-extern "C" __global__ void __launch_bounds__(ST) verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, signed char *c, u32 *hint, u32 *vstat, u32 n) {
+extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, signed char *c, u32 *hint, u32 *vstat, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -694,7 +704,7 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
 }
 
 // c~' = H(mu || w1Encode(w1'), lambda/4); result 0 when valid, 1 otherwise.
-extern "C" __global__ void __launch_bounds__(ST) verify_final(const u8 *hbuf, const u8 *sig, const u32 *vstat, u32 *result, u32 n) {
+extern "C" __global__ void ST_BOUNDS verify_final(const u8 *hbuf, const u8 *sig, const u32 *vstat, u32 *result, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];

@@ -193,26 +193,35 @@ pub fn sign_chunk(
     let r = (|| {
         let sk_h = &mut sk_stage.as_mut_slice()?[..m * g.sk_len];
         let kin_h = &mut kin_stage.as_mut_slice()?[..m * 128];
+        // Hedged items draw their rnd in one OS call for the chunk (one syscall per item
+        // cost more than the rest of the host work).
+        let hedged = idx.iter().filter(|&&i| items[i].rnd.is_none()).count();
+        let mut fresh = zeroize::Zeroizing::new(vec![0u8; hedged * 32]);
+        let rng_ok = crate::rng::fill(&mut fresh).is_ok();
+        let mut fresh_at = Vec::with_capacity(m);
+        let mut next = 0;
+        for &i in &idx {
+            fresh_at.push(next);
+            if items[i].rnd.is_none() {
+                next += 32;
+            }
+        }
         // mu = H(tr || M') on the host (tr is in sk): one or two Keccak calls per item,
         // spread over all cores; rho'' and everything after run on the GPU.
-        let rng_failed: Vec<bool> = sk_h
-            .par_chunks_mut(g.sk_len)
+        sk_h.par_chunks_mut(g.sk_len)
             .zip(kin_h.par_chunks_mut(128))
-            .zip(idx.par_iter())
-            .map(|((skb, kb), &i)| {
+            .zip(idx.par_iter().zip(fresh_at.par_iter()))
+            .for_each(|((skb, kb), (&i, &at))| {
                 let it = &items[i];
                 skb.copy_from_slice(it.sk);
                 kb[..32].copy_from_slice(&it.sk[32..64]);
-                let mut failed = false;
                 match it.rnd {
                     Some(r) => kb[32..64].copy_from_slice(r),
-                    None => failed = crate::rng::fill(&mut kb[32..64]).is_err(),
+                    None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
                 }
                 let tr: &[u8; 64] = it.sk[64..128].try_into().expect("64 bytes");
                 kb[64..].copy_from_slice(&it.msg.mu(tr));
-                failed
-            })
-            .collect();
+            });
         let sk_d = w.dev("sg_sk_in", m * g.sk_len)?;
         let kin_d = w.dev("sg_kin", m * 128)?;
         w.htod(sk_d, sk_h)?;
@@ -239,7 +248,7 @@ pub fn sign_chunk(
             .filter(|(_, &j)| j != usize::MAX)
             .for_each(|((sig, st), &j)| {
                 *st = match read_u32(o_st, 4 * j) {
-                    _ if rng_failed[j] => Err(Error::Rng),
+                    _ if !rng_ok && items[idx[j]].rnd.is_none() => Err(Error::Rng),
                     ST_OK => {
                         let at = j * g.sig_stride;
                         sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
