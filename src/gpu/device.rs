@@ -13,22 +13,21 @@ pub struct Device {
     pub description: String,
 }
 
-/// Checks that libcuda and libnvrtc can be loaded (cudarc panics on a missing library).
+/// Checks that libcuda and then libnvrtc can be loaded (cudarc panics on a missing library).
+/// libcuda comes first: without a driver there is no reason to load the compiler at all.
 fn probe_libraries() -> Result<(), String> {
+    let present = |probe: fn() -> bool, name: &str| match catch_unwind(probe) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!("{name} not found")),
+        Err(_) => Err(format!("probing {name} panicked")),
+    };
     // SAFETY: the probes only try to dlopen the libraries; nothing is called through them.
-    let libs = catch_unwind(|| unsafe {
-        (
-            sys::is_culib_present(),
-            cudarc::nvrtc::sys::is_culib_present(),
-        )
-    });
-    match libs {
-        Ok((true, true)) => {}
-        Ok((false, _)) => return Err("libcuda not found".into()),
-        Ok((_, false)) => return Err("libnvrtc not found".into()),
-        Err(_) => return Err("probing the CUDA libraries panicked".into()),
-    }
-    Ok(())
+    present(|| unsafe { sys::is_culib_present() }, "libcuda")?;
+    // SAFETY: as above.
+    present(
+        || unsafe { cudarc::nvrtc::sys::is_culib_present() },
+        "libnvrtc",
+    )
 }
 
 /// The devices to use: `PQGPU_DEVICES` (comma-separated ordinals, e.g. `0,2`) or every visible

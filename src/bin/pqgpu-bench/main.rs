@@ -163,15 +163,23 @@ fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
         BackendArg::Cpu => Ok(vec![cpu]),
         BackendArg::Gpu => backend::select(BackendKind::Gpu)
             .map(|b| vec![gpu(b)])
-            .map_err(|e| format!("GPU backend: {e}")),
+            .map_err(|e| format!("GPU backend: {}", why_no_gpu(e))),
         BackendArg::Auto => match backend::select(BackendKind::Gpu) {
             Ok(b) => Ok(vec![gpu(b), cpu]),
             Err(e) => {
-                println!("no usable GPU ({e}): measuring the CPU backend only");
+                println!(
+                    "no usable GPU ({}): measuring the CPU backend only",
+                    why_no_gpu(e)
+                );
                 Ok(vec![cpu])
             }
         },
     }
+}
+
+/// The GPU backend's own reason (missing library, no device, kernel compile log), else `e`.
+fn why_no_gpu(e: pqgpu::Error) -> String {
+    gpu::unavailable_reason().unwrap_or_else(|| e.to_string())
 }
 
 fn print_environment(threads: usize, targets: &[Target]) {
@@ -185,12 +193,14 @@ fn print_environment(threads: usize, targets: &[Target]) {
     }
 }
 
-/// The median of `reps` timings of `f` (each a whole batch), as ops/s for `n` items.
+/// The median of `reps` timings of `f` (each a whole batch), as ops/s for `n` items, after
+/// one untimed warm-up call (buffer growth, first touch of fresh pages, kernel loading).
 fn median_rate(
     reps: usize,
     n: usize,
     mut f: impl FnMut() -> Result<Duration, String>,
 ) -> Result<f64, String> {
+    f()?;
     let mut times: Vec<Duration> = (0..reps.max(1)).map(|_| f()).collect::<Result<_, _>>()?;
     times.sort();
     Ok(n as f64 / times[times.len() / 2].as_secs_f64())
