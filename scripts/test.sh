@@ -21,7 +21,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 echo "== cargo test --release"
-cargo test --release --all-targets
+# --show-output: the GPU tests print why they skip where no GPU is usable.
+cargo test --release --all-targets -- --show-output
 
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
