@@ -1,6 +1,21 @@
 //! The CTRU-Prime KEM (NTRU over x^n - x - 1), as specified in `shared/spec/ctru-prime.md`.
 
+//!
+//! Module map: [`params`] (parameter sets), `reduce` (constant-time arithmetic mod q), `poly`
+//! (exact ring products), `inverse` (constant-time field inversion), `cbd` (sampling), `e8`
+//! (the lattice code), `encode` (public-key Encode/Decode), `pack` (PackF, PackCT), `pke`
+//! (the encryption scheme) and `kem` (the FO transform).
+
+mod cbd;
+mod e8;
+mod encode;
+mod inverse;
+mod kem;
+mod pack;
 pub mod params;
+mod pke;
+mod poly;
+mod reduce;
 
 pub use params::ParamSet;
 
@@ -14,8 +29,7 @@ pub fn keygen_derand(
     pk: &mut [u8],
     sk: &mut [u8],
 ) -> Result<(), Error> {
-    let _ = (p, seed, pk, sk);
-    todo!("CTRU-Prime keygen")
+    kem::keygen_derand(p, seed, pk, sk)
 }
 
 /// KEM.Encaps with the 32-byte coins e. Errors: `BadLength`, `BadKey` (pk fails to decode).
@@ -26,15 +40,13 @@ pub fn encaps_derand(
     ct: &mut [u8],
     ss: &mut [u8],
 ) -> Result<(), Error> {
-    let _ = (p, pk, e, ct, ss);
-    todo!("CTRU-Prime encaps")
+    kem::encaps_derand(p, pk, e, ct, ss)
 }
 
 /// KEM.Decaps. A well-formed but wrong ciphertext gives `Ok` with the implicit-rejection key.
 /// Errors: `BadLength`, `BadKey` (sk malformed).
 pub fn decaps(p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Result<(), Error> {
-    let _ = (p, sk, ct, ss);
-    todo!("CTRU-Prime decaps")
+    kem::decaps(p, sk, ct, ss)
 }
 
 /// KEM.KeyGen with fresh OS randomness.

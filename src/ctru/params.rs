@@ -45,12 +45,27 @@ impl ParamSet {
         }
     }
 
+    /// Ciphertext modulus q2 = 2^d2.
+    pub const fn q2(self) -> u32 {
+        1 << self.q2_bits()
+    }
+
     /// CBD parameter eta.
     pub const fn eta(self) -> usize {
         match self {
             ParamSet::Ctru653 => 3,
             _ => 2,
         }
+    }
+
+    /// BOUND = 2*eta + 1: the offset of the 4-bit f packing (PackF stores BOUND - f_i).
+    pub const fn bound(self) -> i32 {
+        2 * self.eta() as i32 + 1
+    }
+
+    /// Number of E8 blocks L = 2 * MSGBYTES (one 4-bit nibble per 8 coefficients).
+    pub const fn e8_blocks(self) -> usize {
+        2 * self.msg_bytes()
     }
 
     /// floor(n / 16).
@@ -63,6 +78,12 @@ impl ParamSet {
         (2 * self.eta() * self.n()).div_ceil(8)
     }
 
+    /// Bytes of the PKE secret key PackF(f): ceil(4n/8).
+    pub const fn sk_pke_len(self) -> usize {
+        self.n().div_ceil(2)
+    }
+
+    /// Official NTRU-Prime-style Encode of h (every modulus q).
     pub const fn public_key_len(self) -> usize {
         match self {
             ParamSet::Ctru653 => 994,
@@ -71,6 +92,7 @@ impl ParamSet {
         }
     }
 
+    /// sk = sk_pke || pk || z.
     pub const fn secret_key_len(self) -> usize {
         match self {
             ParamSet::Ctru653 => 1353,
@@ -79,6 +101,7 @@ impl ParamSet {
         }
     }
 
+    /// PackCT: ceil(d2 * n / 8).
     pub const fn ciphertext_len(self) -> usize {
         match self {
             ParamSet::Ctru653 => 898,
@@ -89,5 +112,35 @@ impl ParamSet {
 
     pub const fn shared_secret_len(self) -> usize {
         32
+    }
+}
+
+/// The hashes bind only the first 33 bytes of the packed public key ("pk33").
+pub const PK_PREFIX_LEN: usize = 33;
+
+/// The rejection secret z at the end of the KEM secret key.
+pub const Z_LEN: usize = 32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_sizes_agree_with_the_spec() {
+        for p in ParamSet::ALL {
+            assert_eq!(
+                p.secret_key_len(),
+                p.sk_pke_len() + p.public_key_len() + Z_LEN
+            );
+            assert_eq!(
+                p.ciphertext_len(),
+                (p.q2_bits() as usize * p.n()).div_ceil(8)
+            );
+            assert!(8 * p.e8_blocks() <= p.n());
+            assert!(p.q() < (1 << 13));
+        }
+        assert_eq!(ParamSet::Ctru653.coin_half_bytes(), 490);
+        assert_eq!(ParamSet::Ctru761.coin_half_bytes(), 381);
+        assert_eq!(ParamSet::Ctru1277.coin_half_bytes(), 639);
     }
 }

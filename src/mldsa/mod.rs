@@ -1,7 +1,11 @@
 //! ML-DSA (FIPS 204) on the CPU: the ground truth every backend is compared with.
 //!
-//! Layout: `params` (Tables 1-2), `message` (M' and mu), and the algorithm modules.
+//! Layout: `params` (Tables 1-2), `message` (M' and mu), `reduce` and `ntt` (arithmetic mod q,
+//! Alg. 41-45), `poly`/`polyvec` (R_q and its vectors), `sampling` (Alg. 29-34), `rounding`
+//! (Alg. 35-40), `packing` (Alg. 16-28), and `keygen`/`sign`/`verify` (Alg. 6-8).
 //! Lengths are checked here; secret-dependent work is constant-time and zeroized.
+//! The algorithms are generic over k and l (see `dispatch!`), so vectors live on the stack at
+//! their exact sizes; only A-hat (up to 56 KiB) goes to the heap, once per operation.
 
 mod keygen;
 mod message;

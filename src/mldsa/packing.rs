@@ -275,4 +275,53 @@ mod tests {
             assert_eq!(a, b, "bits={bits}");
         }
     }
+
+    const OMEGA: usize = 6;
+    const K: usize = 3;
+
+    /// Builds a hint encoding from index bytes and cumulative counts.
+    fn encoding(indices: &[u8], counts: [u8; K]) -> Vec<u8> {
+        let mut y = vec![0u8; OMEGA + K];
+        y[..indices.len()].copy_from_slice(indices);
+        y[OMEGA..].copy_from_slice(&counts);
+        y
+    }
+
+    #[test]
+    fn hint_round_trip_and_weight() {
+        let mut h = PolyVec::<K>::default();
+        h.0[0].0[3] = 1;
+        h.0[0].0[200] = 1;
+        h.0[2].0[0] = 1;
+        h.0[2].0[255] = 1;
+        let mut y = vec![0u8; OMEGA + K];
+        hint_bit_pack(OMEGA, &h, &mut y);
+        assert_eq!(y, encoding(&[3, 200, 0, 255], [2, 2, 4]));
+        let back = hint_bit_unpack::<K>(OMEGA, &y).expect("well-formed");
+        assert!(back.0.iter().zip(h.0.iter()).all(|(a, b)| a.0 == b.0));
+        assert_eq!(hint_weight(&back), 4);
+        // Empty and full hints are fine.
+        assert!(hint_bit_unpack::<K>(OMEGA, &encoding(&[], [0, 0, 0])).is_some());
+        assert!(hint_bit_unpack::<K>(OMEGA, &encoding(&[1, 2, 3, 4, 5, 6], [6, 6, 6])).is_some());
+    }
+
+    #[test]
+    fn hint_unpack_rejects_malformed() {
+        let bad = [
+            (encoding(&[5, 3], [2, 2, 2]), "indices decreasing"),
+            (encoding(&[3, 3], [2, 2, 2]), "index repeated"),
+            (encoding(&[1, 2], [2, 1, 2]), "counts decreasing"),
+            (encoding(&[1, 2], [2, 2, 7]), "count above omega"),
+            (encoding(&[1, 2, 9], [2, 2, 2]), "nonzero padding"),
+            (
+                encoding(&[1, 2, 0, 0, 0, 1], [2, 2, 2]),
+                "nonzero last padding byte",
+            ),
+        ];
+        for (y, what) in bad {
+            assert!(hint_bit_unpack::<K>(OMEGA, &y).is_none(), "{what}");
+        }
+        // Decreasing indices across polynomials are allowed (each polynomial starts afresh).
+        assert!(hint_bit_unpack::<K>(OMEGA, &encoding(&[9, 1], [1, 2, 2])).is_some());
+    }
 }

@@ -112,7 +112,9 @@ mod tests {
     fn decompose_matches_spec() {
         for g2 in GAMMAS {
             for a in sample_points() {
-                assert_eq!(decompose(a, g2), decompose_spec(a, g2), "a={a} g2={g2}");
+                let spec = decompose_spec(a, g2);
+                assert_eq!(decompose(a, g2), spec, "a={a} g2={g2}");
+                assert_eq!((high_bits(a, g2), low_bits(a, g2)), spec);
             }
         }
     }

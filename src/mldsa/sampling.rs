@@ -34,9 +34,13 @@ fn rej_ntt_poly(rho: &[u8; 32], s: u8, r: u8) -> Poly {
     a
 }
 
-/// ExpandA (Alg. 32): A-hat[r][s] = RejNTTPoly(rho || s || r).
-pub fn expand_a<const K: usize, const L: usize>(rho: &[u8; 32]) -> Matrix<K, L> {
-    let mut m = [PolyVec::<L>::default(); K];
+/// ExpandA (Alg. 32): A-hat[r][s] = RejNTTPoly(rho || s || r). On the heap (up to 56 KiB), so
+/// that signing stays within small thread stacks (e.g. of C callers).
+pub fn expand_a<const K: usize, const L: usize>(rho: &[u8; 32]) -> Box<Matrix<K, L>> {
+    let mut m: Box<Matrix<K, L>> = vec![PolyVec::<L>::default(); K]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("K rows"));
     for (r, row) in m.iter_mut().enumerate() {
         for (s, e) in row.0.iter_mut().enumerate() {
             *e = rej_ntt_poly(rho, s as u8, r as u8);

@@ -59,13 +59,14 @@ fn sign_mu<const K: usize, const L: usize>(
     let mut y = Zeroizing::new(PolyVec::<L>::default());
     let mut z = Zeroizing::new(PolyVec::<L>::default());
     let mut w0 = Zeroizing::new(PolyVec::<K>::default());
-    let mut w1 = PolyVec::<K>::default();
     let mut tmp = Zeroizing::new(PolyVec::<K>::default());
-    let mut hint = PolyVec::<K>::default();
-    let mut w1_bytes = [0u8; 8 * 32 * 6];
-    let w1_bytes = &mut w1_bytes[..K * 32 * p.w1_bits()];
-    let mut c_tilde = [0u8; 64];
-    let c_tilde = &mut c_tilde[..p.c_tilde_len()];
+    // w1, c~ and h of rejected attempts are secret intermediate values too (FIPS 204 3.6.3).
+    let mut w1 = Zeroizing::new(PolyVec::<K>::default());
+    let mut hint = Zeroizing::new(PolyVec::<K>::default());
+    let mut w1_buf = Zeroizing::new([0u8; 8 * 32 * 6]);
+    let w1_bytes = &mut w1_buf[..K * 32 * p.w1_bits()];
+    let mut c_tilde_buf = Zeroizing::new([0u8; 64]);
+    let c_tilde = &mut c_tilde_buf[..p.c_tilde_len()];
 
     // Line 10: the rejection loop; kappa advances by l per attempt (line 32).
     let mut kappa: u16 = 0;
@@ -93,7 +94,7 @@ fn sign_mu<const K: usize, const L: usize>(
         hc.update(mu);
         hc.update(w1_bytes);
         hc.finalize_xof().read(c_tilde);
-        let mut c_hat = sample_in_ball(p, c_tilde);
+        let mut c_hat = Zeroizing::new(sample_in_ball(p, c_tilde));
         c_hat.ntt();
 
         // Lines 18-20: z = y + <<c s1>>; reject when ||z||inf >= gamma1 - beta.
