@@ -9,6 +9,8 @@
 //! with its own stream) run side by side, so memory stays bounded and one chunk's host work
 //! and copies overlap another's kernels. A chunk that fails on the GPU is redone on the CPU.
 
+#[path = "ctru/mod.rs"]
+mod ctru_kem;
 mod device;
 mod keygen;
 mod module;
@@ -294,7 +296,7 @@ impl Backend for GpuBackend {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
-        cpu_backend().kem_keygen(p, seeds, pks, sks, statuses)
+        ctru_kem::kem_keygen(self, p, seeds, pks, sks, statuses)
     }
 
     fn kem_encaps(
@@ -305,7 +307,7 @@ impl Backend for GpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
-        cpu_backend().kem_encaps(p, items, cts, sss, statuses)
+        ctru_kem::kem_encaps(self, p, items, cts, sss, statuses)
     }
 
     fn kem_decaps(
@@ -315,6 +317,6 @@ impl Backend for GpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
-        cpu_backend().kem_decaps(p, items, sss, statuses)
+        ctru_kem::kem_decaps(self, p, items, sss, statuses)
     }
 }

@@ -1,0 +1,185 @@
+//! CTRU-Prime keygen, encaps and decaps on the GPU (issue 6), bit-identical to `crate::ctru`.
+//!
+//! * [`module`]: NVRTC compile of `kernels/ctru.cu` per parameter set, PTX cache.
+//! * [`keys`]: the distinct keys of a chunk, decoded on the host once.
+//! * [`product`]: the two ring-product engines and the choice between them.
+//! * [`keygen`], [`encaps`], [`decaps`]: one chunk end to end on a worker's stream.
+//!
+//! Hashing, sampling, compression, E8 coding, packing, the FO comparison and the key
+//! selection all run on the GPU; the host only validates lengths, decodes each distinct key
+//! once and copies. A chunk that fails on the GPU is redone on the CPU.
+
+mod decaps;
+mod encaps;
+mod keygen;
+mod keys;
+mod module;
+mod product;
+
+use super::{device, GpuBackend, CHUNK};
+use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
+use crate::ctru::ParamSet;
+use crate::Status;
+use module::CtruKernels;
+use once_cell::sync::OnceCell;
+
+/// Sizes shared with the kernels. NP: n + 1 rounded up to 32 (the MMA k-step; the inversion
+/// keeps n + 1 coefficients); ct rows are padded to 16 bytes for word access.
+pub struct Sizes {
+    n: usize,
+    np: usize,
+    pk: usize,
+    sk: usize,
+    ct: usize,
+    ct_stride: usize,
+}
+
+impl Sizes {
+    fn of(p: ParamSet) -> Sizes {
+        Sizes {
+            n: p.n(),
+            np: (p.n() + 1).div_ceil(32) * 32,
+            pk: p.public_key_len(),
+            sk: p.secret_key_len(),
+            ct: p.ciphertext_len(),
+            ct_stride: p.ciphertext_len().div_ceil(16) * 16,
+        }
+    }
+}
+
+fn set_index(p: ParamSet) -> usize {
+    match p {
+        ParamSet::Ctru653 => 0,
+        ParamSet::Ctru761 => 1,
+        ParamSet::Ctru1277 => 2,
+    }
+}
+
+static KERNELS: OnceCell<Result<[CtruKernels; 3], String>> = OnceCell::new();
+
+/// The CTRU-Prime kernels, compiled on first use (so ML-DSA-only users never pay for them).
+fn kernels(b: &GpuBackend, p: ParamSet) -> Option<&'static CtruKernels> {
+    let r = KERNELS.get_or_init(|| {
+        let ctx = b.workers[0]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ctx
+            .clone();
+        let [a, m, c] = ParamSet::ALL;
+        Ok([
+            module::load(&ctx, a)?,
+            module::load(&ctx, m)?,
+            module::load(&ctx, c)?,
+        ])
+    });
+    match r {
+        Ok(k) => Some(&k[set_index(p)]),
+        Err(why) => {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                eprintln!("pqgpu: CTRU-Prime GPU kernels unavailable ({why}); using the CPU")
+            });
+            None
+        }
+    }
+}
+
+pub(super) fn kem_keygen(
+    b: &GpuBackend,
+    p: ParamSet,
+    seeds: Option<&[u8]>,
+    pks: &mut [u8],
+    sks: &mut [u8],
+    statuses: &mut [Status],
+) {
+    let Some(k) = kernels(b, p) else {
+        return cpu_backend().kem_keygen(p, seeds, pks, sks, statuses);
+    };
+    let n = statuses.len();
+    let s = Sizes::of(p);
+    if pks.len() != n * s.pk || sks.len() != n * s.sk || seeds.is_some_and(|x| x.len() != n * 64) {
+        statuses
+            .iter_mut()
+            .for_each(|x| *x = Err(crate::Error::BadLength));
+        return;
+    }
+    let fresh;
+    let seeds = match seeds {
+        Some(x) => x,
+        None => {
+            let mut v = zeroize::Zeroizing::new(vec![0u8; n * 64]);
+            if crate::rng::fill(&mut v).is_err() {
+                statuses
+                    .iter_mut()
+                    .for_each(|x| *x = Err(crate::Error::Rng));
+                return;
+            }
+            fresh = v;
+            &fresh[..]
+        }
+    };
+    let chunks: Vec<_> = seeds
+        .chunks(CHUNK * 64)
+        .zip(pks.chunks_mut(CHUNK * s.pk))
+        .zip(sks.chunks_mut(CHUNK * s.sk))
+        .zip(statuses.chunks_mut(CHUNK))
+        .collect();
+    b.run_chunks(
+        chunks,
+        |w, (((sd, pk), sk), st)| match keygen::keygen_chunk(w, k, &s, sd, pk, sk) {
+            Ok(()) => st.iter_mut().for_each(|x| *x = Ok(())),
+            Err(e) => {
+                device::device_error(e);
+                cpu_backend().kem_keygen(p, Some(sd), pk, sk, st);
+            }
+        },
+    );
+}
+
+pub(super) fn kem_encaps(
+    b: &GpuBackend,
+    p: ParamSet,
+    items: &[EncapsItem<'_>],
+    cts: &mut [&mut [u8]],
+    sss: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) {
+    let Some(k) = kernels(b, p) else {
+        return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
+    };
+    let chunks: Vec<_> = items
+        .chunks(CHUNK)
+        .zip(cts.chunks_mut(CHUNK))
+        .zip(sss.chunks_mut(CHUNK))
+        .zip(statuses.chunks_mut(CHUNK))
+        .collect();
+    b.run_chunks(chunks, |w, (((it, ct), ss), st)| {
+        if let Err(e) = encaps::encaps_chunk(w, k, p, it, ct, ss, st) {
+            device::device_error(e);
+            cpu_backend().kem_encaps(p, it, ct, ss, st);
+        }
+    });
+}
+
+pub(super) fn kem_decaps(
+    b: &GpuBackend,
+    p: ParamSet,
+    items: &[DecapsItem<'_>],
+    sss: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) {
+    let Some(k) = kernels(b, p) else {
+        return cpu_backend().kem_decaps(p, items, sss, statuses);
+    };
+    let chunks: Vec<_> = items
+        .chunks(CHUNK)
+        .zip(sss.chunks_mut(CHUNK))
+        .zip(statuses.chunks_mut(CHUNK))
+        .collect();
+    b.run_chunks(chunks, |w, ((it, ss), st)| {
+        if let Err(e) = decaps::decaps_chunk(w, k, p, it, ss, st) {
+            device::device_error(e);
+            cpu_backend().kem_decaps(p, it, ss, st);
+        }
+    });
+}
