@@ -23,6 +23,7 @@
 #define BOUND (2 * ETA + 1)
 #define E8_BLOCKS (2 * MSGBYTES)
 #define KEYINFO 128 // pk33 (33 bytes) at 0, z (32 bytes) at 64
+#define MSG_STRIDE 128 // bytes per message row (MSGBYTES <= 79)
 #define SHA3_512_RATE 72
 typedef signed char i8;
 typedef short i16;
@@ -214,12 +215,12 @@ extern "C" __global__ void encaps_hash(const u8 *e, u32 from_msg, const u8 *keyi
   if (b >= n) return;
   u8 m[MSGBYTES];
   if (from_msg) {
-    for (u32 i = 0; i < MSGBYTES; ++i) m[i] = msg[b * 64 + i];
+    for (u32 i = 0; i < MSGBYTES; ++i) m[i] = msg[b * MSG_STRIDE + i];
   } else {
     u8 seed[32];
     for (u32 i = 0; i < 32; ++i) seed[i] = e[b * 32 + i];
     shake256(seed, 32, m, MSGBYTES);
-    for (u32 i = 0; i < MSGBYTES; ++i) msg[b * 64 + i] = m[i];
+    for (u32 i = 0; i < MSGBYTES; ++i) msg[b * MSG_STRIDE + i] = m[i];
   }
   const u8 *ki = keyinfo + (key_idx ? key_idx[b] : b) * KEYINFO;
   Sponge sp;
@@ -280,7 +281,7 @@ extern "C" __global__ void encaps_finish(const u16 *sigma, const u8 *msg, u8 *ct
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
   u32 *out = (u32 *)(ct + (size_t)b * CT_STRIDE);
-  encrypt_words(sigma + (size_t)b * NP, msg + b * 64, [&](u32 i, u32 w) { out[i] = w; });
+  encrypt_words(sigma + (size_t)b * NP, msg + b * MSG_STRIDE, [&](u32 i, u32 w) { out[i] = w; });
 }
 
 // UnpackCT into two i8 digit rows: c = 128 * hi + lo (lo in [0, 128), hi in [0, 16)).
@@ -319,7 +320,7 @@ extern "C" __global__ void decaps_unpack(const u8 *ct, i8 *lo, i8 *hi, u32 n) {
   }
 }
 
-// m' = E8-decode of v = c f mod q2 (spec 5.4), into msg rows (64-byte stride).
+// m' = E8-decode of v = c f mod q2 (spec 5.4), into msg rows.
 extern "C" __global__ void decaps_decode(const u16 *v, u8 *msg, u32 n) {
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
@@ -335,7 +336,7 @@ extern "C" __global__ void decaps_decode(const u16 *v, u8 *msg, u32 n) {
       for (int k = 0; k < 8; ++k) x[k] = (w[k / 2] >> (16 * (k & 1))) & 0xFFFF;
       byte |= e8_decode(x) << (4 * h);
     }
-    msg[b * 64 + j] = (u8)byte;
+    msg[b * MSG_STRIDE + j] = (u8)byte;
   }
 }
 
@@ -347,7 +348,7 @@ extern "C" __global__ void decaps_finish(const u16 *sigma, const u8 *msg, const 
   if (b >= n) return;
   const u32 *in = (const u32 *)(ct + (size_t)b * CT_STRIDE);
   u32 diff = 0;
-  encrypt_words(sigma + (size_t)b * NP, msg + b * 64, [&](u32 i, u32 w) { diff |= w ^ in[i]; });
+  encrypt_words(sigma + (size_t)b * NP, msg + b * MSG_STRIDE, [&](u32 i, u32 w) { diff |= w ^ in[i]; });
   u32 keep = 0u - (u32)(((u64)diff - 1) >> 63); // all ones iff diff == 0
   for (u32 i = 0; i < 32; ++i) {
     u32 k = kprime[b * 32 + i], kb = kbar[b * 32 + i];

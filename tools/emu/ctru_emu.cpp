@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     memcpy(keyinfo.data(), pk.data(), 33);
     memcpy(keyinfo.data() + 64, sk.data() + SK_LEN - 32, 32);
     // Encaps
-    auto msg = buf<u8>(64), kout = buf<u8>(32);
+    auto msg = buf<u8>(MSG_STRIDE), kout = buf<u8>(32);
     auto r = buf<i8>(NP);
     launch(1, 1, [&] { encaps_hash(e.data(), 0, keyinfo.data(), nullptr, msg.data(), kout.data(), r.data(), 1); });
     auto sigma = buf<u16>(NP);
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
       launch(1, 1, [&] { decaps_unpack(cin.data(), lo.data(), hi.data(), 1); });
       auto v = buf<u16>(NP);
       product(engine, kf.data(), 0, lo.data(), hi.data(), v.data(), true);
-      auto m2 = buf<u8>(64), k2 = buf<u8>(32), kb = buf<u8>(32), out = buf<u8>(32);
+      auto m2 = buf<u8>(MSG_STRIDE), k2 = buf<u8>(32), kb = buf<u8>(32), out = buf<u8>(32);
       auto r2 = buf<i8>(NP);
       launch(1, 1, [&] { decaps_decode(v.data(), m2.data(), 1); });
       launch(1, 1, [&] { encaps_hash(nullptr, 1, keyinfo.data(), nullptr, m2.data(), k2.data(), r2.data(), 1); });

@@ -33,7 +33,10 @@ enum Family {
 }
 
 #[derive(Parser, Debug)]
-#[command(version, about = "pqgpu benchmark: ops/s per operation and parameter set, every result checked")]
+#[command(
+    version,
+    about = "pqgpu benchmark: ops/s per operation and parameter set, every result checked"
+)]
 struct Args {
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
@@ -76,8 +79,15 @@ struct Target {
 
 fn main() {
     let args = Args::parse();
-    let threads = if args.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.threads };
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().expect("rayon pool");
+    let threads = if args.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        args.threads
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .expect("rayon pool");
     let targets = match choose_targets(&args, threads) {
         Ok(t) => t,
         Err(e) => {
@@ -89,7 +99,8 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
-    let steps = targets.len() * (usize::from(args.alg != Family::Ctru) * 3 + usize::from(args.alg != Family::Mldsa) * 3);
+    let steps = targets.len()
+        * (usize::from(args.alg != Family::Ctru) * 3 + usize::from(args.alg != Family::Mldsa) * 3);
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("template"));
     let cpu = backend::cpu_backend();
@@ -115,7 +126,8 @@ fn main() {
     report::print_latency(&latencies);
     if let Some(path) = &args.json {
         let doc = report::to_json(&rows, &latencies, threads, gpu::device_description());
-        std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json")).expect("write JSON");
+        std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json"))
+            .expect("write JSON");
         println!("\nwrote {}", path.display());
     }
     println!("\nall results checked: every signature verified, every shared secret matched");
@@ -130,12 +142,28 @@ fn fail_on_error(bar: &ProgressBar, r: Result<(), String>) {
 }
 
 fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
-    let cpu_batch = if args.cpu_batch == 0 { 64 * threads } else { args.cpu_batch };
-    let cpu = Target { label: format!("cpu x{threads}"), backend: backend::cpu_backend(), batch: cpu_batch, max_sweep: 4096 };
-    let gpu = |b: Arc<dyn Backend>| Target { label: "gpu".into(), backend: b, batch: args.gpu_batch, max_sweep: args.max_batch };
+    let cpu_batch = if args.cpu_batch == 0 {
+        64 * threads
+    } else {
+        args.cpu_batch
+    };
+    let cpu = Target {
+        label: format!("cpu x{threads}"),
+        backend: backend::cpu_backend(),
+        batch: cpu_batch,
+        max_sweep: 4096,
+    };
+    let gpu = |b: Arc<dyn Backend>| Target {
+        label: "gpu".into(),
+        backend: b,
+        batch: args.gpu_batch,
+        max_sweep: args.max_batch,
+    };
     match args.backend {
         BackendArg::Cpu => Ok(vec![cpu]),
-        BackendArg::Gpu => backend::select(BackendKind::Gpu).map(|b| vec![gpu(b)]).map_err(|e| format!("GPU backend: {e}")),
+        BackendArg::Gpu => backend::select(BackendKind::Gpu)
+            .map(|b| vec![gpu(b)])
+            .map_err(|e| format!("GPU backend: {e}")),
         BackendArg::Auto => match backend::select(BackendKind::Gpu) {
             Ok(b) => Ok(vec![gpu(b), cpu]),
             Err(e) => {
@@ -158,22 +186,40 @@ fn print_environment(threads: usize, targets: &[Target]) {
 }
 
 /// The median of `reps` timings of `f` (each a whole batch), as ops/s for `n` items.
-fn median_rate(reps: usize, n: usize, mut f: impl FnMut() -> Result<Duration, String>) -> Result<f64, String> {
+fn median_rate(
+    reps: usize,
+    n: usize,
+    mut f: impl FnMut() -> Result<Duration, String>,
+) -> Result<f64, String> {
     let mut times: Vec<Duration> = (0..reps.max(1)).map(|_| f()).collect::<Result<_, _>>()?;
     times.sort();
     Ok(n as f64 / times[times.len() / 2].as_secs_f64())
 }
 
 fn sweep_sizes(max: usize) -> Vec<usize> {
-    [1, 16, 256, 4096, 65_536, 1 << 20].into_iter().filter(|&b| b <= max).collect()
+    [1, 16, 256, 4096, 65_536, 1 << 20]
+        .into_iter()
+        .filter(|&b| b <= max)
+        .collect()
 }
 
-fn run_mldsa(args: &Args, t: &Target, p: mldsa::ParamSet, cpu: &dyn Backend, rows: &mut Vec<Row>, lat: &mut Vec<Latency>) -> Result<(), String> {
+fn run_mldsa(
+    args: &Args,
+    t: &Target,
+    p: mldsa::ParamSet,
+    cpu: &dyn Backend,
+    rows: &mut Vec<Row>,
+    lat: &mut Vec<Latency>,
+) -> Result<(), String> {
     let be = t.backend.as_ref();
     let is_gpu = be.kind() == BackendKind::Gpu;
     let mut sizes = vec![t.batch];
     if args.sweep {
-        sizes.extend(sweep_sizes(t.max_sweep).into_iter().filter(|&b| b != t.batch));
+        sizes.extend(
+            sweep_sizes(t.max_sweep)
+                .into_iter()
+                .filter(|&b| b != t.batch),
+        );
     }
     for n in sizes {
         let mut w = MlDsaBatch::new(p, n);
@@ -183,24 +229,79 @@ fn run_mldsa(args: &Args, t: &Target, p: mldsa::ParamSet, cpu: &dyn Backend, row
         if is_gpu {
             w.cross_check(cpu, 256)?;
         }
-        let kernel = |op| if is_gpu { gpu::kernel_throughput(p, op, n).ok() } else { None };
-        rows.push(Row::new(&t.label, p.name(), "keygen", n, kg, kernel(gpu::Op::Keygen)));
-        rows.push(Row::new(&t.label, p.name(), "sign", n, sg, kernel(gpu::Op::Sign)));
-        rows.push(Row::new(&t.label, p.name(), "verify", n, vf, kernel(gpu::Op::Verify)));
+        let kernel = |op| {
+            if is_gpu {
+                gpu::kernel_throughput(p, op, n).ok()
+            } else {
+                None
+            }
+        };
+        rows.push(Row::new(
+            &t.label,
+            p.name(),
+            "keygen",
+            n,
+            kg,
+            kernel(gpu::Op::Keygen),
+        ));
+        rows.push(Row::new(
+            &t.label,
+            p.name(),
+            "sign",
+            n,
+            sg,
+            kernel(gpu::Op::Sign),
+        ));
+        rows.push(Row::new(
+            &t.label,
+            p.name(),
+            "verify",
+            n,
+            vf,
+            kernel(gpu::Op::Verify),
+        ));
     }
     // Latency of single-item calls: what one TLS handshake or one certificate waits.
     let mut w = MlDsaBatch::new(p, 1);
-    lat.push(Latency::measure(&t.label, p.name(), "keygen", args.latency_samples, || w.keygen(be))?);
-    lat.push(Latency::measure(&t.label, p.name(), "sign", args.latency_samples, || w.sign(be))?);
-    lat.push(Latency::measure(&t.label, p.name(), "verify", args.latency_samples, || w.verify(be))?);
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "keygen",
+        args.latency_samples,
+        || w.keygen(be),
+    )?);
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "sign",
+        args.latency_samples,
+        || w.sign(be),
+    )?);
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "verify",
+        args.latency_samples,
+        || w.verify(be),
+    )?);
     Ok(())
 }
 
-fn run_kem(args: &Args, t: &Target, p: ctru::ParamSet, rows: &mut Vec<Row>, lat: &mut Vec<Latency>) -> Result<(), String> {
+fn run_kem(
+    args: &Args,
+    t: &Target,
+    p: ctru::ParamSet,
+    rows: &mut Vec<Row>,
+    lat: &mut Vec<Latency>,
+) -> Result<(), String> {
     let be = t.backend.as_ref();
     let mut sizes = vec![t.batch];
     if args.sweep {
-        sizes.extend(sweep_sizes(t.max_sweep).into_iter().filter(|&b| b != t.batch));
+        sizes.extend(
+            sweep_sizes(t.max_sweep)
+                .into_iter()
+                .filter(|&b| b != t.batch),
+        );
     }
     for n in sizes {
         let mut w = KemBatch::new(p, n);
@@ -212,8 +313,26 @@ fn run_kem(args: &Args, t: &Target, p: ctru::ParamSet, rows: &mut Vec<Row>, lat:
         rows.push(Row::new(&t.label, p.name(), "decaps", n, de, None));
     }
     let mut w = KemBatch::new(p, 1);
-    lat.push(Latency::measure(&t.label, p.name(), "keygen", args.latency_samples, || w.keygen(be))?);
-    lat.push(Latency::measure(&t.label, p.name(), "encaps", args.latency_samples, || w.encaps(be))?);
-    lat.push(Latency::measure(&t.label, p.name(), "decaps", args.latency_samples, || w.decaps(be))?);
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "keygen",
+        args.latency_samples,
+        || w.keygen(be),
+    )?);
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "encaps",
+        args.latency_samples,
+        || w.encaps(be),
+    )?);
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "decaps",
+        args.latency_samples,
+        || w.decaps(be),
+    )?);
     Ok(())
 }

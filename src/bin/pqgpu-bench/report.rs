@@ -14,8 +14,22 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn new(target: &str, alg: &'static str, op: &'static str, batch: usize, ops_per_s: f64, kernel: Option<f64>) -> Row {
-        Row { target: target.to_string(), alg, op, batch, ops_per_s, kernel_ops_per_s: kernel }
+    pub fn new(
+        target: &str,
+        alg: &'static str,
+        op: &'static str,
+        batch: usize,
+        ops_per_s: f64,
+        kernel: Option<f64>,
+    ) -> Row {
+        Row {
+            target: target.to_string(),
+            alg,
+            op,
+            batch,
+            ops_per_s,
+            kernel_ops_per_s: kernel,
+        }
     }
 }
 
@@ -50,7 +64,16 @@ impl Latency {
         }
         t.sort();
         let pct = |q: f64| t[((t.len() - 1) as f64 * q).round() as usize];
-        Ok(Latency { target: target.into(), alg, op, samples, p50: pct(0.5), p90: pct(0.9), p99: pct(0.99), max: t[t.len() - 1] })
+        Ok(Latency {
+            target: target.into(),
+            alg,
+            op,
+            samples,
+            p50: pct(0.5),
+            p90: pct(0.9),
+            p99: pct(0.99),
+            max: t[t.len() - 1],
+        })
     }
 }
 
@@ -70,17 +93,33 @@ fn us(d: Duration) -> String {
 }
 
 pub fn print_throughput(rows: &[Row]) {
-    println!("\nThroughput (end-to-end: host buffers in, host buffers out; median of the timed reps)");
-    println!("{:<10} {:<16} {:<7} {:>9} {:>12} {:>14}", "backend", "algorithm", "op", "batch", "ops/s", "kernel ops/s");
+    println!(
+        "\nThroughput (end-to-end: host buffers in, host buffers out; median of the timed reps)"
+    );
+    println!(
+        "{:<10} {:<16} {:<7} {:>9} {:>12} {:>14}",
+        "backend", "algorithm", "op", "batch", "ops/s", "kernel ops/s"
+    );
     for r in rows {
         let k = r.kernel_ops_per_s.map_or_else(|| "-".to_string(), si);
-        println!("{:<10} {:<16} {:<7} {:>9} {:>12} {:>14}", r.target, r.alg, r.op, r.batch, si(r.ops_per_s), k);
+        println!(
+            "{:<10} {:<16} {:<7} {:>9} {:>12} {:>14}",
+            r.target,
+            r.alg,
+            r.op,
+            r.batch,
+            si(r.ops_per_s),
+            k
+        );
     }
 }
 
 pub fn print_latency(lat: &[Latency]) {
     println!("\nLatency of single-item calls (microseconds)");
-    println!("{:<10} {:<16} {:<7} {:>8} {:>9} {:>9} {:>9} {:>9}", "backend", "algorithm", "op", "samples", "p50", "p90", "p99", "max");
+    println!(
+        "{:<10} {:<16} {:<7} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "backend", "algorithm", "op", "samples", "p50", "p90", "p99", "max"
+    );
     for l in lat {
         println!(
             "{:<10} {:<16} {:<7} {:>8} {:>9} {:>9} {:>9} {:>9}",

@@ -26,7 +26,10 @@ fn expect_all_ok(what: &str, statuses: &[Status]) -> Result<(), String> {
     let bad = statuses.iter().filter(|s| s.is_err()).count();
     match statuses.iter().find_map(|s| s.err()) {
         None => Ok(()),
-        Some(e) => Err(format!("{what}: {bad} of {} items failed (first: {e})", statuses.len())),
+        Some(e) => Err(format!(
+            "{what}: {bad} of {} items failed (first: {e})",
+            statuses.len()
+        )),
     }
 }
 
@@ -58,7 +61,13 @@ impl MlDsaBatch {
     pub fn keygen(&mut self, be: &dyn Backend) -> Result<Duration, String> {
         let mut st = fresh_statuses(self.n);
         let t = Instant::now();
-        be.mldsa_keygen(self.p, Some(&self.seeds), &mut self.pks, &mut self.sks, &mut st);
+        be.mldsa_keygen(
+            self.p,
+            Some(&self.seeds),
+            &mut self.pks,
+            &mut self.sks,
+            &mut st,
+        );
         let dt = t.elapsed();
         expect_all_ok("keygen", &st)?;
         Ok(dt)
@@ -70,7 +79,10 @@ impl MlDsaBatch {
         let items: Vec<SignItem> = (0..n)
             .map(|i| SignItem {
                 sk: &self.sks[i * p.secret_key_len()..][..p.secret_key_len()],
-                msg: Message::Pure { ctx: &[], msg: &self.msgs[i * MSG_LEN..][..MSG_LEN] },
+                msg: Message::Pure {
+                    ctx: &[],
+                    msg: &self.msgs[i * MSG_LEN..][..MSG_LEN],
+                },
                 rnd: None,
             })
             .collect();
@@ -99,7 +111,10 @@ impl MlDsaBatch {
         (0..self.n)
             .map(|i| VerifyItem {
                 pk: &self.pks[i * p.public_key_len()..][..p.public_key_len()],
-                msg: Message::Pure { ctx: &[], msg: &self.msgs[i * MSG_LEN..][..MSG_LEN] },
+                msg: Message::Pure {
+                    ctx: &[],
+                    msg: &self.msgs[i * MSG_LEN..][..MSG_LEN],
+                },
                 sig: &self.sigs[i * p.signature_len()..][..p.signature_len()],
             })
             .collect()
@@ -115,7 +130,10 @@ impl MlDsaBatch {
         reference.mldsa_keygen(p, Some(&self.seeds[..32 * m]), &mut pks, &mut sks, &mut st);
         expect_all_ok("reference keygen", &st)?;
         if pks[..] != self.pks[..pks.len()] || sks[..] != self.sks[..sks.len()] {
-            return Err(format!("{}: keys differ from the reference backend", p.name()));
+            return Err(format!(
+                "{}: keys differ from the reference backend",
+                p.name()
+            ));
         }
         let items = &self.verify_items()[..m];
         let mut st = fresh_statuses(m);
@@ -154,7 +172,13 @@ impl KemBatch {
     pub fn keygen(&mut self, be: &dyn Backend) -> Result<Duration, String> {
         let mut st = fresh_statuses(self.n);
         let t = Instant::now();
-        be.kem_keygen(self.p, Some(&self.seeds), &mut self.pks, &mut self.sks, &mut st);
+        be.kem_keygen(
+            self.p,
+            Some(&self.seeds),
+            &mut self.pks,
+            &mut self.sks,
+            &mut st,
+        );
         let dt = t.elapsed();
         expect_all_ok("kem keygen", &st)?;
         Ok(dt)
@@ -166,7 +190,10 @@ impl KemBatch {
         let pk = &self.pks[..p.public_key_len()];
         let items = vec![EncapsItem { pk, coins: None }; self.n];
         let mut cts: Vec<&mut [u8]> = self.cts.chunks_exact_mut(p.ciphertext_len()).collect();
-        let mut sss: Vec<&mut [u8]> = self.ss_enc.chunks_exact_mut(p.shared_secret_len()).collect();
+        let mut sss: Vec<&mut [u8]> = self
+            .ss_enc
+            .chunks_exact_mut(p.shared_secret_len())
+            .collect();
         let mut st = fresh_statuses(self.n);
         let t = Instant::now();
         be.kem_encaps(p, &items, &mut cts, &mut sss, &mut st);
@@ -179,16 +206,25 @@ impl KemBatch {
     pub fn decaps(&mut self, be: &dyn Backend) -> Result<Duration, String> {
         let p = self.p;
         let sk = &self.sks[..p.secret_key_len()];
-        let items: Vec<DecapsItem> =
-            self.cts.chunks_exact(p.ciphertext_len()).map(|ct| DecapsItem { sk, ct }).collect();
-        let mut sss: Vec<&mut [u8]> = self.ss_dec.chunks_exact_mut(p.shared_secret_len()).collect();
+        let items: Vec<DecapsItem> = self
+            .cts
+            .chunks_exact(p.ciphertext_len())
+            .map(|ct| DecapsItem { sk, ct })
+            .collect();
+        let mut sss: Vec<&mut [u8]> = self
+            .ss_dec
+            .chunks_exact_mut(p.shared_secret_len())
+            .collect();
         let mut st = fresh_statuses(self.n);
         let t = Instant::now();
         be.kem_decaps(p, &items, &mut sss, &mut st);
         let dt = t.elapsed();
         expect_all_ok("decaps", &st)?;
         if self.ss_dec != self.ss_enc {
-            return Err(format!("{}: decapsulated secrets differ from encapsulated ones", p.name()));
+            return Err(format!(
+                "{}: decapsulated secrets differ from encapsulated ones",
+                p.name()
+            ));
         }
         Ok(dt)
     }

@@ -5,13 +5,14 @@
 use super::keys::{Interner, KEYINFO};
 use super::module::CtruKernels;
 use super::product::{self, product, Kind, Operands, TC_ITEMS};
-use super::Sizes;
+use super::{Sizes, MSG_STRIDE};
 use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
 use crate::gpu::worker::{Arg::*, Worker};
 use crate::gpu::{blocks, BLOCK_STREAM};
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
+use rayon::prelude::*;
 
 /// Host staging of one chunk's inputs: coins e, key indices, key rows.
 struct Inputs {
@@ -56,13 +57,15 @@ pub fn encaps_chunk(
         inp.valid.push(i);
         inp.idx.push(key);
     }
+    // Items whose fresh coins could not be drawn keep Err(Rng) and are not written back.
+    let mut dropped = vec![false; inp.valid.len()];
     if !fresh.is_empty() {
         let mut rnd = zeroize::Zeroizing::new(vec![0u8; fresh.len() * 32]);
         if crate::rng::fill(&mut rnd).is_err() {
             for &j in &fresh {
                 st[inp.valid[j]] = Err(Error::Rng);
+                dropped[j] = true;
             }
-            // Those items are dropped below by their status.
         }
         for (c, &j) in fresh.iter().enumerate() {
             inp.e[32 * j..32 * j + 32].copy_from_slice(&rnd[32 * c..32 * c + 32]);
@@ -98,7 +101,7 @@ pub fn encaps_chunk(
         let d_idx = w.dev("ctru_idx", n * 4)?;
         let d_info = w.dev("ctru_info", table.count * KEYINFO)?;
         let d_kh = w.dev("ctru_kh", table.count * 2 * np)?;
-        let msg = w.dev("ctru_msg", n * 64)?;
+        let msg = w.dev("ctru_msg", n * MSG_STRIDE)?;
         let kout = w.dev("ctru_k", n * 32)?;
         let rr = w.dev("ctru_r", pad * np)?;
         let sigma = w.dev("ctru_sigma", pad * np * 2)?;
@@ -107,7 +110,9 @@ pub fn encaps_chunk(
         w.htod(d_idx, h_idx)?;
         w.htod(d_info, h_info)?;
         w.htod(d_kh, h_kh)?;
-        w.zero(rr + (n * np) as u64, (pad - n) * np)?;
+        if pad > n {
+            w.zero(rr + (n * np) as u64, (pad - n) * np)?;
+        }
         let nn = U(n as u32);
         let grid = blocks(n, BLOCK_STREAM);
         let args = [
@@ -134,21 +139,35 @@ pub fn encaps_chunk(
         let args = [P(sigma), P(msg), P(ct), nn];
         w.launch(k.get("encaps_finish"), grid, BLOCK_STREAM, &args)?;
         let o = out.as_mut_slice()?;
-        let (o_ct, o_k) = o.split_at_mut(n * s.ct_stride);
+        let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
+        let out_k = &mut out_k[..n * 32];
         w.dtoh(o_ct, ct)?;
-        w.dtoh(&mut o_k[..n * 32], kout)?;
+        w.dtoh(out_k, kout)?;
         w.sync()?;
+        let o_k = &*out_k;
+        // Scatter to the callers' slices on all cores (this copy is a large share of the host
+        // time at full speed).
+        let mut pos = vec![u32::MAX; items.len()];
         for (j, &i) in inp.valid.iter().enumerate() {
-            if st[i] == Err(Error::Rng) {
-                continue;
+            if !dropped[j] {
+                pos[i] = j as u32;
             }
-            cts[i].copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
-            sss[i].copy_from_slice(&o_k[32 * j..32 * j + 32]);
-            st[i] = Ok(());
         }
+        let (o_ct, o_k) = (&*o_ct, &*o_k);
+        cts.par_iter_mut()
+            .zip(sss.par_iter_mut())
+            .zip(st.par_iter_mut())
+            .zip(pos.par_iter())
+            .filter(|(_, &j)| j != u32::MAX)
+            .for_each(|(((ct, ss), status), &j)| {
+                let j = j as usize;
+                ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
+                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+                *status = Ok(());
+            });
         // Coins and keys are secret: do not leave them in the staging buffers.
         h_e.fill(0);
-        o_k[..n * 32].fill(0);
+        out_k.fill(0);
         Ok(())
     })();
     w.put_host("ctru_enc_in", stage);

@@ -23,6 +23,9 @@ use crate::Status;
 use module::CtruKernels;
 use once_cell::sync::OnceCell;
 
+/// Bytes per message row on the device (`MSG_STRIDE` in the kernels; MSGBYTES <= 79).
+const MSG_STRIDE: usize = 128;
+
 /// Sizes shared with the kernels. NP: n + 1 rounded up to 32 (the MMA k-step; the inversion
 /// keeps n + 1 coefficients); ct rows are padded to 16 bytes for word access.
 pub struct Sizes {
@@ -66,11 +69,12 @@ fn kernels(b: &GpuBackend, p: ParamSet) -> Option<&'static CtruKernels> {
             .ctx
             .clone();
         let [a, m, c] = ParamSet::ALL;
-        Ok([
-            module::load(&ctx, a)?,
-            module::load(&ctx, m)?,
-            module::load(&ctx, c)?,
-        ])
+        // Compile the three sets in parallel (a cache hit makes this a file read).
+        let (ka, (km, kc)) = rayon::join(
+            || module::load(&ctx, a),
+            || rayon::join(|| module::load(&ctx, m), || module::load(&ctx, c)),
+        );
+        Ok([ka?, km?, kc?])
     });
     match r {
         Ok(k) => Some(&k[set_index(p)]),
