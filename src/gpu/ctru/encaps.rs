@@ -153,7 +153,7 @@ pub fn encaps_chunk(
                 pos[i] = j as u32;
             }
         }
-        let (o_ct, o_k) = (&*o_ct, &*o_k);
+        let o_ct = &*o_ct;
         cts.par_iter_mut()
             .zip(sss.par_iter_mut())
             .zip(st.par_iter_mut())
