@@ -25,8 +25,15 @@ __constant__ u64 KECCAK_RC[24] = {
 
 __device__ __forceinline__ u64 rol64(u64 x, int n) { return (x << n) | (x >> (64 - n)); }
 
+// Rounds unrolled per loop iteration: 2 measured 1-2 % faster than 1 or 4 on the H200.
+#ifndef KECCAK_UNROLL
+#define KECCAK_UNROLL 2
+#endif
+#define PQ_PRAGMA(x) _Pragma(#x)
+#define PQ_UNROLL(n) PQ_PRAGMA(unroll n)
+
 __device__ __forceinline__ void keccak_f1600(u64 A[25]) {
-#pragma unroll 1
+  PQ_UNROLL(KECCAK_UNROLL)
   for (int round = 0; round < 24; ++round) {
     u64 C0 = A[0] ^ A[5] ^ A[10] ^ A[15] ^ A[20];
     u64 C1 = A[1] ^ A[6] ^ A[11] ^ A[16] ^ A[21];

@@ -100,6 +100,17 @@ __device__ __forceinline__ void load_zetas(i32 *z) {
   for (int i = threadIdx.x; i < N; i += blockDim.x) z[i] = ZETAS[i];
 }
 
+// Levels with len <= 32 are warp-local: with blockDim a multiple of 128, the warp that
+// handles butterflies i in [32w, 32w + 32) of a polynomial owns its coefficients
+// [64w, 64w + 64) at every such level. Between two such levels __syncwarp orders the
+// accesses; any other step (into or out of a wider level) needs the block barrier.
+__device__ __forceinline__ void level_sync(int len_done, int len_next) {
+  if (len_done <= 32 && len_next <= 32)
+    __syncwarp();
+  else
+    __syncthreads();
+}
+
 // Forward NTT of cnt polynomials a[cnt][256] in shared memory (Alg. 41), one
 // butterfly per thread per level, all polynomials in the same level at once.
 __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
@@ -116,7 +127,7 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
       p[j + len] = fq_sub(x, t);
       p[j] = fq_add(x, t);
     }
-    __syncthreads();
+    level_sync(len, lvl < 7 ? len / 2 : 256);
   }
 }
 
@@ -137,7 +148,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
       p[j] = fq_add(x, y);
       p[j + len] = fq_mul(zeta, fq_sub(x, y));
     }
-    __syncthreads();
+    level_sync(len, lvl < 7 ? len * 2 : 256);
   }
   for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
   __syncthreads();
@@ -187,6 +198,30 @@ __device__ void unpack_bits(const u8 *in, i32 *v, int bits) {
 
 // --------------------------------------------------- samplers (stream kernels)
 
+// Samplers emit coefficients one at a time at a per-thread position; with STORE4 they
+// are gathered in registers and written 16 bytes at a time. Each thread writes its own
+// polynomial, so a warp's store touches 32 sectors: 4x fewer such stores doubled keygen
+// and verify on the H200 (STORE4=0 restores plain stores). N is a multiple of 4, so the
+// last group is always flushed.
+#ifndef STORE4
+#define STORE4 1
+#endif
+struct Pending3 {
+  u32 b0, b1, b2;
+};
+__device__ __forceinline__ void emit(u32 *out, int ctr, u32 v, Pending3 &p) {
+#if STORE4
+  switch (ctr & 3) {
+  case 0: p.b0 = v; break;
+  case 1: p.b1 = v; break;
+  case 2: p.b2 = v; break;
+  default: *(uint4 *)(out + ctr - 3) = make_uint4(p.b0, p.b1, p.b2, v);
+  }
+#else
+  out[ctr] = v;
+#endif
+}
+
 // Byte b (compile-time) of the rate of a state.
 #define SBYTE(A, b) ((u32)((A)[(b) >> 3] >> (8 * ((b) & 7))) & 0xFF)
 
@@ -200,11 +235,12 @@ extern "C" __global__ void __launch_bounds__(ST) expand_a(const u8 *rho_base, u3
   shake_seed_u16<SHAKE128_RATE>(A, (const u64 *)(rho_base + (u64)item * rho_stride), 4, j | (i << 8));
   u32 *out = a_out + (u64)idx * N;
   int ctr = 0;
+  Pending3 pend;
   for (;;) {
 #pragma unroll
     for (int t = 0; t < SHAKE128_RATE / 3; ++t) {
       const u32 v = SBYTE(A, 3 * t) | (SBYTE(A, 3 * t + 1) << 8) | ((SBYTE(A, 3 * t + 2) & 0x7F) << 16);
-      if (v < Q && ctr < N) out[ctr++] = v;
+      if (v < Q && ctr < N) emit(out, ctr++, v, pend);
     }
     if (ctr >= N) break;
     keccak_f1600(A);
@@ -229,15 +265,16 @@ extern "C" __global__ void __launch_bounds__(ST) expand_s(const u8 *seeds, i32 *
   const u32 item = idx / (K + L), r = idx % (K + L);
   u64 A[25];
   shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(seeds + (u64)item * 128 + 32), 8, r);
-  i32 *out = s_out + (u64)idx * N;
+  u32 *out = (u32 *)(s_out + (u64)idx * N);
   int ctr = 0;
+  Pending3 pend;
   for (;;) {
 #pragma unroll
     for (int b = 0; b < SHAKE256_RATE; ++b) {
       const u32 z = SBYTE(A, b);
       i32 c;
-      if (ctr < N && coeff_from_half_byte(z & 15, &c)) out[ctr++] = c;
-      if (ctr < N && coeff_from_half_byte(z >> 4, &c)) out[ctr++] = c;
+      if (ctr < N && coeff_from_half_byte(z & 15, &c)) emit(out, ctr++, (u32)c, pend);
+      if (ctr < N && coeff_from_half_byte(z >> 4, &c)) emit(out, ctr++, (u32)c, pend);
     }
     if (ctr >= N) break;
     keccak_f1600(A);
@@ -416,9 +453,10 @@ extern "C" __global__ void __launch_bounds__(ST) expand_mask(const u8 *rhopp, co
   const u32 kappa = ent_att[e] * L + r;
   u64 A[25];
   shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(rhopp + (u64)ent_task[e] * 64), 8, kappa);
-  i32 *out = y + (u64)idx * N;
+  u32 *out = (u32 *)(y + (u64)idx * N);
   u64 acc = 0;
   int nb = 0, ctr = 0;
+  Pending3 pend;
   const u64 mask = (1ULL << Z_BITS) - 1;
   for (;;) {
 #pragma unroll
@@ -426,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(ST) expand_mask(const u8 *rhopp, co
       acc |= (u64)(u32)(A[h >> 1] >> (32 * (h & 1))) << nb;
       nb += 32;
       while (nb >= Z_BITS) {
-        if (ctr < N) out[ctr] = to_canon(GAMMA1 - (i32)(acc & mask));
+        if (ctr < N) emit(out, ctr, (u32)to_canon(GAMMA1 - (i32)(acc & mask)), pend);
         ++ctr;
         acc >>= Z_BITS;
         nb -= Z_BITS;
@@ -493,30 +531,39 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
   ch[tid] = to_canon(c[(u64)e * N + tid]);
   ntt_polys(ch, 1, z);
   const i32 *s1 = s1h + (u64)task * L * N, *s2 = s2h + (u64)task * K * N, *t0 = t0h + (u64)task * K * N;
+  // The three checks in order of rejection rate per polynomial transformed (the r0 check
+  // rejects most): any failure rejects, so the order does not change the signature.
+  // 1. r0 = LowBits(w - cs2); rr[0..K) keeps w - cs2 for the hint.
+  for (int i = 0; i < K; ++i) rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
+  intt_polys(rr, K, z);
+  const i32 *w_e = w + (u64)e * K * N;
+  int bad = 0;
+  for (int i = 0; i < K; ++i) {
+    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
+    i32 r0;
+    decompose(wcs2, &r0);
+    bad |= iabs(r0) >= GAMMA2 - BETA;
+    rr[i * N + tid] = wcs2;
+  }
+  if (__syncthreads_or(bad)) return;
+  // 2. z = y + cs1.
   for (int j = 0; j < L; ++j) zs[j * N + tid] = fq_mul(ch[tid], s1[j * N + tid]);
   intt_polys(zs, L, z);
   const i32 *y_e = y + (u64)e * L * N;
-  int bad = 0;
   for (int j = 0; j < L; ++j) {
     const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + tid]));
     bad |= iabs(v) >= GAMMA1 - BETA;
     zs[j * N + tid] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
   }
   if (__syncthreads_or(bad)) return;
+  // 3. ct0, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
+  for (int i = 0; i < K; ++i) rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
+  intt_polys(rr + K * N, K, z);
   for (int i = 0; i < K; ++i) {
-    rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
-    rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
-  }
-  intt_polys(rr, 2 * K, z);
-  const i32 *w_e = w + (u64)e * K * N;
-  for (int i = 0; i < K; ++i) {
-    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
-    i32 r0;
-    const i32 r1 = decompose(wcs2, &r0);
+    const i32 wcs2 = rr[i * N + tid];
     const i32 ct0 = rr[(K + i) * N + tid];
-    bad |= iabs(r0) >= GAMMA2 - BETA;
     bad |= iabs(centered(ct0)) >= GAMMA2;
-    const u8 hint = high_bits(fq_add(wcs2, ct0)) != r1;
+    const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
     hs[i * N + tid] = hint;
     if (hint) atomicAdd(&hcount[i], 1);
   }

@@ -234,8 +234,9 @@ fn differential(p: ParamSet, seed: u64) {
         assert_eq!(g_v[i], c_v[i], "{} verify verdict {i}", p.name());
         valid += g_v[i].is_ok() as usize;
     }
+    // About a quarter of the cases are left untampered (see `tamper`).
     assert!(
-        valid > n / 2,
+        valid > n / 6,
         "{}: too few valid signatures ({valid})",
         p.name()
     );

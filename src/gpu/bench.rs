@@ -5,7 +5,9 @@ use super::module::Kernels;
 use super::worker::Worker;
 use super::{keygen, sign, verify, Geometry, Op};
 use crate::mldsa::{Message, ParamSet};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::DriverError;
+use std::collections::HashMap;
 
 /// Median seconds of `f` over three runs after one warm-up (which also sizes the buffers).
 fn time<F>(w: &mut Worker, mut f: F) -> Result<f64, DriverError>
@@ -14,10 +16,13 @@ where
 {
     f(w)?;
     w.sync()?;
+    if w.profile.is_some() {
+        w.profile = Some(HashMap::new());
+    }
     let mut times = Vec::new();
     for _ in 0..3 {
-        let start = w.ctx.new_event(None)?;
-        let end = w.ctx.new_event(None)?;
+        let start = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        let end = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
         start.record(&w.stream)?;
         f(w)?;
         end.record(&w.stream)?;
@@ -25,6 +30,17 @@ where
         times.push(start.elapsed_ms(&end)? as f64 / 1e3);
     }
     times.sort_by(f64::total_cmp);
+    if let Some(prof) = w.profile.take() {
+        let mut rows: Vec<_> = prof.into_iter().collect();
+        rows.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0));
+        for (name, (ms, count)) in rows {
+            eprintln!(
+                "profile {name:16} {:9.3} ms per run, {count} launches",
+                ms / 4.0
+            );
+        }
+        w.profile = Some(HashMap::new());
+    }
     Ok(times[1])
 }
 

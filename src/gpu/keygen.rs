@@ -1,7 +1,7 @@
 //! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6) on the GPU.
 
 use super::module::Kernels;
-use super::worker::{Arg, Arg::*, Worker};
+use super::worker::{par_copy, Arg, Arg::*, Worker};
 use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
 use cudarc::driver::DriverError;
 
@@ -21,29 +21,33 @@ pub fn keygen_dev(
     let sk = w.dev("kg_sk", n * g.sk_len)?;
     let nn = U(n as u32);
     w.launch(
-        k.get("keygen_seed"),
+        k,
+        "keygen_seed",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(xi), P(seeds), nn],
     )?;
     let kl = n * g.k * g.l;
     w.launch(
-        k.get("expand_a"),
+        k,
+        "expand_a",
         blocks(kl, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(seeds), U(128), P(a), nn],
     )?;
     let ks = n * (g.k + g.l);
     w.launch(
-        k.get("expand_s"),
+        k,
+        "expand_s",
         blocks(ks, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(seeds), P(s), nn],
     )?;
     let args: [Arg; 6] = [P(seeds), P(a), P(s), P(pk), P(sk), nn];
-    w.launch(k.get("keygen_main"), n, BLOCK_POLY, &args)?;
+    w.launch(k, "keygen_main", n, BLOCK_POLY, &args)?;
     w.launch(
-        k.get("keygen_tr"),
+        k,
+        "keygen_tr",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(pk), P(sk), nn],
@@ -63,6 +67,7 @@ pub fn keygen_chunk(
     let n = seeds.len() / 32;
     let mut stage = w.take_host("kg_stage", n * 32)?;
     let mut out = w.take_host("kg_out", n * (g.pk_len + g.sk_len))?;
+    w.lap(3);
     let r = (|| {
         let host = stage.as_mut_slice()?;
         host[..n * 32].copy_from_slice(seeds);
@@ -73,11 +78,14 @@ pub fn keygen_chunk(
         let (opk, osk) = o.split_at_mut(n * g.pk_len);
         w.dtoh(opk, pk)?;
         w.dtoh(&mut osk[..n * g.sk_len], sk)?;
+        w.lap(0);
         w.sync()?;
-        pks.copy_from_slice(opk);
-        sks.copy_from_slice(&osk[..n * g.sk_len]);
+        w.lap(1);
+        par_copy(pks, opk);
+        par_copy(sks, &osk[..n * g.sk_len]);
         // The seeds are secret: do not leave them in the staging buffer.
         host[..n * 32].fill(0);
+        w.lap(2);
         Ok(())
     })();
     w.put_host("kg_stage", stage);

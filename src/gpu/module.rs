@@ -95,6 +95,10 @@ pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Ker
     let src = source();
     let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
     options.extend(defines(p));
+    // Extra -D flags, for trying kernel variants without rebuilding (part of the cache key).
+    if let Ok(extra) = std::env::var("PQGPU_NVRTC_DEFINES") {
+        options.extend(extra.split_whitespace().map(String::from));
+    }
     let nvrtc = nvrtc_version();
     let mut h = Sha3_256::new();
     h.update(src.as_bytes());

@@ -56,14 +56,16 @@ pub fn sign_dev(
 
     w.zero(ctr, 16)?;
     w.launch(
-        k.get("sign_rhopp"),
+        k,
+        "sign_rhopp",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(kin), P(rhopp), nn],
     )?;
     let kl = n * kk * l;
     w.launch(
-        k.get("expand_a"),
+        k,
+        "expand_a",
         blocks(kl, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(sk), U(g.sk_len as u32), P(a), nn],
@@ -79,7 +81,7 @@ pub fn sign_dev(
         P(nbad),
         nn,
     ];
-    w.launch(k.get("sign_decode"), n, BLOCK_POLY, &args)?;
+    w.launch(k, "sign_decode", n, BLOCK_POLY, &args)?;
     let mut host_ctr = w.take_host("sg_ctr", 16)?;
     let r = (|| {
         let hc = host_ctr.as_mut_slice()?;
@@ -102,23 +104,26 @@ pub fn sign_dev(
                 nn,
             ];
             w.launch(
-                k.get("sign_schedule"),
+                k,
+                "sign_schedule",
                 blocks(n, BLOCK_STREAM),
                 BLOCK_STREAM,
                 &args,
             )?;
             let args = [P(rhopp), P(et), P(ea), P(count), P(y)];
             w.launch(
-                k.get("expand_mask"),
+                k,
+                "expand_mask",
                 blocks(m * l, BLOCK_STREAM),
                 BLOCK_STREAM,
                 &args,
             )?;
             let args = [P(a), P(kin), P(y), P(et), P(count), P(wv), P(hbuf)];
-            w.launch(k.get("sign_w"), m, BLOCK_POLY, &args)?;
+            w.launch(k, "sign_w", m, BLOCK_POLY, &args)?;
             let args = [P(hbuf), P(count), P(ctilde), P(c)];
             w.launch(
-                k.get("sign_challenge"),
+                k,
+                "sign_challenge",
                 blocks(m, BLOCK_STREAM),
                 BLOCK_STREAM,
                 &args,
@@ -139,9 +144,9 @@ pub fn sign_dev(
                 P(ok),
                 P(slot),
             ];
-            w.launch(k.get("sign_z"), m, BLOCK_POLY, &args)?;
+            w.launch(k, "sign_z", m, BLOCK_POLY, &args)?;
             let args = [P(et), P(ea), P(count), P(best), P(ok), P(slot), P(sig)];
-            w.launch(k.get("sign_commit"), m, BLOCK_POLY, &args)?;
+            w.launch(k, "sign_commit", m, BLOCK_POLY, &args)?;
             w.dtoh(&mut hc[..8], ctr)?;
             w.sync()?;
             pending -= read_u32(hc, 4) as usize;
@@ -184,6 +189,7 @@ pub fn sign_chunk(
     let mut sk_stage = w.take_host("sg_sk_stage", m * g.sk_len)?;
     let mut kin_stage = w.take_host("sg_kin_stage", m * 128)?;
     let mut out = w.take_host("sg_out", m * (g.sig_stride + 4))?;
+    w.lap(3);
     let r = (|| {
         let sk_h = &mut sk_stage.as_mut_slice()?[..m * g.sk_len];
         let kin_h = &mut kin_stage.as_mut_slice()?[..m * 128];
@@ -211,26 +217,39 @@ pub fn sign_chunk(
         let kin_d = w.dev("sg_kin", m * 128)?;
         w.htod(sk_d, sk_h)?;
         w.htod(kin_d, kin_h)?;
+        w.lap(0);
         let (sig_d, status_d) = sign_dev(w, k, g, m, sk_d, kin_d)?;
         let o = out.as_mut_slice()?;
         let (o_sig, o_st) = o.split_at_mut(m * g.sig_stride);
         w.dtoh(o_sig, sig_d)?;
         w.dtoh(&mut o_st[..m * 4], status_d)?;
         w.sync()?;
+        w.lap(1);
         // Secrets do not stay in the staging buffers.
         sk_h.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
         kin_h.fill(0);
+        let mut pos = vec![usize::MAX; items.len()];
         for (j, &i) in idx.iter().enumerate() {
-            statuses[i] = match read_u32(o_st, 4 * j) {
-                _ if rng_failed[j] => Err(Error::Rng),
-                ST_OK => {
-                    sigs[i].copy_from_slice(&o_sig[j * g.sig_stride..j * g.sig_stride + g.sig_len]);
-                    Ok(())
-                }
-                ST_BADKEY => Err(Error::BadKey),
-                _ => Err(Error::Device),
-            };
+            pos[i] = j;
         }
+        let (o_sig, o_st) = (&*o_sig, &*o_st);
+        sigs.par_iter_mut()
+            .zip(statuses.par_iter_mut())
+            .zip(pos.par_iter())
+            .filter(|(_, &j)| j != usize::MAX)
+            .for_each(|((sig, st), &j)| {
+                *st = match read_u32(o_st, 4 * j) {
+                    _ if rng_failed[j] => Err(Error::Rng),
+                    ST_OK => {
+                        let at = j * g.sig_stride;
+                        sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
+                        Ok(())
+                    }
+                    ST_BADKEY => Err(Error::BadKey),
+                    _ => Err(Error::Device),
+                };
+            });
+        w.lap(2);
         Ok(())
     })();
     w.put_host("sg_sk_stage", sk_stage);

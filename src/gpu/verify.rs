@@ -48,23 +48,26 @@ pub fn verify_dev(
         nn,
     ];
     w.launch(
-        k.get("verify_prep"),
+        k,
+        "verify_prep",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &args,
     )?;
     let kl = n * g.k * g.l;
     w.launch(
-        k.get("expand_a"),
+        k,
+        "expand_a",
         blocks(kl, BLOCK_STREAM),
         BLOCK_STREAM,
         &[P(pk), U(g.pk_len as u32), P(a), nn],
     )?;
     let args = [P(a), P(pk), P(sig), P(c), P(hint), P(vstat), P(hbuf), nn];
-    w.launch(k.get("verify_w"), n, BLOCK_POLY, &args)?;
+    w.launch(k, "verify_w", n, BLOCK_POLY, &args)?;
     let args = [P(hbuf), P(sig), P(vstat), P(result), nn];
     w.launch(
-        k.get("verify_final"),
+        k,
+        "verify_final",
         blocks(n, BLOCK_STREAM),
         BLOCK_STREAM,
         &args,
@@ -143,6 +146,7 @@ pub fn verify_chunk(
     let bytes = m * g.pk_len + m * g.sig_stride + meta + total;
     let mut stage = w.take_host("vf_stage", bytes)?;
     let mut out = w.take_host("vf_out", m * 4)?;
+    w.lap(3);
     let r = (|| {
         let h = &mut stage.as_mut_slice()?[..bytes];
         let (pk_h, rest) = h.split_at_mut(m * g.pk_len);
@@ -184,12 +188,15 @@ pub fn verify_chunk(
         let res_d = verify_dev(w, k, g, m, pk_d, sig_d, arena_d, off_d, len_d)?;
         let o = &mut out.as_mut_slice()?[..m * 4];
         w.dtoh(o, res_d)?;
+        w.lap(0);
         w.sync()?;
+        w.lap(1);
         for (j, &i) in idx.iter().enumerate() {
             if o[4 * j..4 * j + 4] != [0, 0, 0, 0] {
                 statuses[i] = Err(Error::VerifyFailed);
             }
         }
+        w.lap(2);
         Ok(())
     })();
     w.put_host("vf_stage", stage);

@@ -2,10 +2,12 @@
 //! host staging buffers. Batches are cut into chunks that workers run side by side, so one
 //! chunk's copies and host work overlap another's kernels.
 
+use super::module::Kernels;
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +24,22 @@ pub struct Worker {
     pub stream: Arc<CudaStream>,
     dev: HashMap<&'static str, CudaSlice<u8>>,
     host: HashMap<&'static str, PinnedHostSlice<u8>>,
+    /// With `PQGPU_PROFILE` set: milliseconds and launches per kernel (each launch is then
+    /// synchronised, so only for measuring where the time goes).
+    pub profile: Option<HashMap<&'static str, (f64, usize)>>,
+    /// Host-side seconds of this worker's chunks: staging (until the last copy is queued),
+    /// waiting for the GPU, unpacking results. Printed with `PQGPU_HOST_PROFILE`.
+    pub phases: [f64; 3],
+    clock: std::time::Instant,
+}
+
+/// Copies between large host buffers on all cores (one core's memcpy would bound the
+/// end-to-end rate of keygen and sign).
+pub fn par_copy(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    dst.par_chunks_mut(1 << 18)
+        .zip(src.par_chunks(1 << 18))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 /// Rounds a size up to 256 bytes (the alignment the kernels' u64 loads and L2 lines like).
@@ -36,6 +54,9 @@ impl Worker {
             stream: ctx.new_stream()?,
             dev: HashMap::new(),
             host: HashMap::new(),
+            profile: std::env::var_os("PQGPU_PROFILE").map(|_| HashMap::new()),
+            phases: [0.0; 3],
+            clock: std::time::Instant::now(),
         })
     }
 
@@ -101,10 +122,20 @@ impl Worker {
         self.stream.synchronize()
     }
 
-    /// Launches `f` on `grid` blocks of `block` threads with `args` (in kernel order).
+    /// Ends host phase `i` (0 staging, 1 GPU wait, 2 unpacking) and starts the next.
+    pub fn lap(&mut self, i: usize) {
+        let now = std::time::Instant::now();
+        if i < 3 {
+            self.phases[i] += (now - self.clock).as_secs_f64();
+        }
+        self.clock = now;
+    }
+
+    /// Launches kernel `name` on `grid` blocks of `block` threads with `args` (in kernel order).
     pub fn launch(
-        &self,
-        f: &CudaFunction,
+        &mut self,
+        k: &Kernels,
+        name: &'static str,
         grid: usize,
         block: u32,
         args: &[Arg],
@@ -112,6 +143,15 @@ impl Worker {
         if grid == 0 {
             return Ok(());
         }
+        let timing = match self.profile {
+            Some(_) => {
+                let ev = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                ev.record(&self.stream)?;
+                Some(ev)
+            }
+            None => None,
+        };
+        let f = k.get(name);
         let mut b = self.stream.launch_builder(f);
         for a in args {
             match a {
@@ -127,6 +167,15 @@ impl Worker {
         // SAFETY: every pointer argument is a live buffer of this worker sized by the caller
         // for the kernel's indexing (n items, or the entry capacity), and the argument list
         // matches the kernel's C signature (u64 pointers, u32 scalars).
-        unsafe { b.launch(cfg) }.map(|_| ())
+        unsafe { b.launch(cfg) }?;
+        if let (Some(start), Some(prof)) = (timing, self.profile.as_mut()) {
+            let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            end.record(&self.stream)?;
+            end.synchronize()?;
+            let e = prof.entry(name).or_default();
+            e.0 += start.elapsed_ms(&end)? as f64;
+            e.1 += 1;
+        }
+        Ok(())
     }
 }
