@@ -103,8 +103,9 @@ pub fn decaps_chunk(
         }
         let nn = U(n as u32);
         let grid = blocks(n, BLOCK_STREAM);
-        w.launch(
-            k.get("decaps_unpack"),
+        k.launch(
+            w,
+            "decaps_unpack",
             grid,
             BLOCK_STREAM,
             &[P(d_ct), P(lo), P(hi), nn],
@@ -119,12 +120,7 @@ pub fn decaps_chunk(
             pad,
         };
         product(w, k, &s, engine, Kind::Decrypt, &ops)?;
-        w.launch(
-            k.get("decaps_decode"),
-            grid,
-            BLOCK_STREAM,
-            &[P(v), P(msg), nn],
-        )?;
+        k.launch(w, "decaps_decode", grid, BLOCK_STREAM, &[P(v), P(msg), nn])?;
         let args = [
             P(0),
             U(1),
@@ -135,16 +131,16 @@ pub fn decaps_chunk(
             P(rr),
             nn,
         ];
-        w.launch(k.get("encaps_hash"), grid, BLOCK_STREAM, &args)?;
+        k.launch(w, "encaps_hash", grid, BLOCK_STREAM, &args)?;
         ops.keyvec = d_kh;
         ops.lo = rr;
         ops.hi = 0;
         ops.out = sigma;
         product(w, k, &s, engine, Kind::Encrypt, &ops)?;
         let args = [P(d_ct), P(d_info), P(d_idx), P(kbar), nn];
-        w.launch(k.get("decaps_kbar"), grid, BLOCK_STREAM, &args)?;
+        k.launch(w, "decaps_kbar", grid, BLOCK_STREAM, &args)?;
         let args = [P(sigma), P(msg), P(d_ct), P(kprime), P(kbar), P(ss), nn];
-        w.launch(k.get("decaps_finish"), grid, BLOCK_STREAM, &args)?;
+        k.launch(w, "decaps_finish", grid, BLOCK_STREAM, &args)?;
         let o = &mut out.as_mut_slice()?[..n * 32];
         w.dtoh(o, ss)?;
         w.sync()?;

@@ -125,7 +125,7 @@ pub fn encaps_chunk(
             P(rr),
             nn,
         ];
-        w.launch(k.get("encaps_hash"), grid, BLOCK_STREAM, &args)?;
+        k.launch(w, "encaps_hash", grid, BLOCK_STREAM, &args)?;
         let ops = Operands {
             keyvec: d_kh,
             key_idx: d_idx,
@@ -137,7 +137,7 @@ pub fn encaps_chunk(
         };
         product(w, k, &s, engine, Kind::Encrypt, &ops)?;
         let args = [P(sigma), P(msg), P(ct), nn];
-        w.launch(k.get("encaps_finish"), grid, BLOCK_STREAM, &args)?;
+        k.launch(w, "encaps_finish", grid, BLOCK_STREAM, &args)?;
         let o = out.as_mut_slice()?;
         let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
         let out_k = &mut out_k[..n * 32];

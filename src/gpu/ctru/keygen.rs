@@ -34,19 +34,15 @@ pub fn keygen_chunk(
         let sk = w.dev("ctru_kg_sk", n * s.sk)?;
         w.htod(d_seeds, &host[..n * 64])?;
         let grid = blocks(n, BLOCK_STREAM);
-        w.launch(
-            k.get("keygen_sample"),
+        k.launch(
+            w,
+            "keygen_sample",
             grid,
             BLOCK_STREAM,
             &[P(d_seeds), P(f), P(g), nn],
         )?;
         // One warp per key, four keys per block.
-        w.launch(
-            k.get("keygen_invert"),
-            n.div_ceil(4),
-            128,
-            &[P(f), P(finv), nn],
-        )?;
+        k.launch(w, "keygen_invert", n.div_ceil(4), 128, &[P(f), P(finv), nn])?;
         let ops = Operands {
             keyvec: finv,
             key_idx: 0,
@@ -58,7 +54,7 @@ pub fn keygen_chunk(
         };
         product(w, k, s, Engine::CudaCore, Kind::Encrypt, &ops)?;
         let args = [P(h), P(f), P(d_seeds), P(pk), P(sk), nn];
-        w.launch(k.get("keygen_pack"), grid, BLOCK_STREAM, &args)?;
+        k.launch(w, "keygen_pack", grid, BLOCK_STREAM, &args)?;
         let o = out.as_mut_slice()?;
         let (opk, osk) = o.split_at_mut(n * s.pk);
         w.dtoh(opk, pk)?;

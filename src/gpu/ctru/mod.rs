@@ -16,12 +16,20 @@ mod keys;
 mod module;
 mod product;
 
-use super::{device, GpuBackend, CHUNK};
+use super::{device, env_or, GpuBackend};
 use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
 use crate::ctru::ParamSet;
 use crate::Status;
 use module::CtruKernels;
 use once_cell::sync::OnceCell;
+
+/// Items per chunk (the H200 figures were measured with 16384: a 65,536 batch is one chunk
+/// per worker); `PQGPU_CTRU_CHUNK` overrides it for tuning.
+const KEM_CHUNK: usize = 16384;
+
+fn chunk() -> usize {
+    env_or("PQGPU_CTRU_CHUNK", KEM_CHUNK)
+}
 
 /// Bytes per message row on the device (`MSG_STRIDE` in the kernels; MSGBYTES <= 79).
 const MSG_STRIDE: usize = 128;
@@ -122,13 +130,15 @@ pub(super) fn kem_keygen(
             &fresh[..]
         }
     };
+    let chunk = chunk();
     let chunks: Vec<_> = seeds
-        .chunks(CHUNK * 64)
-        .zip(pks.chunks_mut(CHUNK * s.pk))
-        .zip(sks.chunks_mut(CHUNK * s.sk))
-        .zip(statuses.chunks_mut(CHUNK))
+        .chunks(chunk * 64)
+        .zip(pks.chunks_mut(chunk * s.pk))
+        .zip(sks.chunks_mut(chunk * s.sk))
+        .zip(statuses.chunks_mut(chunk))
         .collect();
     b.run_chunks(
+        "ctru keygen",
         chunks,
         |w, (((sd, pk), sk), st)| match keygen::keygen_chunk(w, k, &s, sd, pk, sk) {
             Ok(()) => st.iter_mut().for_each(|x| *x = Ok(())),
@@ -151,13 +161,14 @@ pub(super) fn kem_encaps(
     let Some(k) = kernels(b, p) else {
         return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
     };
+    let chunk = chunk();
     let chunks: Vec<_> = items
-        .chunks(CHUNK)
-        .zip(cts.chunks_mut(CHUNK))
-        .zip(sss.chunks_mut(CHUNK))
-        .zip(statuses.chunks_mut(CHUNK))
+        .chunks(chunk)
+        .zip(cts.chunks_mut(chunk))
+        .zip(sss.chunks_mut(chunk))
+        .zip(statuses.chunks_mut(chunk))
         .collect();
-    b.run_chunks(chunks, |w, (((it, ct), ss), st)| {
+    b.run_chunks("ctru keygen", chunks, |w, (((it, ct), ss), st)| {
         if let Err(e) = encaps::encaps_chunk(w, k, p, it, ct, ss, st) {
             device::device_error(e);
             cpu_backend().kem_encaps(p, it, ct, ss, st);
@@ -175,12 +186,13 @@ pub(super) fn kem_decaps(
     let Some(k) = kernels(b, p) else {
         return cpu_backend().kem_decaps(p, items, sss, statuses);
     };
+    let chunk = chunk();
     let chunks: Vec<_> = items
-        .chunks(CHUNK)
-        .zip(sss.chunks_mut(CHUNK))
-        .zip(statuses.chunks_mut(CHUNK))
+        .chunks(chunk)
+        .zip(sss.chunks_mut(chunk))
+        .zip(statuses.chunks_mut(chunk))
         .collect();
-    b.run_chunks(chunks, |w, ((it, ss), st)| {
+    b.run_chunks("ctru decaps", chunks, |w, ((it, ss), st)| {
         if let Err(e) = decaps::decaps_chunk(w, k, p, it, ss, st) {
             device::device_error(e);
             cpu_backend().kem_decaps(p, it, ss, st);

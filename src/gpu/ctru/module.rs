@@ -3,7 +3,8 @@
 
 use super::Sizes;
 use crate::ctru::ParamSet;
-use cudarc::driver::{CudaContext, CudaFunction};
+use crate::gpu::worker::{Arg, Worker};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use sha3::{Digest, Sha3_256};
 use std::collections::HashMap;
@@ -39,8 +40,37 @@ pub struct CtruKernels {
 }
 
 impl CtruKernels {
-    pub fn get(&self, name: &str) -> &CudaFunction {
-        &self.funcs[name]
+    /// Launches kernel `name` on `w`'s stream: `grid` blocks of `block` threads, `args` in
+    /// kernel order (kept here rather than in `Worker` so the ML-DSA engine's launch API can
+    /// evolve independently).
+    pub fn launch(
+        &self,
+        w: &Worker,
+        name: &'static str,
+        grid: usize,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), DriverError> {
+        if grid == 0 {
+            return Ok(());
+        }
+        let mut b = w.stream.launch_builder(&self.funcs[name]);
+        for a in args {
+            match a {
+                Arg::P(p) => b.arg(p),
+                Arg::U(u) => b.arg(u),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0, // the kernels use static shared memory only
+        };
+        // SAFETY: every pointer argument is a live device buffer of this worker (or 0 where the
+        // kernel documents a null meaning), sized by the caller for the kernel's indexing (n
+        // items, padded rows, NP x NP matrices); the argument list matches the kernel's C
+        // signature (u64 pointers, u32 scalars); the stream belongs to the worker.
+        unsafe { b.launch(cfg) }.map(|_| ())
     }
 }
 

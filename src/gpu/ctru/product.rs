@@ -78,8 +78,9 @@ pub fn product(
                 P(o.out),
                 mod_q2,
             ];
-            w.launch(
-                k.get("mul_cc"),
+            k.launch(
+                w,
+                "mul_cc",
                 o.n,
                 256,
                 &[&args[..], &[U(o.n as u32)]].concat(),
@@ -90,8 +91,9 @@ pub fn product(
             let m_hi = w.dev("ctru_m_hi", np * np)?;
             let m_lo = w.dev("ctru_m_lo", np * np)?;
             // The single key is row 0 of keyvec (one key in the chunk's table).
-            w.launch(
-                k.get("expand_key"),
+            k.launch(
+                w,
+                "expand_key",
                 (np * np).div_ceil(256),
                 256,
                 &[P(o.keyvec), U(0), U(digits), P(m_hi), P(m_lo)],
@@ -101,8 +103,9 @@ pub fn product(
                 Kind::Decrypt => (o.lo, o.hi, 0),
             };
             let grid = (o.pad / TC_ITEMS) * (np / 32);
-            w.launch(
-                k.get("mul_tc"),
+            k.launch(
+                w,
+                "mul_tc",
                 grid,
                 128,
                 &[
