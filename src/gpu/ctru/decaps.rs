@@ -23,6 +23,7 @@ pub fn decaps_chunk(
     sss: &mut [&mut [u8]],
     st: &mut [Status],
 ) -> Result<(), DriverError> {
+    w.lap(3); // host phases: staging, GPU wait, unpacking (PQGPU_HOST_PROFILE)
     let s = Sizes::of(p);
     let mut keys = Interner::new();
     let mut valid = Vec::with_capacity(items.len());
@@ -143,7 +144,9 @@ pub fn decaps_chunk(
         k.launch(w, "decaps_finish", grid, BLOCK_STREAM, &args)?;
         let o = &mut out.as_mut_slice()?[..n * 32];
         w.dtoh(o, ss)?;
+        w.lap(0);
         w.sync()?;
+        w.lap(1);
         for (j, &i) in valid.iter().enumerate() {
             sss[i].copy_from_slice(&o[32 * j..32 * j + 32]);
             st[i] = Ok(());
@@ -152,6 +155,7 @@ pub fn decaps_chunk(
         o.fill(0);
         h_kf.fill(0);
         h_info.fill(0);
+        w.lap(2);
         Ok(())
     })();
     w.put_host("ctru_dec_in", stage);

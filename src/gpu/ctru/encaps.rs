@@ -30,6 +30,7 @@ pub fn encaps_chunk(
     sss: &mut [&mut [u8]],
     st: &mut [Status],
 ) -> Result<(), DriverError> {
+    w.lap(3); // host phases: staging, GPU wait, unpacking (PQGPU_HOST_PROFILE)
     let s = Sizes::of(p);
     let mut keys = Interner::new();
     let mut inp = Inputs {
@@ -143,7 +144,9 @@ pub fn encaps_chunk(
         let out_k = &mut out_k[..n * 32];
         w.dtoh(o_ct, ct)?;
         w.dtoh(out_k, kout)?;
+        w.lap(0);
         w.sync()?;
+        w.lap(1);
         let o_k = &*out_k;
         // Scatter to the callers' slices on all cores (this copy is a large share of the host
         // time at full speed).
@@ -168,6 +171,7 @@ pub fn encaps_chunk(
         // Coins and keys are secret: do not leave them in the staging buffers.
         h_e.fill(0);
         out_k.fill(0);
+        w.lap(2);
         Ok(())
     })();
     w.put_host("ctru_enc_in", stage);

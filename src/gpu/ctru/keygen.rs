@@ -17,6 +17,7 @@ pub fn keygen_chunk(
     pks: &mut [u8],
     sks: &mut [u8],
 ) -> Result<(), DriverError> {
+    w.lap(3); // host phases: staging, GPU wait, unpacking (PQGPU_HOST_PROFILE)
     let n = seeds.len() / 64;
     let np = s.np;
     let nn = U(n as u32);
@@ -59,12 +60,15 @@ pub fn keygen_chunk(
         let (opk, osk) = o.split_at_mut(n * s.pk);
         w.dtoh(opk, pk)?;
         w.dtoh(&mut osk[..n * s.sk], sk)?;
+        w.lap(0);
         w.sync()?;
+        w.lap(1);
         pks.copy_from_slice(opk);
         sks.copy_from_slice(&osk[..n * s.sk]);
         // Seeds and secret keys are secret: do not leave them in the staging buffers.
         host[..n * 64].fill(0);
         osk[..n * s.sk].fill(0);
+        w.lap(2);
         Ok(())
     })();
     w.put_host("ctru_kg_stage", stage);

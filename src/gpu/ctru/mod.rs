@@ -148,6 +148,7 @@ pub(super) fn kem_keygen(
             }
         },
     );
+    print_profile(b, "ctru keygen");
 }
 
 pub(super) fn kem_encaps(
@@ -174,6 +175,7 @@ pub(super) fn kem_encaps(
             cpu_backend().kem_encaps(p, it, ct, ss, st);
         }
     });
+    print_profile(b, "ctru encaps");
 }
 
 pub(super) fn kem_decaps(
@@ -198,4 +200,23 @@ pub(super) fn kem_decaps(
             cpu_backend().kem_decaps(p, it, ss, st);
         }
     });
+    print_profile(b, "ctru decaps");
+}
+
+/// With `PQGPU_PROFILE`: prints and clears the per-kernel times the workers collected.
+fn print_profile(b: &GpuBackend, what: &str) {
+    let mut sum: std::collections::BTreeMap<&str, (f64, usize)> = Default::default();
+    for wk in &b.workers {
+        let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(prof) = w.profile.as_mut() {
+            for (name, (ms, count)) in prof.drain() {
+                let e = sum.entry(name).or_default();
+                e.0 += ms;
+                e.1 += count;
+            }
+        }
+    }
+    for (name, (ms, count)) in sum {
+        eprintln!("profile {what}: {name:14} {ms:9.3} ms summed over workers, {count} launches");
+    }
 }

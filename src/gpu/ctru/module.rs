@@ -4,6 +4,7 @@
 use super::Sizes;
 use crate::ctru::ParamSet;
 use crate::gpu::worker::{Arg, Worker};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use sha3::{Digest, Sha3_256};
@@ -45,7 +46,7 @@ impl CtruKernels {
     /// evolve independently).
     pub fn launch(
         &self,
-        w: &Worker,
+        w: &mut Worker,
         name: &'static str,
         grid: usize,
         block: u32,
@@ -66,11 +67,29 @@ impl CtruKernels {
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0, // the kernels use static shared memory only
         };
+        // With PQGPU_PROFILE: time each launch with events (synchronising; measuring only).
+        let start = match w.profile {
+            Some(_) => {
+                let ev = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                ev.record(&w.stream)?;
+                Some(ev)
+            }
+            None => None,
+        };
         // SAFETY: every pointer argument is a live device buffer of this worker (or 0 where the
         // kernel documents a null meaning), sized by the caller for the kernel's indexing (n
         // items, padded rows, NP x NP matrices); the argument list matches the kernel's C
         // signature (u64 pointers, u32 scalars); the stream belongs to the worker.
-        unsafe { b.launch(cfg) }.map(|_| ())
+        unsafe { b.launch(cfg) }?;
+        if let (Some(start), Some(prof)) = (start, w.profile.as_mut()) {
+            let end = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            end.record(&w.stream)?;
+            end.synchronize()?;
+            let e = prof.entry(name).or_default();
+            e.0 += start.elapsed_ms(&end)? as f64;
+            e.1 += 1;
+        }
+        Ok(())
     }
 }
 
