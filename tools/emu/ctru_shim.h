@@ -1,16 +1,14 @@
-// Extra CUDA intrinsics for emulating kernels/ctru.cu on the CPU (on top of shim.h). Warp
-// exchanges (shuffles, mma) go through per-block staging arrays with block barriers, so they
-// need warp-uniform control flow across the whole block, as the kernels have.
+// Extra CUDA intrinsics for emulating kernels/ctru.cu on the CPU (on top of shim.h, which has
+// uint4 and __syncwarp). Warp exchanges (shuffles, mma) go through per-block staging arrays
+// with block barriers, so they need warp-uniform control flow across the whole block, as the
+// kernels have.
 #pragma once
 #include "shim.h"
 #include <bit>
 
-struct uint4 { unsigned x, y, z, w; };
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 inline int __popc(unsigned x) { return std::popcount(x); }
 using std::max;
 using std::min;
-inline void __syncwarp() { __syncthreads(); }
 inline int g_shfl[1024];
 inline int __shfl_sync(unsigned, int v, int src) {
   g_shfl[threadIdx.x] = v;
