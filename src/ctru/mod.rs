@@ -18,10 +18,10 @@
 
 mod cbd;
 mod e8;
-mod encode;
+pub(crate) mod encode;
 mod inverse;
 mod kem;
-mod pack;
+pub(crate) mod pack;
 pub mod params;
 mod pke;
 mod poly;

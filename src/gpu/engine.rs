@@ -2,11 +2,13 @@
 //! its workers (streams with their memory pools). A device whose work fails is marked
 //! unhealthy and gets no further chunks.
 
+use super::ctru_kem::CtruKernels;
 use super::device;
 use super::module::{self, Kernels};
 use super::scheduler::Unit;
 use super::worker::Worker;
 use crate::{mldsa, Error};
+use once_cell::sync::OnceCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -15,6 +17,8 @@ pub struct DeviceEngine {
     /// ML-DSA-44/65/87, indexed by [`super::set_index`].
     pub kernels: [Kernels; 3],
     pub workers: Vec<Mutex<Worker>>,
+    /// The CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay for them).
+    pub ctru: OnceCell<Result<[CtruKernels; 3], String>>,
     healthy: AtomicBool,
 }
 
@@ -54,6 +58,7 @@ impl DeviceEngine {
             description: dev.description,
             kernels,
             workers,
+            ctru: OnceCell::new(),
             healthy: AtomicBool::new(true),
         })
     }

@@ -1,4 +1,4 @@
-//! The CUDA backend: ML-DSA keygen, sign and verify in large batches on an NVIDIA GPU.
+//! The CUDA backend: ML-DSA and CTRU-Prime in large batches on one or more NVIDIA GPUs.
 //!
 //! * `device`: probe and context (no GPU: a clean `NoDevice`).
 //! * `module`: embedded CUDA sources, NVRTC compile per parameter set, on-disk PTX cache.
@@ -8,6 +8,7 @@
 //!
 //! Kernel design and measurements: `kernels/README.md`.
 //!
+//! * `ctru_kem` (`ctru/`): CTRU-Prime keygen, encaps and decaps on the GPU.
 //! * `engine`, `scheduler`: one engine per GPU (every visible device, or `PQGPU_DEVICES`),
 //!   all fed from one chunk queue.
 //!
@@ -17,6 +18,8 @@
 //! to the healthy GPUs, and to the CPU when none is left.
 
 mod bench;
+#[path = "ctru/mod.rs"]
+mod ctru_kem;
 mod device;
 mod engine;
 mod keygen;
@@ -147,7 +150,7 @@ impl GpuBackend {
 
     /// Runs `run`; with `PQGPU_HOST_PROFILE` set, prints where the host time went, summed over
     /// every worker of every device (for tuning only).
-    fn profiled(&self, what: &str, run: impl FnOnce()) {
+    pub(crate) fn profiled(&self, what: &str, run: impl FnOnce()) {
         let start = std::time::Instant::now();
         run();
         if std::env::var_os("PQGPU_HOST_PROFILE").is_none() {
@@ -342,7 +345,7 @@ impl Backend for GpuBackend {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
-        cpu_backend().kem_keygen(p, seeds, pks, sks, statuses)
+        ctru_kem::kem_keygen(self, p, seeds, pks, sks, statuses)
     }
 
     fn kem_encaps(
@@ -353,7 +356,7 @@ impl Backend for GpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
-        cpu_backend().kem_encaps(p, items, cts, sss, statuses)
+        ctru_kem::kem_encaps(self, p, items, cts, sss, statuses)
     }
 
     fn kem_decaps(
@@ -363,6 +366,6 @@ impl Backend for GpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
-        cpu_backend().kem_decaps(p, items, sss, statuses)
+        ctru_kem::kem_decaps(self, p, items, sss, statuses)
     }
 }

@@ -1,0 +1,180 @@
+//! CTRU-Prime KEM.Encaps (spec 5.3, 5.6) for one chunk: the host checks lengths and decodes
+//! each distinct public key once; the GPU derives m, (K, s) and r per thread, multiplies h r
+//! on the chosen engine, then compresses, E8-encodes and packs the ciphertexts.
+
+use super::keys::{Interner, KEYINFO};
+use super::module::CtruKernels;
+use super::product::{self, product, Kind, Operands, TC_ITEMS};
+use super::{Sizes, MSG_STRIDE};
+use crate::backend::EncapsItem;
+use crate::ctru::ParamSet;
+use crate::gpu::worker::{Arg::*, Worker};
+use crate::gpu::{blocks, BLOCK_STREAM};
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+use rayon::prelude::*;
+
+/// Host staging of one chunk's inputs: coins e, key indices, key rows.
+struct Inputs {
+    valid: Vec<usize>,
+    e: zeroize::Zeroizing<Vec<u8>>,
+    idx: Vec<u32>,
+}
+
+pub fn encaps_chunk(
+    w: &mut Worker,
+    k: &CtruKernels,
+    p: ParamSet,
+    items: &[EncapsItem<'_>],
+    cts: &mut [&mut [u8]],
+    sss: &mut [&mut [u8]],
+    st: &mut [Status],
+) -> Result<(), DriverError> {
+    w.lap(3); // host phases: staging, GPU wait, unpacking (PQGPU_HOST_PROFILE)
+    let s = Sizes::of(p);
+    let mut keys = Interner::new();
+    let mut inp = Inputs {
+        valid: Vec::with_capacity(items.len()),
+        e: zeroize::Zeroizing::new(Vec::with_capacity(items.len() * 32)),
+        idx: Vec::with_capacity(items.len()),
+    };
+    let mut fresh = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        if it.pk.len() != s.pk || cts[i].len() != s.ct || sss[i].len() != 32 {
+            st[i] = Err(Error::BadLength);
+            continue;
+        }
+        let Some(key) = keys.public_key(p, &s, it.pk) else {
+            st[i] = Err(Error::BadKey);
+            continue;
+        };
+        match it.coins {
+            Some(e) => inp.e.extend_from_slice(e),
+            None => {
+                fresh.push(inp.valid.len());
+                inp.e.extend_from_slice(&[0; 32]);
+            }
+        }
+        inp.valid.push(i);
+        inp.idx.push(key);
+    }
+    // Items whose fresh coins could not be drawn keep Err(Rng) and are not written back.
+    let mut dropped = vec![false; inp.valid.len()];
+    if !fresh.is_empty() {
+        let mut rnd = zeroize::Zeroizing::new(vec![0u8; fresh.len() * 32]);
+        if crate::rng::fill(&mut rnd).is_err() {
+            for &j in &fresh {
+                st[inp.valid[j]] = Err(Error::Rng);
+                dropped[j] = true;
+            }
+        }
+        for (c, &j) in fresh.iter().enumerate() {
+            inp.e[32 * j..32 * j + 32].copy_from_slice(&rnd[32 * c..32 * c + 32]);
+        }
+    }
+    let n = inp.valid.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let table = &keys.table;
+    let engine = product::choose(table.count);
+    let np = s.np;
+    let pad = n.div_ceil(TC_ITEMS) * TC_ITEMS;
+
+    let in_bytes = n * 36 + table.count * (KEYINFO + 2 * np);
+    let mut stage = w.take_host("ctru_enc_in", in_bytes)?;
+    let mut out = w.take_host("ctru_enc_out", n * (s.ct_stride + 32))?;
+    let r = (|| {
+        let host = stage.as_mut_slice()?;
+        let (h_e, rest) = host.split_at_mut(n * 32);
+        let (h_idx, rest) = rest.split_at_mut(n * 4);
+        let (h_info, rest) = rest.split_at_mut(table.count * KEYINFO);
+        let h_kh = &mut rest[..table.count * 2 * np];
+        h_e.copy_from_slice(&inp.e);
+        for (d, &x) in h_idx.chunks_exact_mut(4).zip(&inp.idx) {
+            d.copy_from_slice(&x.to_le_bytes());
+        }
+        h_info.copy_from_slice(&table.info);
+        for (d, &x) in h_kh.chunks_exact_mut(2).zip(&table.h) {
+            d.copy_from_slice(&x.to_le_bytes());
+        }
+        let d_e = w.dev("ctru_e", n * 32)?;
+        let d_idx = w.dev("ctru_idx", n * 4)?;
+        let d_info = w.dev("ctru_info", table.count * KEYINFO)?;
+        let d_kh = w.dev("ctru_kh", table.count * 2 * np)?;
+        let msg = w.dev("ctru_msg", n * MSG_STRIDE)?;
+        let kout = w.dev("ctru_k", n * 32)?;
+        let rr = w.dev("ctru_r", pad * np)?;
+        let sigma = w.dev("ctru_sigma", pad * np * 2)?;
+        let ct = w.dev("ctru_ct", n * s.ct_stride)?;
+        w.htod(d_e, h_e)?;
+        w.htod(d_idx, h_idx)?;
+        w.htod(d_info, h_info)?;
+        w.htod(d_kh, h_kh)?;
+        if pad > n {
+            w.zero(rr + (n * np) as u64, (pad - n) * np)?;
+        }
+        let nn = U(n as u32);
+        let grid = blocks(n, BLOCK_STREAM);
+        let args = [
+            P(d_e),
+            U(0),
+            P(d_info),
+            P(d_idx),
+            P(msg),
+            P(kout),
+            P(rr),
+            nn,
+        ];
+        k.launch(w, "encaps_hash", grid, BLOCK_STREAM, &args)?;
+        let ops = Operands {
+            keyvec: d_kh,
+            key_idx: d_idx,
+            lo: rr,
+            hi: 0,
+            out: sigma,
+            n,
+            pad,
+        };
+        product(w, k, &s, engine, Kind::Encrypt, &ops)?;
+        let args = [P(sigma), P(msg), P(ct), nn];
+        k.launch(w, "encaps_finish", grid, BLOCK_STREAM, &args)?;
+        let o = out.as_mut_slice()?;
+        let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
+        let out_k = &mut out_k[..n * 32];
+        w.dtoh(o_ct, ct)?;
+        w.dtoh(out_k, kout)?;
+        w.lap(0);
+        w.sync()?;
+        w.lap(1);
+        let o_k = &*out_k;
+        // Scatter to the callers' slices on all cores (this copy is a large share of the host
+        // time at full speed).
+        let mut pos = vec![u32::MAX; items.len()];
+        for (j, &i) in inp.valid.iter().enumerate() {
+            if !dropped[j] {
+                pos[i] = j as u32;
+            }
+        }
+        let o_ct = &*o_ct;
+        cts.par_iter_mut()
+            .zip(sss.par_iter_mut())
+            .zip(st.par_iter_mut())
+            .zip(pos.par_iter())
+            .filter(|(_, &j)| j != u32::MAX)
+            .for_each(|(((ct, ss), status), &j)| {
+                let j = j as usize;
+                ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
+                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+                *status = Ok(());
+            });
+        // Coins and keys are secret: do not leave them in the staging buffers.
+        h_e.fill(0);
+        out_k.fill(0);
+        w.lap(2);
+        Ok(())
+    })();
+    w.put_host("ctru_enc_in", stage);
+    w.put_host("ctru_enc_out", out);
+    r
+}

@@ -1,0 +1,221 @@
+//! The CTRU-Prime kernels: `kernels/ctru.cu` (with `kernels/keccak.cuh`) compiled by NVRTC once
+//! per parameter set, cached on disk as PTX like the ML-DSA kernels.
+
+use super::Sizes;
+use crate::ctru::ParamSet;
+use crate::gpu::worker::{Arg, Worker};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+use sha3::{Digest, Sha3_256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const SOURCES: [(&str, &str); 2] = [
+    (
+        "kernels/keccak.cuh",
+        include_str!("../../../kernels/keccak.cuh"),
+    ),
+    ("kernels/ctru.cu", include_str!("../../../kernels/ctru.cu")),
+];
+
+const KERNELS: [&str; 12] = [
+    "encaps_hash",
+    "keygen_sample",
+    "decaps_kbar",
+    "encaps_finish",
+    "decaps_unpack",
+    "decaps_decode",
+    "decaps_finish",
+    "keygen_invert",
+    "keygen_pack",
+    "mul_cc",
+    "expand_key",
+    "mul_tc",
+];
+
+/// The loaded kernels of one parameter set.
+pub struct CtruKernels {
+    funcs: HashMap<&'static str, CudaFunction>,
+}
+
+impl CtruKernels {
+    /// Launches kernel `name` on `w`'s stream: `grid` blocks of `block` threads, `args` in
+    /// kernel order (kept here rather than in `Worker` so the ML-DSA engine's launch API can
+    /// evolve independently).
+    pub fn launch(
+        &self,
+        w: &mut Worker,
+        name: &'static str,
+        grid: usize,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), DriverError> {
+        if grid == 0 {
+            return Ok(());
+        }
+        let mut b = w.stream.launch_builder(&self.funcs[name]);
+        for a in args {
+            match a {
+                Arg::P(p) => b.arg(p),
+                Arg::U(u) => b.arg(u),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0, // the kernels use static shared memory only
+        };
+        // With PQGPU_PROFILE: time each launch with events (synchronising; measuring only).
+        let start = match w.profile {
+            Some(_) => {
+                let ev = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                ev.record(&w.stream)?;
+                Some(ev)
+            }
+            None => None,
+        };
+        // SAFETY: every pointer argument is a live device buffer of this worker (or 0 where the
+        // kernel documents a null meaning), sized by the caller for the kernel's indexing (n
+        // items, padded rows, NP x NP matrices); the argument list matches the kernel's C
+        // signature (u64 pointers, u32 scalars); the stream belongs to the worker.
+        unsafe { b.launch(cfg) }?;
+        if let (Some(start), Some(prof)) = (start, w.profile.as_mut()) {
+            let end = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            end.record(&w.stream)?;
+            end.synchronize()?;
+            let e = prof.entry(name).or_default();
+            e.0 += start.elapsed_ms(&end)? as f64;
+            e.1 += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The -D options that fix one parameter set's sizes in the kernels.
+pub fn defines(p: ParamSet) -> Vec<String> {
+    let s = Sizes::of(p);
+    [
+        ("CTRU_N", s.n),
+        ("CTRU_NP", s.np),
+        ("CTRU_Q", p.q() as usize),
+        ("CTRU_D2", p.q2_bits() as usize),
+        ("CTRU_ETA", p.eta()),
+        ("CTRU_MSGBYTES", p.msg_bytes()),
+        ("CTRU_COIN_HALF", p.coin_half_bytes()),
+        ("CTRU_PK_LEN", s.pk),
+        ("CTRU_CT_LEN", s.ct),
+        ("CTRU_CT_STRIDE", s.ct_stride),
+        ("CTRU_SKPKE_LEN", p.sk_pke_len()),
+    ]
+    .iter()
+    .map(|(k, v)| format!("-D{k}={v}"))
+    .collect()
+}
+
+pub fn source() -> String {
+    SOURCES
+        .iter()
+        .map(|(name, text)| format!("#line 1 \"{name}\"\n{text}\n"))
+        .collect()
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("PQGPU_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(d).join("pqgpu"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pqgpu"))
+}
+
+/// PTX of `p`'s kernels for `compute_XY`; the error names the kernel file and carries NVRTC's log.
+pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
+    let src = source();
+    let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
+    options.extend(defines(p));
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: nvrtcVersion writes two ints through valid pointers; the library was probed.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    let mut h = Sha3_256::new();
+    h.update(src.as_bytes());
+    for o in &options {
+        h.update(o.as_bytes());
+        h.update([0]);
+    }
+    h.update(format!("nvrtc {major}.{minor}").as_bytes());
+    let key: String = h.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = cache_dir().map(|d| d.join(format!("ctru-{key}.ptx")));
+    if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+        return Ok(text);
+    }
+    let opts = CompileOptions {
+        options,
+        name: Some("ctru.cu".into()),
+        ..Default::default()
+    };
+    let ptx = compile_ptx_with_opts(&src, opts).map_err(|e| match e {
+        CompileError::CompileError { log, .. } => format!(
+            "NVRTC failed to compile kernels/ctru.cu (+ kernels/keccak.cuh) for {}:\n{}",
+            p.name(),
+            log.to_string_lossy()
+        ),
+        other => format!("NVRTC error for kernels/ctru.cu ({}): {other:?}", p.name()),
+    })?;
+    let text = ptx.to_src();
+    if let Some(path) = &path {
+        // Best effort: a read-only cache directory only costs a recompile next time.
+        let _ = std::fs::create_dir_all(path.parent().expect("cache file has a parent"));
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, &text).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+    Ok(text)
+}
+
+/// Compiles (or reads from the cache) and loads `p`'s kernels.
+pub fn load(ctx: &Arc<CudaContext>, p: ParamSet) -> Result<CtruKernels, String> {
+    let arch = ctx
+        .compute_capability()
+        .map_err(|e| format!("compute capability: {e:?}"))?;
+    let module = ctx
+        .load_module(Ptx::from_src(compile(arch, p)?))
+        .map_err(|e| format!("loading the {} kernels: {e:?}", p.name()))?;
+    let mut funcs = HashMap::new();
+    for name in KERNELS {
+        let f = module
+            .load_function(name)
+            .map_err(|e| format!("kernel {name} ({}): {e:?}", p.name()))?;
+        funcs.insert(name, f);
+    }
+    Ok(CtruKernels { funcs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernels compile for sm_90 wherever libnvrtc exists (no GPU needed); skipped otherwise.
+    #[test]
+    fn kernels_compile_for_hopper() {
+        // SAFETY: only probes whether the library can be opened.
+        let present =
+            std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() });
+        if !matches!(present, Ok(true)) {
+            println!("SKIPPED: libnvrtc not found");
+            return;
+        }
+        for p in ParamSet::ALL {
+            let ptx = compile((9, 0), p).unwrap_or_else(|e| panic!("{e}"));
+            for k in KERNELS {
+                assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
+            }
+        }
+    }
+}

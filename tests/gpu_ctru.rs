@@ -1,0 +1,331 @@
+//! GPU CTRU-Prime against the CPU ground truth, byte for byte: keys from the same seeds,
+//! encapsulations from the same coins (one shared key: the Tensor-Core engine; many keys: the
+//! CUDA-core engine), decapsulations of honest, bit-flipped and random ciphertexts, malformed
+//! items, and every shared KAT vector. Skips (with the reason printed) when no GPU is usable,
+//! as on CI. `PQGPU_GPU_CASES` sets the encaps and decaps cases per parameter set (half per
+//! engine), `PQGPU_GPU_KEYGEN_CASES` the keygen cases (default: the same).
+
+mod common;
+
+use pqgpu::backend::{cpu_backend, Backend, DecapsItem, EncapsItem};
+use pqgpu::ctru::ParamSet;
+use pqgpu::{Error, Status};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn gpu() -> Option<Arc<dyn Backend>> {
+    match pqgpu::gpu::backend() {
+        Ok(b) => Some(b),
+        Err(e) => {
+            let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| e.to_string());
+            println!("SKIPPED: no usable GPU ({why})");
+            None
+        }
+    }
+}
+
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn bytes(rng: &mut StdRng, n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+/// Keys from the same seeds on both backends; returns the GPU's (pks, sks).
+fn keygen_both(gpu: &dyn Backend, p: ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let n = seeds.len() / 64;
+    let run = |b: &dyn Backend| {
+        let mut pk = vec![0u8; n * p.public_key_len()];
+        let mut sk = vec![0u8; n * p.secret_key_len()];
+        let mut st = vec![Err(Error::Panic); n];
+        b.kem_keygen(p, Some(seeds), &mut pk, &mut sk, &mut st);
+        assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
+        (pk, sk)
+    };
+    let g = run(gpu);
+    let c = run(&*cpu_backend());
+    let (pl, sl) = (p.public_key_len(), p.secret_key_len());
+    for i in 0..n {
+        assert!(
+            g.0[i * pl..(i + 1) * pl] == c.0[i * pl..(i + 1) * pl],
+            "{} pk {i}",
+            p.name()
+        );
+        assert!(
+            g.1[i * sl..(i + 1) * sl] == c.1[i * sl..(i + 1) * sl],
+            "{} sk {i}",
+            p.name()
+        );
+    }
+    g
+}
+
+/// Encaps on both backends; asserts equal statuses, ciphertexts and keys; returns them.
+fn encaps_both(
+    gpu: &dyn Backend,
+    p: ParamSet,
+    items: &[EncapsItem<'_>],
+) -> (Vec<Vec<u8>>, Vec<[u8; 32]>, Vec<Status>) {
+    let run = |b: &dyn Backend| {
+        let mut cts = vec![vec![0u8; p.ciphertext_len()]; items.len()];
+        let mut sss = vec![[0u8; 32]; items.len()];
+        let mut st = vec![Err(Error::Panic); items.len()];
+        let mut ct_refs: Vec<&mut [u8]> = cts.iter_mut().map(|c| &mut c[..]).collect();
+        let mut ss_refs: Vec<&mut [u8]> = sss.iter_mut().map(|s| &mut s[..]).collect();
+        b.kem_encaps(p, items, &mut ct_refs, &mut ss_refs, &mut st);
+        (cts, sss, st)
+    };
+    let g = run(gpu);
+    let c = run(&*cpu_backend());
+    for i in 0..items.len() {
+        assert_eq!(g.2[i], c.2[i], "{} encaps status {i}", p.name());
+        if c.2[i].is_ok() {
+            assert!(g.0[i] == c.0[i], "{} ct {i}", p.name());
+            assert_eq!(g.1[i], c.1[i], "{} encaps ss {i}", p.name());
+        }
+    }
+    g
+}
+
+/// Decaps on both backends; asserts equal statuses and keys; returns the GPU's.
+fn decaps_both(gpu: &dyn Backend, p: ParamSet, items: &[DecapsItem<'_>]) -> Vec<[u8; 32]> {
+    let run = |b: &dyn Backend| {
+        let mut sss = vec![[0u8; 32]; items.len()];
+        let mut st = vec![Err(Error::Panic); items.len()];
+        let mut ss_refs: Vec<&mut [u8]> = sss.iter_mut().map(|s| &mut s[..]).collect();
+        b.kem_decaps(p, items, &mut ss_refs, &mut st);
+        (sss, st)
+    };
+    let g = run(gpu);
+    let c = run(&*cpu_backend());
+    for i in 0..items.len() {
+        assert_eq!(g.1[i], c.1[i], "{} decaps status {i}", p.name());
+        if c.1[i].is_ok() {
+            assert_eq!(g.0[i], c.0[i], "{} decaps ss {i}", p.name());
+        }
+    }
+    g.0
+}
+
+/// Ciphertexts to decapsulate: item j of `cts` as is (j % 4 == 0, 3), one bit flipped
+/// (j % 4 == 1) or random bytes (j % 4 == 2).
+fn tamper(rng: &mut StdRng, cts: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    cts.iter()
+        .enumerate()
+        .map(|(j, ct)| {
+            let mut c = ct.clone();
+            match j % 4 {
+                1 => {
+                    let bit = rng.gen_range(0..8 * c.len());
+                    c[bit / 8] ^= 1 << (bit % 8);
+                }
+                2 => rng.fill_bytes(&mut c),
+                _ => {}
+            }
+            c
+        })
+        .collect()
+}
+
+/// One engine's run: `n` encapsulations under `keys` (one key: Tensor Cores), plus malformed
+/// items, then decapsulation of honest and tampered ciphertexts.
+fn run_engine(
+    gpu: &dyn Backend,
+    p: ParamSet,
+    rng: &mut StdRng,
+    pks: &[&[u8]],
+    sks: &[&[u8]],
+    n: usize,
+) {
+    let coins: Vec<[u8; 32]> = (0..n).map(|_| rng.gen()).collect();
+    let bad_pk = vec![0xFFu8; p.public_key_len()];
+    let short_pk = vec![0u8; p.public_key_len() - 1];
+    let mut items: Vec<EncapsItem> = (0..n)
+        .map(|j| EncapsItem {
+            pk: pks[j % pks.len()],
+            coins: Some(&coins[j]),
+        })
+        .collect();
+    items.push(EncapsItem {
+        pk: &bad_pk,
+        coins: Some(&coins[0]),
+    });
+    items.push(EncapsItem {
+        pk: &short_pk,
+        coins: Some(&coins[0]),
+    });
+    let (cts, sss, st) = encaps_both(gpu, p, &items);
+    assert_eq!(st[n], Err(Error::BadKey));
+    assert_eq!(st[n + 1], Err(Error::BadLength));
+
+    let cts2 = tamper(rng, &cts[..n]);
+    let mut bad_sk = sks[0].to_vec();
+    bad_sk[0] = 0xFF; // nibble 15: f out of range
+    let mut items: Vec<DecapsItem> = (0..n)
+        .map(|j| DecapsItem {
+            sk: sks[j % sks.len()],
+            ct: &cts2[j],
+        })
+        .collect();
+    items.push(DecapsItem {
+        sk: &bad_sk,
+        ct: &cts2[0],
+    });
+    items.push(DecapsItem {
+        sk: sks[0],
+        ct: &cts2[0][1..],
+    });
+    let got = decaps_both(gpu, p, &items);
+    for j in (0..n).filter(|j| j % 4 == 0) {
+        assert_eq!(got[j], sss[j], "{} honest decaps {j}", p.name());
+    }
+}
+
+fn run_set(p: ParamSet) {
+    let Some(gpu) = gpu() else { return };
+    let n = env_count("PQGPU_GPU_CASES", 4000);
+    let n_kg = env_count("PQGPU_GPU_KEYGEN_CASES", n);
+    let mut rng = StdRng::seed_from_u64(0xC7A0 + p.n() as u64);
+    let seeds = bytes(&mut rng, 64 * n_kg.max(8));
+    let (pks, sks) = keygen_both(&*gpu, p, &seeds);
+    let pk: Vec<&[u8]> = pks.chunks_exact(p.public_key_len()).take(7).collect();
+    let sk: Vec<&[u8]> = sks.chunks_exact(p.secret_key_len()).take(7).collect();
+    run_engine(&*gpu, p, &mut rng, &pk[..1], &sk[..1], n / 2); // one key: Tensor Cores
+    run_engine(&*gpu, p, &mut rng, &pk, &sk, n - n / 2); // seven keys: CUDA cores
+    println!(
+        "{}: {} keygen, {} encaps and {} decaps cases (1/4 bit-flipped, 1/4 random ct) match the CPU",
+        p.name(),
+        n_kg.max(8),
+        n,
+        n
+    );
+}
+
+#[test]
+fn gpu_ctru_653_matches_cpu() {
+    run_set(ParamSet::Ctru653);
+}
+
+#[test]
+fn gpu_ctru_761_matches_cpu() {
+    run_set(ParamSet::Ctru761);
+}
+
+#[test]
+fn gpu_ctru_1277_matches_cpu() {
+    run_set(ParamSet::Ctru1277);
+}
+
+/// The `key = value` blocks of an `.rsp` file.
+fn parse_rsp(text: &str) -> Vec<HashMap<String, String>> {
+    text.split("\n\n")
+        .map(|block| {
+            block
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter_map(|l| l.split_once(" = "))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect::<HashMap<_, _>>()
+        })
+        .filter(|m| m.contains_key("pk"))
+        .collect()
+}
+
+/// Every KAT case through the GPU: batched (distinct keys: CUDA cores) and one by one (one
+/// key: Tensor Cores).
+#[test]
+fn gpu_ctru_kat_vectors() {
+    let Some(gpu) = gpu() else { return };
+    for (p, file) in [
+        (ParamSet::Ctru653, "ctru-prime-653.rsp"),
+        (ParamSet::Ctru761, "ctru-prime-761.rsp"),
+        (ParamSet::Ctru1277, "ctru-prime-1277.rsp"),
+    ] {
+        let text = std::fs::read_to_string(common::vectors_dir().join("ctru-prime").join(file))
+            .expect("vector file");
+        let cases = parse_rsp(&text);
+        assert_eq!(cases.len(), 100, "{file}");
+        let f = |c: &HashMap<String, String>, k: &str| common::unhex(&c[k]);
+        let seeds: Vec<u8> = cases
+            .iter()
+            .flat_map(|c| [f(c, "kg_rand0"), f(c, "kg_rand1")].concat())
+            .collect();
+        let n = cases.len();
+        let mut pks = vec![0u8; n * p.public_key_len()];
+        let mut sks = vec![0u8; n * p.secret_key_len()];
+        let mut st = vec![Err(Error::Panic); n];
+        gpu.kem_keygen(p, Some(&seeds), &mut pks, &mut sks, &mut st);
+        let coins: Vec<[u8; 32]> = cases
+            .iter()
+            .map(|c| f(c, "enc_rand0").try_into().unwrap())
+            .collect();
+        let mut tampered = 0;
+        for (i, c) in cases.iter().enumerate() {
+            assert!(st[i].is_ok());
+            assert!(
+                pks[i * p.public_key_len()..(i + 1) * p.public_key_len()] == f(c, "pk")[..],
+                "{file} pk {i}"
+            );
+            assert!(
+                sks[i * p.secret_key_len()..(i + 1) * p.secret_key_len()] == f(c, "sk")[..],
+                "{file} sk {i}"
+            );
+        }
+        let pk_of = |i: usize| &pks[i * p.public_key_len()..(i + 1) * p.public_key_len()];
+        let sk_of = |i: usize| &sks[i * p.secret_key_len()..(i + 1) * p.secret_key_len()];
+        for batch in [(0..n).collect::<Vec<_>>()]
+            .into_iter()
+            .chain((0..n).map(|i| vec![i]))
+        {
+            let items: Vec<EncapsItem> = batch
+                .iter()
+                .map(|&i| EncapsItem {
+                    pk: pk_of(i),
+                    coins: Some(&coins[i]),
+                })
+                .collect();
+            let (cts, sss, st) = encaps_both(&*gpu, p, &items);
+            let mut dec_cts = Vec::new();
+            for (j, &i) in batch.iter().enumerate() {
+                assert!(st[j].is_ok());
+                assert!(cts[j] == f(&cases[i], "ct"), "{file} ct {i}");
+                assert_eq!(sss[j].to_vec(), f(&cases[i], "ss"), "{file} ss {i}");
+                dec_cts.push((i, cts[j].clone(), f(&cases[i], "ss_dec")));
+                if cases[i].contains_key("ct_tampered") {
+                    dec_cts.push((
+                        i,
+                        f(&cases[i], "ct_tampered"),
+                        f(&cases[i], "ss_reject_intended"),
+                    ));
+                }
+            }
+            // Decapsulate per key so that one-by-one runs stay on one key (Tensor Cores).
+            let items: Vec<DecapsItem> = dec_cts
+                .iter()
+                .map(|(i, ct, _)| DecapsItem { sk: sk_of(*i), ct })
+                .collect();
+            let got = decaps_both(&*gpu, p, &items);
+            for (j, (i, _, want)) in dec_cts.iter().enumerate() {
+                assert_eq!(got[j].to_vec(), *want, "{file} decaps {i} (entry {j})");
+            }
+            tampered += dec_cts.len() - batch.len();
+        }
+        assert_eq!(
+            tampered,
+            2 * 20,
+            "{file}: tampered cases (batched + one by one)"
+        );
+        println!(
+            "{}: all {n} KAT cases (20 tampered) match on the GPU, batched and one by one",
+            p.name()
+        );
+    }
+}
