@@ -8,12 +8,17 @@ use super::module::{self, Kernels};
 use super::scheduler::Unit;
 use super::worker::Worker;
 use crate::{mldsa, Error};
+use cudarc::driver::CudaContext;
 use once_cell::sync::OnceCell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 
 pub struct DeviceEngine {
     pub description: String,
+    /// The device's context (kept here so that loading more kernels never needs a worker's
+    /// lock, which the scheduler holds while a chunk runs).
+    pub ctx: Arc<CudaContext>,
     /// ML-DSA-44/65/87, indexed by [`super::set_index`].
     pub kernels: [Kernels; 3],
     pub workers: Vec<Mutex<Worker>>,
@@ -55,6 +60,7 @@ impl DeviceEngine {
                 )
             })?;
         Ok(DeviceEngine {
+            ctx: dev.ctx.clone(),
             description: dev.description,
             kernels,
             workers,

@@ -77,11 +77,7 @@ fn set_index(p: ParamSet) -> usize {
 /// `engine`'s CTRU-Prime kernels for `p`, compiled on first use on that device.
 fn kernels(engine: &DeviceEngine, p: ParamSet) -> Result<&CtruKernels, String> {
     let r = engine.ctru.get_or_init(|| {
-        let ctx = engine.workers[0]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .ctx
-            .clone();
+        let ctx = engine.ctx.clone();
         let [a, m, c] = ParamSet::ALL;
         // Compile the three sets in parallel (a cache hit makes this a file read).
         let (ka, (km, kc)) = rayon::join(
