@@ -7,7 +7,7 @@
 mod common;
 
 use common::{unhex, vectors_dir};
-use pqgpu::mldsa::{self, Message, ParamSet, PreHash};
+use pqgpu::mldsa::{self, Message, ParamSet};
 use pqgpu::Error;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -121,45 +121,6 @@ fn siggen_v1_1_0_35_internal() {
     assert_eq!(n, 60);
 }
 
-fn prehash(name: &str, msg: &[u8]) -> (PreHash, Vec<u8>) {
-    use sha2::Digest;
-    use sha3::digest::{ExtendableOutput, Update, XofReader};
-    let xof = |mut r: Box<dyn XofReader>, len: usize| {
-        let mut out = vec![0u8; len];
-        r.read(&mut out);
-        out
-    };
-    match name {
-        "SHA2-224" => (PreHash::Sha2_224, sha2::Sha224::digest(msg).to_vec()),
-        "SHA2-256" => (PreHash::Sha2_256, sha2::Sha256::digest(msg).to_vec()),
-        "SHA2-384" => (PreHash::Sha2_384, sha2::Sha384::digest(msg).to_vec()),
-        "SHA2-512" => (PreHash::Sha2_512, sha2::Sha512::digest(msg).to_vec()),
-        "SHA2-512/224" => (
-            PreHash::Sha2_512_224,
-            sha2::Sha512_224::digest(msg).to_vec(),
-        ),
-        "SHA2-512/256" => (
-            PreHash::Sha2_512_256,
-            sha2::Sha512_256::digest(msg).to_vec(),
-        ),
-        "SHA3-224" => (PreHash::Sha3_224, sha3::Sha3_224::digest(msg).to_vec()),
-        "SHA3-256" => (PreHash::Sha3_256, sha3::Sha3_256::digest(msg).to_vec()),
-        "SHA3-384" => (PreHash::Sha3_384, sha3::Sha3_384::digest(msg).to_vec()),
-        "SHA3-512" => (PreHash::Sha3_512, sha3::Sha3_512::digest(msg).to_vec()),
-        "SHAKE-128" => {
-            let mut h = sha3::Shake128::default();
-            h.update(msg);
-            (PreHash::Shake128, xof(Box::new(h.finalize_xof()), 32))
-        }
-        "SHAKE-256" => {
-            let mut h = sha3::Shake256::default();
-            h.update(msg);
-            (PreHash::Shake256, xof(Box::new(h.finalize_xof()), 64))
-        }
-        other => panic!("unknown hashAlg {other}"),
-    }
-}
-
 fn expect_verdict(dir: &str, t: &Value, a: &Value, got: Result<(), Error>) {
     let passed = a["testPassed"].as_bool().expect("testPassed");
     if passed {
@@ -201,7 +162,7 @@ fn sigver_v1_1_0_43_all_interfaces() {
                     }
                     "preHash" => {
                         *counts.entry("preHash").or_default() += 1;
-                        let (ph, digest) = prehash(s(&t, "hashAlg"), &msg);
+                        let (ph, digest) = common::prehash(s(&t, "hashAlg"), &msg);
                         let m = Message::PreHashed {
                             ctx: &ctx,
                             ph,

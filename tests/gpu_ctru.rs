@@ -13,18 +13,6 @@ use pqgpu::{Error, Status};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use std::collections::HashMap;
-use std::sync::Arc;
-
-fn gpu() -> Option<Arc<dyn Backend>> {
-    match pqgpu::gpu::backend() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| e.to_string());
-            println!("SKIPPED: no usable GPU ({why})");
-            None
-        }
-    }
-}
 
 fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -190,7 +178,9 @@ fn run_engine(
 }
 
 fn run_set(p: ParamSet) {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
     let n = env_count("PQGPU_GPU_CASES", 4000);
     let n_kg = env_count("PQGPU_GPU_KEYGEN_CASES", n);
     let mut rng = StdRng::seed_from_u64(0xC7A0 + p.n() as u64);
@@ -243,7 +233,9 @@ fn parse_rsp(text: &str) -> Vec<HashMap<String, String>> {
 /// key: Tensor Cores).
 #[test]
 fn gpu_ctru_kat_vectors() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
     for (p, file) in [
         (ParamSet::Ctru653, "ctru-prime-653.rsp"),
         (ParamSet::Ctru761, "ctru-prime-761.rsp"),

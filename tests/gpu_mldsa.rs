@@ -13,18 +13,6 @@ use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
-
-fn gpu() -> Option<Arc<dyn Backend>> {
-    match pqgpu::gpu::backend() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| e.to_string());
-            println!("SKIPPED: no usable GPU ({why})");
-            None
-        }
-    }
-}
 
 fn cases() -> usize {
     std::env::var("PQGPU_GPU_CASES")
@@ -210,7 +198,9 @@ fn verify_with(b: &dyn Backend, p: ParamSet, cases: &[Case], sigs: &[Vec<u8>]) -
 }
 
 fn differential(p: ParamSet, seed: u64) {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
     let n = cases();
     let mut rng = StdRng::seed_from_u64(seed);
     let seeds = bytes(&mut rng, n.div_ceil(4) * 32);
@@ -264,7 +254,9 @@ fn gpu_matches_cpu_mldsa87() {
 
 #[test]
 fn hedged_signatures_verify() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
     let mut rng = StdRng::seed_from_u64(7);
     for p in ParamSet::ALL {
         let seeds = bytes(&mut rng, 32 * 8);
@@ -343,48 +335,11 @@ fn acvp_cases(dir: &str) -> Vec<(Value, Value, Value)> {
     out
 }
 
-fn prehash(name: &str, msg: &[u8]) -> (PreHash, Vec<u8>) {
-    use sha2::Digest;
-    use sha3::digest::{ExtendableOutput, Update, XofReader};
-    let xof = |mut r: Box<dyn XofReader>, len: usize| {
-        let mut out = vec![0u8; len];
-        r.read(&mut out);
-        out
-    };
-    match name {
-        "SHA2-224" => (PreHash::Sha2_224, sha2::Sha224::digest(msg).to_vec()),
-        "SHA2-256" => (PreHash::Sha2_256, sha2::Sha256::digest(msg).to_vec()),
-        "SHA2-384" => (PreHash::Sha2_384, sha2::Sha384::digest(msg).to_vec()),
-        "SHA2-512" => (PreHash::Sha2_512, sha2::Sha512::digest(msg).to_vec()),
-        "SHA2-512/224" => (
-            PreHash::Sha2_512_224,
-            sha2::Sha512_224::digest(msg).to_vec(),
-        ),
-        "SHA2-512/256" => (
-            PreHash::Sha2_512_256,
-            sha2::Sha512_256::digest(msg).to_vec(),
-        ),
-        "SHA3-224" => (PreHash::Sha3_224, sha3::Sha3_224::digest(msg).to_vec()),
-        "SHA3-256" => (PreHash::Sha3_256, sha3::Sha3_256::digest(msg).to_vec()),
-        "SHA3-384" => (PreHash::Sha3_384, sha3::Sha3_384::digest(msg).to_vec()),
-        "SHA3-512" => (PreHash::Sha3_512, sha3::Sha3_512::digest(msg).to_vec()),
-        "SHAKE-128" => {
-            let mut h = sha3::Shake128::default();
-            h.update(msg);
-            (PreHash::Shake128, xof(Box::new(h.finalize_xof()), 32))
-        }
-        "SHAKE-256" => {
-            let mut h = sha3::Shake256::default();
-            h.update(msg);
-            (PreHash::Shake256, xof(Box::new(h.finalize_xof()), 64))
-        }
-        other => panic!("unknown hashAlg {other}"),
-    }
-}
-
 #[test]
 fn acvp_vectors_on_gpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
     let mut counts = [0usize; 3];
     for dir in [
         "ML-DSA-keyGen-FIPS204",
@@ -443,7 +398,7 @@ fn acvp_vectors_on_gpu() {
             let digest;
             let m = match (g["signatureInterface"].as_str(), g["preHash"].as_str()) {
                 (Some("external"), Some("preHash")) => {
-                    let (ph, d) = prehash(s(&t, "hashAlg"), &msg);
+                    let (ph, d) = common::prehash(s(&t, "hashAlg"), &msg);
                     digest = d;
                     Message::PreHashed {
                         ctx: &ctx,

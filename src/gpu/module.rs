@@ -65,7 +65,12 @@ fn defines(p: ParamSet) -> Vec<String> {
 }
 
 fn source() -> String {
-    SOURCES
+    join_sources(&SOURCES)
+}
+
+/// Concatenates embedded kernel files, each behind a `#line` so NVRTC's log names the real file.
+pub(crate) fn join_sources(sources: &[(&str, &str)]) -> String {
+    sources
         .iter()
         .map(|(name, text)| format!("#line 1 \"{name}\"\n{text}\n"))
         .collect()
@@ -89,16 +94,16 @@ fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pqgpu"))
 }
 
-/// Compiles (or reads from the cache) and loads the kernels of `p` for compute capability `arch`.
-/// The error names the kernel file and carries NVRTC's log.
-pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Kernels, String> {
-    let src = source();
-    let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
-    options.extend(defines(p));
-    // Extra -D flags, for trying kernel variants without rebuilding (part of the cache key).
-    if let Ok(extra) = std::env::var("PQGPU_NVRTC_DEFINES") {
-        options.extend(extra.split_whitespace().map(String::from));
-    }
+/// PTX of `src` compiled by NVRTC with `options` (which name the target architecture), read
+/// from or written to the disk cache as `<stem>-<hash>.ptx`; the hash covers the sources, the
+/// options and the NVRTC version. Errors name `files` and `set` and carry NVRTC's log.
+pub(crate) fn ptx_cached(
+    stem: &str,
+    files: &str,
+    set: &str,
+    src: &str,
+    options: Vec<String>,
+) -> Result<String, String> {
     let nvrtc = nvrtc_version();
     let mut h = Sha3_256::new();
     h.update(src.as_bytes());
@@ -106,42 +111,62 @@ pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Ker
         h.update(o.as_bytes());
         h.update([0]);
     }
-    h.update(format!("nvrtc {}.{} arch {}.{}", nvrtc.0, nvrtc.1, arch.0, arch.1).as_bytes());
+    h.update(format!("nvrtc {}.{}", nvrtc.0, nvrtc.1).as_bytes());
     let key: String = h.finalize()[..12]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let path = cache_dir().map(|d| d.join(format!("mldsa-{key}.ptx")));
-
-    let cached = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
-    let ptx_text = match cached {
-        Some(text) => text,
-        None => {
-            let opts = CompileOptions {
-                options: options.clone(),
-                name: Some("mldsa.cu".into()),
-                ..Default::default()
-            };
-            let ptx = compile_ptx_with_opts(&src, opts).map_err(|e| match e {
-                CompileError::CompileError { log, .. } => format!(
-                    "NVRTC failed to compile kernels/mldsa.cu (+ kernels/keccak.cuh) for {}:\n{}",
-                    p.name(),
-                    log.to_string_lossy()
-                ),
-                other => format!("NVRTC error for kernels/mldsa.cu ({}): {other:?}", p.name()),
-            })?;
-            let text = ptx.to_src();
-            if let Some(path) = &path {
-                // Best effort: a read-only cache directory only costs a recompile next time.
-                let _ = std::fs::create_dir_all(path.parent().expect("cache file has a parent"));
-                let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-                if std::fs::write(&tmp, &text).is_ok() {
-                    let _ = std::fs::rename(&tmp, path);
-                }
-            }
-            text
-        }
+    let path = cache_dir().map(|d| d.join(format!("{stem}-{key}.ptx")));
+    if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+        return Ok(text);
+    }
+    let opts = CompileOptions {
+        options,
+        name: Some(format!("{stem}.cu")),
+        ..Default::default()
     };
+    let ptx = compile_ptx_with_opts(src, opts).map_err(|e| match e {
+        CompileError::CompileError { log, .. } => {
+            format!(
+                "NVRTC failed to compile {files} for {set}:\n{}",
+                log.to_string_lossy()
+            )
+        }
+        other => format!("NVRTC error for {files} ({set}): {other:?}"),
+    })?;
+    let text = ptx.to_src();
+    if let Some(path) = &path {
+        // Best effort: a read-only cache directory only costs a recompile next time.
+        let _ = std::fs::create_dir_all(path.parent().expect("cache file has a parent"));
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, &text).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+    Ok(text)
+}
+
+/// PTX of `p`'s kernels for compute capability `arch`.
+pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
+    let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
+    options.extend(defines(p));
+    // Extra -D flags, for trying kernel variants without rebuilding (part of the cache key).
+    if let Ok(extra) = std::env::var("PQGPU_NVRTC_DEFINES") {
+        options.extend(extra.split_whitespace().map(String::from));
+    }
+    ptx_cached(
+        "mldsa",
+        "kernels/mldsa.cu (+ kernels/keccak.cuh)",
+        p.name(),
+        &source(),
+        options,
+    )
+}
+
+/// Compiles (or reads from the cache) and loads the kernels of `p` for compute capability `arch`.
+/// The error names the kernel file and carries NVRTC's log.
+pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Kernels, String> {
+    let ptx_text = compile(arch, p)?;
     let module = ctx
         .load_module(Ptx::from_src(ptx_text))
         .map_err(|e| format!("loading the {} kernels: {e:?}", p.name()))?;
@@ -153,4 +178,27 @@ pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Ker
         funcs.insert(name, f);
     }
     Ok(Kernels { funcs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernels compile for sm_90 wherever libnvrtc exists (no GPU needed); skipped otherwise.
+    #[test]
+    fn kernels_compile_for_hopper() {
+        // SAFETY: only probes whether the library can be opened.
+        let present =
+            std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() });
+        if !matches!(present, Ok(true)) {
+            println!("SKIPPED: libnvrtc not found");
+            return;
+        }
+        for p in ParamSet::ALL {
+            let ptx = compile((9, 0), p).unwrap_or_else(|e| panic!("{e}"));
+            for k in KERNELS {
+                assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
+            }
+        }
+    }
 }

@@ -3,13 +3,12 @@
 
 use super::Sizes;
 use crate::ctru::ParamSet;
+use crate::gpu::module::{join_sources, ptx_cached};
 use crate::gpu::worker::{Arg, Worker};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
-use sha3::{Digest, Sha3_256};
+use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 const SOURCES: [(&str, &str); 2] = [
@@ -114,69 +113,18 @@ pub fn defines(p: ParamSet) -> Vec<String> {
     .collect()
 }
 
-pub fn source() -> String {
-    SOURCES
-        .iter()
-        .map(|(name, text)| format!("#line 1 \"{name}\"\n{text}\n"))
-        .collect()
-}
-
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("PQGPU_CACHE_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(d).join("pqgpu"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pqgpu"))
-}
-
-/// PTX of `p`'s kernels for `compute_XY`; the error names the kernel file and carries NVRTC's log.
+/// PTX of `p`'s kernels for compute capability `arch`.
 pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
-    let src = source();
     let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
     options.extend(defines(p));
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: nvrtcVersion writes two ints through valid pointers; the library was probed.
-    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    let mut h = Sha3_256::new();
-    h.update(src.as_bytes());
-    for o in &options {
-        h.update(o.as_bytes());
-        h.update([0]);
-    }
-    h.update(format!("nvrtc {major}.{minor}").as_bytes());
-    let key: String = h.finalize()[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let path = cache_dir().map(|d| d.join(format!("ctru-{key}.ptx")));
-    if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
-        return Ok(text);
-    }
-    let opts = CompileOptions {
+    let src = join_sources(&SOURCES);
+    ptx_cached(
+        "ctru",
+        "kernels/ctru.cu (+ kernels/keccak.cuh)",
+        p.name(),
+        &src,
         options,
-        name: Some("ctru.cu".into()),
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(&src, opts).map_err(|e| match e {
-        CompileError::CompileError { log, .. } => format!(
-            "NVRTC failed to compile kernels/ctru.cu (+ kernels/keccak.cuh) for {}:\n{}",
-            p.name(),
-            log.to_string_lossy()
-        ),
-        other => format!("NVRTC error for kernels/ctru.cu ({}): {other:?}", p.name()),
-    })?;
-    let text = ptx.to_src();
-    if let Some(path) = &path {
-        // Best effort: a read-only cache directory only costs a recompile next time.
-        let _ = std::fs::create_dir_all(path.parent().expect("cache file has a parent"));
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, &text).is_ok() {
-            let _ = std::fs::rename(&tmp, path);
-        }
-    }
-    Ok(text)
+    )
 }
 
 /// Compiles (or reads from the cache) and loads `p`'s kernels.
