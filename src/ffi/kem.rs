@@ -59,28 +59,8 @@ pub unsafe extern "C" fn pqg_kem_keygen(
     sk: *mut u8,
     sk_len: usize,
 ) -> pqg_status {
-    let status = boundary(|| {
-        // SAFETY: ctx is NULL or live; seed is NULL or 64 readable bytes (caller's promise).
-        let (ctx, seed) = unsafe { (context(ctx)?, optional::<64>(seed)) };
-        let p = kem_params(alg)?;
-        let pk = Out::new(pk, pk_len)?;
-        let sk = Out::new(sk, sk_len)?;
-        let pk = pk.expect_len(p.public_key_len())?;
-        let sk = sk.expect_len(p.secret_key_len())?;
-        let keys = batch::kem_keygen(&*ctx.backend, p, seed.map(|s| &s[..]), 1);
-        keys.statuses[0]?;
-        // SAFETY: pk and sk are writable buffers of the checked lengths (caller's promise).
-        unsafe {
-            pk.write(&keys.pks);
-            sk.write(&keys.sks);
-        }
-        Ok(())
-    });
-    if status != PQG_OK {
-        // SAFETY: sk is NULL or sk_len writable bytes (caller's promise).
-        unsafe { zero_secret(sk, sk_len) };
-    }
-    status
+    // SAFETY: the pointers carry the promises of this function's documentation.
+    unsafe { keygen::one::<64, _>(ctx, seed, pk, pk_len, sk, sk_len, || kem_keygen_for(alg)) }
 }
 
 /// Encapsulates a fresh shared secret to a CTRU-Prime public key.
@@ -197,17 +177,7 @@ pub unsafe extern "C" fn pqg_kem_keygen_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    let resolve = || {
-        let p = kem_params(alg)?;
-        let shape = keygen::Shape {
-            seed_len: 64,
-            pk_len: p.public_key_len(),
-            sk_len: p.secret_key_len(),
-        };
-        Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
-            batch::kem_keygen(b, p, seeds, n)
-        }))
-    };
+    let resolve = || kem_keygen_for(alg);
     let sk_len = pqg_secret_key_len(alg);
     // SAFETY: the pointers carry the promises of this function's documentation.
     unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, sk_len, resolve) }
@@ -380,4 +350,17 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
         unsafe { zero_rejected(alg, reqs, n, |r| r.ss) };
     }
     status
+}
+
+/// The CTRU-Prime key generator for `alg`, with its item sizes (`InvalidArgument` for another alg).
+fn kem_keygen_for(alg: pqg_alg) -> Result<(keygen::Shape, impl keygen::Keygen), Error> {
+    let p = kem_params(alg)?;
+    let shape = keygen::Shape {
+        seed_len: 64,
+        pk_len: p.public_key_len(),
+        sk_len: p.secret_key_len(),
+    };
+    Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
+        batch::kem_keygen(b, p, seeds, n)
+    }))
 }

@@ -1,9 +1,10 @@
-//! The body shared by `pqg_mldsa_keygen_submit` and `pqg_kem_keygen_submit`: both take n
-//! seeds (or none) and write n key pairs into contiguous caller arrays.
+//! The bodies shared by the ML-DSA and CTRU-Prime key generators: `one` behind
+//! `pqg_mldsa_keygen` / `pqg_kem_keygen`, `submit` behind the two `_submit` forms (n seeds or
+//! none, n key pairs into contiguous caller arrays).
 
 use super::batch::KeyPairs;
 use super::context::{context, pqg_context};
-use super::guard::{array_len, boundary, required, zero_secret, Out};
+use super::guard::{array_len, boundary, optional, required, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::{pqg_status, PQG_OK};
 use crate::backend::Backend;
@@ -16,6 +17,52 @@ pub(crate) struct Shape {
     pub sk_len: usize,
 }
 
+/// A family's key generator: (backend, seeds or none, n) -> n key pairs.
+pub(crate) trait Keygen:
+    Fn(&dyn Backend, Option<&[u8]>, usize) -> KeyPairs + Send + 'static
+{
+}
+impl<K: Fn(&dyn Backend, Option<&[u8]>, usize) -> KeyPairs + Send + 'static> Keygen for K {}
+
+/// One key pair, blocking: checks (context, algorithm through `resolve`, then pk/sk pointers
+/// and lengths), generates, writes both keys on success and zeroes `sk` on any failure.
+///
+/// # Safety
+/// `ctx` is NULL or live; `seed` is NULL or `SEED` readable bytes; `pk`/`sk` are NULL or
+/// `pk_len`/`sk_len` writable bytes.
+pub(crate) unsafe fn one<const SEED: usize, K: Keygen>(
+    ctx: *mut pqg_context,
+    seed: *const u8,
+    pk: *mut u8,
+    pk_len: usize,
+    sk: *mut u8,
+    sk_len: usize,
+    resolve: impl FnOnce() -> Result<(Shape, K), Error>,
+) -> pqg_status {
+    let status = boundary(|| {
+        // SAFETY: ctx is NULL or live; seed is NULL or SEED readable bytes (caller's promise).
+        let (ctx, seed) = unsafe { (context(ctx)?, optional::<SEED>(seed)) };
+        let (shape, keygen) = resolve()?;
+        let pk = Out::new(pk, pk_len)?;
+        let sk = Out::new(sk, sk_len)?;
+        let pk = pk.expect_len(shape.pk_len)?;
+        let sk = sk.expect_len(shape.sk_len)?;
+        let keys = keygen(&*ctx.backend, seed.map(|s| &s[..]), 1);
+        keys.statuses[0]?;
+        // SAFETY: pk and sk are writable buffers of the checked lengths (caller's promise).
+        unsafe {
+            pk.write(&keys.pks);
+            sk.write(&keys.sks);
+        }
+        Ok(())
+    });
+    if status != PQG_OK {
+        // SAFETY: sk is NULL or sk_len writable bytes (caller's promise).
+        unsafe { zero_secret(sk, sk_len) };
+    }
+    status
+}
+
 /// Checks the call shape (context, then algorithm through `resolve`, then buffers), then
 /// starts a job that runs the resolved keygen on the backend and copies each successful item's
 /// keys out (a failed item's secret key is zeroed).
@@ -26,7 +73,7 @@ pub(crate) struct Shape {
 /// entries; `job` is NULL or writable. All stay valid until the job has completed.
 /// `sk_len_hint` is the secret-key length (0 if unknown), for zeroing `sks` on rejection.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn submit<K>(
+pub(crate) unsafe fn submit<K: Keygen>(
     ctx: *mut pqg_context,
     n: usize,
     seeds: *const u8,
@@ -36,10 +83,7 @@ pub(crate) unsafe fn submit<K>(
     job: *mut *mut pqg_job,
     sk_len_hint: usize,
     resolve: impl FnOnce() -> Result<(Shape, K), Error>,
-) -> pqg_status
-where
-    K: Fn(&dyn Backend, Option<&[u8]>, usize) -> KeyPairs + Send + 'static,
-{
+) -> pqg_status {
     let status = boundary(|| {
         // SAFETY: job is NULL or writable; ctx is NULL or live (caller's promise).
         let ctx = unsafe {

@@ -6,10 +6,10 @@
 
 use super::batch::{self, Accepted};
 use super::context::{context, pqg_context};
-use super::guard::{boundary, context_string, input, optional, required, zero_secret, Out};
+use super::guard::{boundary, context_string, input, optional, required, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
-use super::{mldsa_params, pqg_alg, pqg_secret_key_len, pqg_status, PQG_OK};
+use super::{mldsa_params, pqg_alg, pqg_secret_key_len, pqg_status};
 use crate::backend::{Backend, SignItem, VerifyItem};
 use crate::mldsa::{Message, PreHash};
 use crate::Error;
@@ -115,28 +115,8 @@ pub unsafe extern "C" fn pqg_mldsa_keygen(
     sk: *mut u8,
     sk_len: usize,
 ) -> pqg_status {
-    let status = boundary(|| {
-        // SAFETY: ctx is NULL or live; seed is NULL or 32 readable bytes (caller's promise).
-        let (ctx, seed) = unsafe { (context(ctx)?, optional::<32>(seed)) };
-        let p = mldsa_params(alg)?;
-        let pk = Out::new(pk, pk_len)?;
-        let sk = Out::new(sk, sk_len)?;
-        let pk = pk.expect_len(p.public_key_len())?;
-        let sk = sk.expect_len(p.secret_key_len())?;
-        let keys = batch::mldsa_keygen(&*ctx.backend, p, seed.map(|s| &s[..]), 1);
-        keys.statuses[0]?;
-        // SAFETY: pk and sk are writable buffers of the checked lengths (caller's promise).
-        unsafe {
-            pk.write(&keys.pks);
-            sk.write(&keys.sks);
-        }
-        Ok(())
-    });
-    if status != PQG_OK {
-        // SAFETY: sk is NULL or sk_len writable bytes (caller's promise).
-        unsafe { zero_secret(sk, sk_len) };
-    }
-    status
+    // SAFETY: the pointers carry the promises of this function's documentation.
+    unsafe { keygen::one::<32, _>(ctx, seed, pk, pk_len, sk, sk_len, || mldsa_keygen_for(alg)) }
 }
 
 /// Signs with the secret key; shared by the pure, pre-hash and external-mu forms.
@@ -416,17 +396,7 @@ pub unsafe extern "C" fn pqg_mldsa_keygen_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    let resolve = || {
-        let p = mldsa_params(alg)?;
-        let shape = keygen::Shape {
-            seed_len: 32,
-            pk_len: p.public_key_len(),
-            sk_len: p.secret_key_len(),
-        };
-        Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
-            batch::mldsa_keygen(b, p, seeds, n)
-        }))
-    };
+    let resolve = || mldsa_keygen_for(alg);
     let sk_len = pqg_secret_key_len(alg);
     // SAFETY: the pointers carry the promises of this function's documentation.
     unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, sk_len, resolve) }
@@ -560,4 +530,17 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
         unsafe { hand_out(job::start(n, statuses, work), job) };
         Ok(())
     })
+}
+
+/// The ML-DSA key generator for `alg`, with its item sizes (`InvalidArgument` for another alg).
+fn mldsa_keygen_for(alg: pqg_alg) -> Result<(keygen::Shape, impl keygen::Keygen), Error> {
+    let p = mldsa_params(alg)?;
+    let shape = keygen::Shape {
+        seed_len: 32,
+        pk_len: p.public_key_len(),
+        sk_len: p.secret_key_len(),
+    };
+    Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
+        batch::mldsa_keygen(b, p, seeds, n)
+    }))
 }
