@@ -220,7 +220,17 @@ pub fn kernel_throughput(p: mldsa::ParamSet, op: Op, n: usize) -> Result<f64, Er
     let e = &engine()?.engines[0];
     let mut w = e.workers[0].lock().unwrap_or_else(|e| e.into_inner());
     let n = n.clamp(1, MAX_RESIDENT);
-    bench::throughput(&mut w, &e.kernels[set_index(p)], p, op, n).map_err(device::device_error)
+    let m = bench::throughput(&mut w, &e.kernels[set_index(p)], p, op, n)
+        .map_err(device::device_error)?;
+    if m.unverified > 0 {
+        // The benchmark's own signatures must verify, or the figure means nothing.
+        device::log(&format!(
+            "kernel_throughput: {} of {n} signatures failed to verify",
+            m.unverified
+        ));
+        return Err(Error::Device);
+    }
+    Ok(m.ops_per_s)
 }
 
 /// Number of GPUs the backend spreads batches over (0 when no GPU is usable).

@@ -239,12 +239,12 @@ fn run_mldsa(
         if is_gpu {
             w.cross_check(cpu, 256)?;
         }
-        let kernel = |op| {
-            if is_gpu {
-                gpu::kernel_throughput(p, op, n).ok()
-            } else {
-                None
-            }
+        // Kernel-only figures; a failure (including its own signatures not verifying) aborts.
+        let kernel = |op: gpu::Op| match is_gpu {
+            false => Ok(None),
+            true => gpu::kernel_throughput(p, op, n)
+                .map(Some)
+                .map_err(|e| format!("{} kernel-only {op:?}: {e}", p.name())),
         };
         rows.push(Row::new(
             &t.label,
@@ -252,7 +252,7 @@ fn run_mldsa(
             "keygen",
             n,
             kg,
-            kernel(gpu::Op::Keygen),
+            kernel(gpu::Op::Keygen)?,
         ));
         rows.push(Row::new(
             &t.label,
@@ -260,7 +260,7 @@ fn run_mldsa(
             "sign",
             n,
             sg,
-            kernel(gpu::Op::Sign),
+            kernel(gpu::Op::Sign)?,
         ));
         rows.push(Row::new(
             &t.label,
@@ -268,7 +268,7 @@ fn run_mldsa(
             "verify",
             n,
             vf,
-            kernel(gpu::Op::Verify),
+            kernel(gpu::Op::Verify)?,
         ));
     }
     // Latency of single-item calls: what one TLS handshake or one certificate waits.
