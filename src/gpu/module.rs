@@ -166,18 +166,37 @@ pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
 /// Compiles (or reads from the cache) and loads the kernels of `p` for compute capability `arch`.
 /// The error names the kernel file and carries NVRTC's log.
 pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), p: ParamSet) -> Result<Kernels, String> {
-    let ptx_text = compile(arch, p)?;
-    let module = ctx
-        .load_module(Ptx::from_src(ptx_text))
-        .map_err(|e| format!("loading the {} kernels: {e:?}", p.name()))?;
-    let mut funcs = HashMap::new();
-    for name in KERNELS {
-        let f = module
-            .load_function(name)
-            .map_err(|e| format!("kernel {name} ({}): {e:?}", p.name()))?;
-        funcs.insert(name, f);
-    }
+    let funcs = load_functions(ctx, compile(arch, p)?, &KERNELS, p.name())?;
     Ok(Kernels { funcs })
+}
+
+/// Loads `ptx` into `ctx` and looks up each kernel in `names`; errors name the set and kernel.
+pub(crate) fn load_functions(
+    ctx: &Arc<CudaContext>,
+    ptx: String,
+    names: &[&'static str],
+    set: &str,
+) -> Result<HashMap<&'static str, CudaFunction>, String> {
+    let module = ctx
+        .load_module(Ptx::from_src(ptx))
+        .map_err(|e| format!("loading the {set} kernels: {e:?}"))?;
+    names
+        .iter()
+        .map(|&name| {
+            let f = module
+                .load_function(name)
+                .map_err(|e| format!("kernel {name} ({set}): {e:?}"))?;
+            Ok((name, f))
+        })
+        .collect()
+}
+
+/// Whether libnvrtc can be loaded here (the compile tests need no GPU, only NVRTC).
+#[cfg(test)]
+pub(crate) fn nvrtc_present() -> bool {
+    // SAFETY: only probes whether the library can be opened.
+    let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() });
+    matches!(present, Ok(true))
 }
 
 #[cfg(test)]
@@ -187,10 +206,7 @@ mod tests {
     /// The kernels compile for sm_90 wherever libnvrtc exists (no GPU needed); skipped otherwise.
     #[test]
     fn kernels_compile_for_hopper() {
-        // SAFETY: only probes whether the library can be opened.
-        let present =
-            std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() });
-        if !matches!(present, Ok(true)) {
+        if !nvrtc_present() {
             println!("SKIPPED: libnvrtc not found");
             return;
         }

@@ -213,6 +213,19 @@ fn sweep_sizes(max: usize) -> Vec<usize> {
         .collect()
 }
 
+/// The target's batch size, then (with `--sweep`) the sweep's other sizes.
+fn batch_sizes(args: &Args, t: &Target) -> Vec<usize> {
+    let mut sizes = vec![t.batch];
+    if args.sweep {
+        sizes.extend(
+            sweep_sizes(t.max_sweep)
+                .into_iter()
+                .filter(|&b| b != t.batch),
+        );
+    }
+    sizes
+}
+
 fn run_mldsa(
     args: &Args,
     t: &Target,
@@ -223,15 +236,7 @@ fn run_mldsa(
 ) -> Result<(), String> {
     let be = t.backend.as_ref();
     let is_gpu = be.kind() == BackendKind::Gpu;
-    let mut sizes = vec![t.batch];
-    if args.sweep {
-        sizes.extend(
-            sweep_sizes(t.max_sweep)
-                .into_iter()
-                .filter(|&b| b != t.batch),
-        );
-    }
-    for n in sizes {
+    for n in batch_sizes(args, t) {
         let mut w = MlDsaBatch::new(p, n);
         let kg = median_rate(args.reps, n, || w.keygen(be))?;
         let sg = median_rate(args.reps, n, || w.sign(be))?;
@@ -298,15 +303,7 @@ fn run_kem(
     lat: &mut Vec<Latency>,
 ) -> Result<(), String> {
     let be = t.backend.as_ref();
-    let mut sizes = vec![t.batch];
-    if args.sweep {
-        sizes.extend(
-            sweep_sizes(t.max_sweep)
-                .into_iter()
-                .filter(|&b| b != t.batch),
-        );
-    }
-    for n in sizes {
+    for n in batch_sizes(args, t) {
         let mut w = KemBatch::new(p, n);
         let kg = median_rate(args.reps, n, || w.keygen(be))?;
         let en = median_rate(args.reps, n, || w.encaps(be))?;

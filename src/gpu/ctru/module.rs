@@ -3,11 +3,10 @@
 
 use super::Sizes;
 use crate::ctru::ParamSet;
-use crate::gpu::module::{join_sources, ptx_cached};
+use crate::gpu::module::{join_sources, load_functions, ptx_cached};
 use crate::gpu::worker::{Arg, Worker};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -132,16 +131,7 @@ pub fn load(ctx: &Arc<CudaContext>, p: ParamSet) -> Result<CtruKernels, String> 
     let arch = ctx
         .compute_capability()
         .map_err(|e| format!("compute capability: {e:?}"))?;
-    let module = ctx
-        .load_module(Ptx::from_src(compile(arch, p)?))
-        .map_err(|e| format!("loading the {} kernels: {e:?}", p.name()))?;
-    let mut funcs = HashMap::new();
-    for name in KERNELS {
-        let f = module
-            .load_function(name)
-            .map_err(|e| format!("kernel {name} ({}): {e:?}", p.name()))?;
-        funcs.insert(name, f);
-    }
+    let funcs = load_functions(ctx, compile(arch, p)?, &KERNELS, p.name())?;
     Ok(CtruKernels { funcs })
 }
 
@@ -152,10 +142,7 @@ mod tests {
     /// The kernels compile for sm_90 wherever libnvrtc exists (no GPU needed); skipped otherwise.
     #[test]
     fn kernels_compile_for_hopper() {
-        // SAFETY: only probes whether the library can be opened.
-        let present =
-            std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() });
-        if !matches!(present, Ok(true)) {
+        if !crate::gpu::module::nvrtc_present() {
             println!("SKIPPED: libnvrtc not found");
             return;
         }
