@@ -539,6 +539,30 @@ void pqg_context_free(pqg_context *ctx);
 pqg_backend pqg_context_backend(const pqg_context *ctx);
 
 /**
+ * Registers `len` bytes at `ptr` for direct transfers (an extension to the contract, in the
+ * spirit of `cudaHostRegister`). On a GPU context the memory is page-locked and mapped into
+ * every GPU, and batch buffers that lie inside it (key arrays, public keys, signatures,
+ * ciphertexts, shared secrets) move by DMA or zero-copy kernels instead of being copied
+ * through staging memory by the host: results are identical, only faster. Register long-lived
+ * buffers once (registration itself is slow); keep them allocated until
+ * `pqg_host_unregister`. On a CPU context this does nothing and returns `PQG_OK`.
+ *
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or ptr NULL); `PQG_ERR_INVALID_ARGUMENT`
+ *         (len 0, or overlapping a registered buffer); `PQG_ERR_DEVICE` (the driver refused,
+ *         e.g. the page-locked memory limit); `PQG_ERR_PANIC`. Thread-safe.
+ */
+pqg_status pqg_host_register(pqg_context *ctx, const uint8_t *ptr, size_t len);
+
+/**
+ * Undoes `pqg_host_register` for the buffer that starts at `ptr`, waiting for batches that
+ * are still running. Call it before freeing the buffer.
+ *
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (nothing registered
+ *         at `ptr` on a GPU context); `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
+ */
+pqg_status pqg_host_unregister(pqg_context *ctx, const uint8_t *ptr);
+
+/**
  * Checks whether a job has completed, without blocking.
  *
  * @return `PQG_OK` when the job has completed (its statuses and outputs are written and

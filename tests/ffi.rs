@@ -1576,3 +1576,35 @@ fn one_context_shared_by_many_threads() {
         t.join().unwrap();
     }
 }
+
+/// `pqg_host_register` checks its arguments; on a CPU context it is accepted and changes
+/// nothing (the GPU side is in tests/gpu_hostmem.rs), and batches over the buffer still work.
+#[test]
+fn host_register_checks_arguments_and_is_harmless_on_the_cpu() {
+    let ctx = Ctx::cpu();
+    let buf = vec![0u8; 4096];
+    unsafe {
+        assert_eq!(
+            pqg_host_register(null_mut(), buf.as_ptr(), 16),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(pqg_host_register(ctx.0, null(), 16), PQG_ERR_NULL_POINTER);
+        assert_eq!(
+            pqg_host_register(ctx.0, buf.as_ptr(), 0),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(pqg_host_unregister(ctx.0, null()), PQG_ERR_NULL_POINTER);
+        assert_eq!(pqg_host_register(ctx.0, buf.as_ptr(), buf.len()), PQG_OK);
+    }
+    let (pk, sk) = keypair(&ctx, PQG_ML_DSA_44, Some(&[7; 32]));
+    let mut sig = vec![0u8; pqg_signature_len(PQG_ML_DSA_44)];
+    assert_eq!(
+        sign(&ctx, PQG_ML_DSA_44, &sk, b"registered", b"", &mut sig),
+        PQG_OK
+    );
+    assert_eq!(
+        verify(&ctx, PQG_ML_DSA_44, &pk, b"registered", b"", &sig),
+        PQG_OK
+    );
+    assert_eq!(unsafe { pqg_host_unregister(ctx.0, buf.as_ptr()) }, PQG_OK);
+}

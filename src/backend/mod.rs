@@ -109,6 +109,25 @@ pub trait Backend: Send + Sync {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     );
+
+    /// Registers the caller's buffer for direct transfers: on the GPU backend it is
+    /// page-locked and mapped into every GPU, and batch buffers (keys, signatures, ciphertexts,
+    /// shared secrets) that lie inside it move by DMA or zero-copy kernels instead of through
+    /// host staging copies. Results are identical either way; registration is only about speed.
+    /// The buffer must stay allocated until [`Backend::unregister_host_memory`]. The CPU backend
+    /// has nothing to do and returns `Ok`. Errors: `InvalidArgument` (empty, or overlapping a
+    /// registered buffer), `Device` (the driver refused).
+    fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {
+        let _ = buf;
+        Ok(())
+    }
+
+    /// Undoes [`Backend::register_host_memory`] for the buffer starting at `ptr`, after any
+    /// batch still running has finished. `InvalidArgument` when nothing is registered there.
+    fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
+        let _ = ptr;
+        Ok(())
+    }
 }
 
 /// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu`, then uses the GPU when

@@ -117,3 +117,53 @@ const _: () = {
     assert!(pqg_backend_values::PQG_BACKEND_CPU as i32 == BackendKind::Cpu as i32);
     assert!(pqg_backend_values::PQG_BACKEND_GPU as i32 == BackendKind::Gpu as i32);
 };
+
+/// Registers `len` bytes at `ptr` for direct transfers (an extension to the contract, in the
+/// spirit of `cudaHostRegister`). On a GPU context the memory is page-locked and mapped into
+/// every GPU, and batch buffers that lie inside it (key arrays, public keys, signatures,
+/// ciphertexts, shared secrets) move by DMA or zero-copy kernels instead of being copied
+/// through staging memory by the host: results are identical, only faster. Register long-lived
+/// buffers once (registration itself is slow); keep them allocated until
+/// `pqg_host_unregister`. On a CPU context this does nothing and returns `PQG_OK`.
+///
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or ptr NULL); `PQG_ERR_INVALID_ARGUMENT`
+///         (len 0, or overlapping a registered buffer); `PQG_ERR_DEVICE` (the driver refused,
+///         e.g. the page-locked memory limit); `PQG_ERR_PANIC`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_host_register(
+    ctx: *mut pqg_context,
+    ptr: *const u8,
+    len: usize,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or a live context (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        if ptr.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if len == 0 {
+            return Err(Error::InvalidArgument);
+        }
+        // SAFETY: the caller promises `len` readable bytes at `ptr` that stay allocated until
+        // they are unregistered; the slice is only used for its address and length.
+        let buf = unsafe { std::slice::from_raw_parts(ptr, len) };
+        c.backend.register_host_memory(buf)
+    })
+}
+
+/// Undoes `pqg_host_register` for the buffer that starts at `ptr`, waiting for batches that
+/// are still running. Call it before freeing the buffer.
+///
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (nothing registered
+///         at `ptr` on a GPU context); `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_host_unregister(ctx: *mut pqg_context, ptr: *const u8) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or a live context (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        if ptr.is_null() {
+            return Err(Error::NullPointer);
+        }
+        c.backend.unregister_host_memory(ptr)
+    })
+}

@@ -8,6 +8,7 @@ use super::module::{self, Kernels};
 use super::scheduler::Unit;
 use super::worker::Worker;
 use crate::{mldsa, Error};
+use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
 use once_cell::sync::OnceCell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +25,9 @@ pub struct DeviceEngine {
     pub workers: Vec<Mutex<Worker>>,
     /// The CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay for them).
     pub ctru: OnceCell<Result<[CtruKernels; 3], String>>,
+    /// Whether kernels may use a registered host address as a device address (the zero-copy
+    /// gather/scatter of `hostio`); true on 64-bit Linux with unified addressing.
+    pub maps_host_memory: bool,
     healthy: AtomicBool,
 }
 
@@ -59,7 +63,13 @@ impl DeviceEngine {
                     format!("GPU {ordinal}: creating streams: {e:?}"),
                 )
             })?;
+        let maps_host_memory = ctx
+            .attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
+            )
+            .is_ok_and(|v| v == 1);
         Ok(DeviceEngine {
+            maps_host_memory,
             ctx: dev.ctx.clone(),
             description: dev.description,
             kernels,

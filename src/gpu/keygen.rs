@@ -1,9 +1,11 @@
 //! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6) on the GPU.
 
+use super::hostmem::Ranges;
 use super::module::Kernels;
 use super::worker::{par_copy, Arg, Arg::*, Worker};
 use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
 use cudarc::driver::DriverError;
+use rayon::prelude::*;
 
 /// Runs keygen on `n` seeds already on the device at `xi`; returns the device pointers of
 /// the packed public and secret keys (n * pk_len, n * sk_len bytes).
@@ -55,18 +57,22 @@ pub fn keygen_dev(
     Ok((pk, sk))
 }
 
-/// One chunk end to end: seeds in, keys out (host memory).
+/// One chunk end to end: seeds in, keys out (host memory). Key arrays in registered memory
+/// (`reg`) are written by the copy engine directly, with no host copy.
 pub fn keygen_chunk(
     w: &mut Worker,
     k: &Kernels,
     g: &Geometry,
+    reg: &Ranges,
     seeds: &[u8],
     pks: &mut [u8],
     sks: &mut [u8],
 ) -> Result<(), DriverError> {
     let n = seeds.len() / 32;
+    let direct = reg.covers(pks) && reg.covers(sks);
+    let out_bytes = if direct { 0 } else { n * (g.pk_len + g.sk_len) };
     let mut stage = w.take_host("kg_stage", n * 32)?;
-    let mut out = w.take_host("kg_out", n * (g.pk_len + g.sk_len))?;
+    let mut out = w.take_host("kg_out", out_bytes)?;
     w.lap(3);
     let r = (|| {
         let host = stage.as_mut_slice()?;
@@ -74,15 +80,26 @@ pub fn keygen_chunk(
         let xi = w.dev("kg_xi", n * 32)?;
         w.htod(xi, &host[..n * 32])?;
         let (pk, sk) = keygen_dev(w, k, g, n, xi)?;
-        let o = out.as_mut_slice()?;
-        let (opk, osk) = o.split_at_mut(n * g.pk_len);
-        w.dtoh(opk, pk)?;
-        w.dtoh(&mut osk[..n * g.sk_len], sk)?;
-        w.lap(0);
-        w.sync()?;
-        w.lap(1);
-        par_copy(pks, opk);
-        par_copy(sks, &osk[..n * g.sk_len]);
+        if direct {
+            w.dtoh(pks, pk)?;
+            w.dtoh(sks, sk)?;
+            w.lap(0);
+            w.sync()?;
+            w.lap(1);
+        } else {
+            let o = out.as_mut_slice()?;
+            let (opk, osk) = o.split_at_mut(n * g.pk_len);
+            let osk = &mut osk[..n * g.sk_len];
+            w.dtoh(opk, pk)?;
+            w.dtoh(osk, sk)?;
+            w.lap(0);
+            w.sync()?;
+            w.lap(1);
+            par_copy(pks, opk);
+            par_copy(sks, osk);
+            // The secret keys do not stay in the staging buffer.
+            osk.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
+        }
         // The seeds are secret: do not leave them in the staging buffer.
         host[..n * 32].fill(0);
         w.lap(2);

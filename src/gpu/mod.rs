@@ -22,6 +22,8 @@ mod bench;
 mod ctru_kem;
 mod device;
 mod engine;
+mod hostio;
+pub(crate) mod hostmem;
 mod keygen;
 mod module;
 mod scheduler;
@@ -39,10 +41,10 @@ use std::sync::Arc;
 
 /// Items per chunk: big enough to fill the GPU with the other workers' chunks, small enough
 /// that chunks stagger and one's copies overlap another's kernels. Measured on the H200
-/// (batch 65536): 4096 best for keygen and verify (output/input-copy bound), 8192 for sign.
+/// (batch 65536): 4096 best for keygen and verify (output/input-copy bound), 16384 for sign.
 /// `PQGPU_GPU_CHUNK` overrides both, for tuning.
 const CHUNK: usize = 4096;
-const SIGN_CHUNK: usize = 8192;
+const SIGN_CHUNK: usize = 16384;
 /// Chunks in flight at once, one stream and host thread each (`PQGPU_GPU_WORKERS`).
 const WORKERS: usize = 4;
 
@@ -279,6 +281,7 @@ impl Backend for GpuBackend {
             }
         };
         let set = set_index(p);
+        let reg = hostmem::snapshot();
         let chunks: Vec<_> = seeds
             .chunks(self.chunk * 32)
             .zip(pks.chunks_mut(self.chunk * g.pk_len))
@@ -290,7 +293,7 @@ impl Backend for GpuBackend {
                 &self.engines,
                 chunks,
                 |e, w, (((sd, pk), sk), st)| {
-                    keygen::keygen_chunk(w, &e.kernels[set], &g, sd, pk, sk)
+                    keygen::keygen_chunk(w, &e.kernels[set], &g, &reg, sd, pk, sk)
                         .map_err(|e| format!("{e:?}"))?;
                     st.iter_mut().for_each(|s| *s = Ok(()));
                     Ok(())
@@ -330,6 +333,7 @@ impl Backend for GpuBackend {
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]) {
         let g = Geometry::of(p);
         let set = set_index(p);
+        let reg = hostmem::snapshot();
         let chunks: Vec<_> = items
             .chunks(self.chunk)
             .zip(statuses.chunks_mut(self.chunk))
@@ -339,7 +343,7 @@ impl Backend for GpuBackend {
                 &self.engines,
                 chunks,
                 |e, w, (it, st)| {
-                    verify::verify_chunk(w, &e.kernels[set], &g, it, st)
+                    verify::verify_chunk(w, &e.kernels[set], &g, &reg, it, st)
                         .map_err(|e| format!("{e:?}"))
                 },
                 |(it, st)| cpu_backend().mldsa_verify(p, it, st),
@@ -377,5 +381,23 @@ impl Backend for GpuBackend {
         statuses: &mut [Status],
     ) {
         ctru_kem::kem_decaps(self, p, items, sss, statuses)
+    }
+
+    fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {
+        if !self.engines.iter().all(|e| e.maps_host_memory) {
+            device::log("register_host_memory: a GPU cannot address registered host memory");
+            return Err(Error::Device);
+        }
+        hostmem::register(&self.engines[0].ctx, buf.as_ptr(), buf.len()).map_err(|(e, why)| {
+            device::log(&format!("register_host_memory: {why}"));
+            e
+        })
+    }
+
+    fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
+        hostmem::unregister(&self.engines[0].ctx, ptr).map_err(|(e, why)| {
+            device::log(&format!("unregister_host_memory: {why}"));
+            e
+        })
     }
 }

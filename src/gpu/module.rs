@@ -10,15 +10,21 @@ use std::sync::Arc;
 
 /// The kernel files, in the order they are concatenated; `#line` keeps NVRTC's messages
 /// pointing at the right file.
-const SOURCES: [(&str, &str); 2] = [
+const SOURCES: [(&str, &str); 3] = [
     (
         "kernels/keccak.cuh",
         include_str!("../../kernels/keccak.cuh"),
     ),
+    (
+        "kernels/hostio.cuh",
+        include_str!("../../kernels/hostio.cuh"),
+    ),
     ("kernels/mldsa.cu", include_str!("../../kernels/mldsa.cu")),
 ];
 
-const KERNELS: [&str; 16] = [
+const KERNELS: [&str; 18] = [
+    "gather_rows",
+    "scatter_rows",
     "expand_a",
     "expand_s",
     "keygen_seed",
@@ -45,6 +51,19 @@ pub struct Kernels {
 impl Kernels {
     pub fn get(&self, name: &str) -> &CudaFunction {
         &self.funcs[name]
+    }
+}
+
+impl super::hostio::Launch for Kernels {
+    fn launch_on(
+        &self,
+        w: &mut super::worker::Worker,
+        name: &'static str,
+        grid: usize,
+        block: u32,
+        args: &[super::worker::Arg],
+    ) -> Result<(), cudarc::driver::DriverError> {
+        w.launch(self, name, grid, block, args)
     }
 }
 
@@ -156,7 +175,7 @@ pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
     }
     ptx_cached(
         "mldsa",
-        "kernels/mldsa.cu (+ kernels/keccak.cuh)",
+        "kernels/mldsa.cu (+ kernels/keccak.cuh, kernels/hostio.cuh)",
         p.name(),
         &source(),
         options,

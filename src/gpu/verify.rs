@@ -1,6 +1,8 @@
 //! ML-DSA verification (FIPS 204 Alg. 3/5/8) on the GPU. tr = H(pk) and mu are computed
 //! on the GPU: hashing every pk on the host would cost more than the rest of the host work.
 
+use super::hostio::{self, Rows};
+use super::hostmem::Ranges;
 use super::module::Kernels;
 use super::worker::{Arg::*, Worker};
 use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
@@ -108,11 +110,13 @@ fn write_region(m: &Message<'_>, r: &mut [u8]) {
     }
 }
 
-/// One chunk end to end.
+/// One chunk end to end. Public keys and signatures in registered memory (`reg`) go to the
+/// device without a host copy; the message regions are always staged (about 100 bytes each).
 pub fn verify_chunk(
     w: &mut Worker,
     k: &Kernels,
     g: &Geometry,
+    reg: &Ranges,
     items: &[VerifyItem<'_>],
     statuses: &mut [Status],
 ) -> Result<(), DriverError> {
@@ -135,6 +139,9 @@ pub fn verify_chunk(
     if m == 0 {
         return Ok(());
     }
+    let direct = Rows::registered(reg, g.pk_len, idx.iter().map(|&i| Some(items[i].pk))).zip(
+        Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(items[i].sig))),
+    );
     // Region offsets: 8-byte aligned, sized to whole lanes (the kernels read u64 lanes).
     let mut offs = Vec::with_capacity(m);
     let mut total = 0usize;
@@ -143,23 +150,20 @@ pub fn verify_chunk(
         total += (64 + m_prime_len(&items[i].msg)).div_ceil(8) * 8;
     }
     let meta = m * 12;
-    let bytes = m * g.pk_len + m * g.sig_stride + meta + total;
+    let staged_rows = if direct.is_some() {
+        0
+    } else {
+        m * (g.pk_len + g.sig_stride)
+    };
+    let bytes = staged_rows + meta + total;
     let mut stage = w.take_host("vf_stage", bytes)?;
     let mut out = w.take_host("vf_out", m * 4)?;
     w.lap(3);
     let r = (|| {
         let h = &mut stage.as_mut_slice()?[..bytes];
-        let (pk_h, rest) = h.split_at_mut(m * g.pk_len);
-        let (sig_h, rest) = rest.split_at_mut(m * g.sig_stride);
+        let (rows_h, rest) = h.split_at_mut(staged_rows);
         let (off_h, rest) = rest.split_at_mut(m * 8);
         let (len_h, arena_h) = rest.split_at_mut(m * 4);
-        pk_h.par_chunks_mut(g.pk_len)
-            .zip(sig_h.par_chunks_mut(g.sig_stride))
-            .zip(idx.par_iter())
-            .for_each(|((p, s), &i)| {
-                p.copy_from_slice(items[i].pk);
-                s[..g.sig_len].copy_from_slice(items[i].sig);
-            });
         let mut rest = &mut arena_h[..];
         for (j, &i) in idx.iter().enumerate() {
             let msg = &items[i].msg;
@@ -180,8 +184,24 @@ pub fn verify_chunk(
         let off_d = w.dev("vf_off", m * 8)?;
         let len_d = w.dev("vf_len", m * 4)?;
         let arena_d = w.dev("vf_arena", total)?;
-        w.htod(pk_d, pk_h)?;
-        w.htod(sig_d, sig_h)?;
+        match &direct {
+            Some((pks, sigs)) => {
+                hostio::gather(w, k, pks, pk_d, g.pk_len, "vf_pk_rows")?;
+                hostio::gather(w, k, sigs, sig_d, g.sig_stride, "vf_sig_rows")?;
+            }
+            None => {
+                let (pk_h, sig_h) = rows_h.split_at_mut(m * g.pk_len);
+                pk_h.par_chunks_mut(g.pk_len)
+                    .zip(sig_h.par_chunks_mut(g.sig_stride))
+                    .zip(idx.par_iter())
+                    .for_each(|((p, s), &i)| {
+                        p.copy_from_slice(items[i].pk);
+                        s[..g.sig_len].copy_from_slice(items[i].sig);
+                    });
+                w.htod(pk_d, pk_h)?;
+                w.htod(sig_d, sig_h)?;
+            }
+        }
         w.htod(off_d, off_h)?;
         w.htod(len_d, len_h)?;
         w.htod(arena_d, arena_h)?;

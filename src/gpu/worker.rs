@@ -4,7 +4,7 @@
 
 use super::module::Kernels;
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::sys::{self, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PinnedHostSlice,
     PushKernelArg,
@@ -40,6 +40,28 @@ pub fn par_copy(dst: &mut [u8], src: &[u8]) {
     dst.par_chunks_mut(1 << 18)
         .zip(src.par_chunks(1 << 18))
         .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// A 2D copy descriptor of `rows` rows of `width` bytes, endpoints left to the caller.
+fn copy_2d(width: usize, rows: usize) -> sys::CUDA_MEMCPY2D {
+    sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        srcHost: std::ptr::null(),
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: 0,
+        WidthInBytes: width,
+        Height: rows,
+    }
 }
 
 /// Rounds a size up to 256 bytes (the alignment the kernels' u64 loads and L2 lines like).
@@ -111,6 +133,53 @@ impl Worker {
         // SAFETY: src holds at least dst.len() bytes (sized by `dev`); dst outlives the copy
         // because the caller synchronises before touching it.
         unsafe { memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
+    }
+
+    /// Asynchronous strided copy of `rows` rows of `width` bytes from host address `src` (pitch
+    /// `spitch`) to device address `dst` (pitch `dpitch`). The host rows must be page-locked
+    /// (registered) memory that stays untouched until `sync`.
+    pub fn htod_rows(
+        &self,
+        dst: u64,
+        dpitch: usize,
+        src: u64,
+        spitch: usize,
+        width: usize,
+        rows: usize,
+    ) -> Result<(), DriverError> {
+        let mut c = copy_2d(width, rows);
+        c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+        c.srcHost = src as *const _;
+        c.srcPitch = spitch;
+        c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = dst;
+        c.dstPitch = dpitch;
+        // SAFETY: the caller sized `dst` for rows * dpitch bytes and keeps the registered host
+        // rows alive and untouched until `sync`.
+        unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
+    }
+
+    /// Asynchronous strided copy from device address `src` to registered host address `dst`;
+    /// the host rows are written by `sync`.
+    pub fn dtoh_rows(
+        &self,
+        dst: u64,
+        dpitch: usize,
+        src: u64,
+        spitch: usize,
+        width: usize,
+        rows: usize,
+    ) -> Result<(), DriverError> {
+        let mut c = copy_2d(width, rows);
+        c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = src;
+        c.srcPitch = spitch;
+        c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+        c.dstHost = dst as *mut _;
+        c.dstPitch = dpitch;
+        // SAFETY: `src` holds rows * spitch bytes; the caller owns the registered host rows,
+        // does not touch them until `sync`, and they lie inside one live registration.
+        unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
     }
 
     pub fn zero(&self, dst: u64, bytes: usize) -> Result<(), DriverError> {

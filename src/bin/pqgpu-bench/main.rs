@@ -15,7 +15,7 @@ use pqgpu::{ctru, gpu, mldsa};
 use report::{Latency, Row};
 use std::sync::Arc;
 use std::time::Duration;
-use workload::{KemBatch, MlDsaBatch};
+use workload::{KemBatch, MlDsaBatch, Registered};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BackendArg {
@@ -67,6 +67,16 @@ struct Args {
     /// Write all figures as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// The GPU batches' host buffers: registered with the backend once, up front (DMA and
+    /// zero-copy kernels, no staging copies), or plain pageable memory (staged by the host).
+    #[arg(long, value_enum, default_value_t = HostMemory::Registered)]
+    host_memory: HostMemory,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum HostMemory {
+    Registered,
+    Pageable,
 }
 
 /// One backend to measure, with its batch size and label.
@@ -95,7 +105,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    print_environment(threads, &targets);
+    print_environment(threads, &targets, args.host_memory);
 
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
@@ -182,7 +192,7 @@ fn why_no_gpu(e: pqgpu::Error) -> String {
     gpu::unavailable_reason().unwrap_or_else(|| e.to_string())
 }
 
-fn print_environment(threads: usize, targets: &[Target]) {
+fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory) {
     println!("pqgpu {} benchmark", env!("CARGO_PKG_VERSION"));
     println!("cpu: {} threads used", threads);
     if let Some(d) = gpu::device_description() {
@@ -190,6 +200,9 @@ fn print_environment(threads: usize, targets: &[Target]) {
     }
     for t in targets {
         println!("target {}: batch {}", t.label, t.batch);
+    }
+    if targets.iter().any(|t| t.backend.kind() == BackendKind::Gpu) {
+        println!("gpu host buffers: {host_memory:?} (--host-memory)");
     }
 }
 
@@ -204,6 +217,19 @@ fn median_rate(
     let mut times: Vec<Duration> = (0..reps.max(1)).map(|_| f()).collect::<Result<_, _>>()?;
     times.sort();
     Ok(n as f64 / times[times.len() / 2].as_secs_f64())
+}
+
+/// Registers a batch's buffers with a GPU backend when `--host-memory registered` (what a
+/// server does once for its long-lived buffers); unregistered when the guard drops.
+fn register<'a>(
+    args: &Args,
+    be: &'a dyn Backend,
+    bufs: &[&[u8]],
+) -> Result<Option<Registered<'a>>, String> {
+    if args.host_memory != HostMemory::Registered || be.kind() != BackendKind::Gpu {
+        return Ok(None);
+    }
+    Registered::new(be, bufs).map(Some)
 }
 
 fn sweep_sizes(max: usize) -> Vec<usize> {
@@ -238,6 +264,7 @@ fn run_mldsa(
     let is_gpu = be.kind() == BackendKind::Gpu;
     for n in batch_sizes(args, t) {
         let mut w = MlDsaBatch::new(p, n);
+        let _pinned = register(args, be, &w.host_buffers())?;
         let kg = median_rate(args.reps, n, || w.keygen(be))?;
         let sg = median_rate(args.reps, n, || w.sign(be))?;
         let vf = median_rate(args.reps, n, || w.verify(be))?;
@@ -305,6 +332,7 @@ fn run_kem(
     let be = t.backend.as_ref();
     for n in batch_sizes(args, t) {
         let mut w = KemBatch::new(p, n);
+        let _pinned = register(args, be, &w.host_buffers())?;
         let kg = median_rate(args.reps, n, || w.keygen(be))?;
         let en = median_rate(args.reps, n, || w.encaps(be))?;
         let de = median_rate(args.reps, n, || w.decaps(be))?;

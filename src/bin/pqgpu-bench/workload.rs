@@ -33,6 +33,38 @@ fn expect_all_ok(what: &str, statuses: &[Status]) -> Result<(), String> {
     }
 }
 
+/// Buffers registered with a backend for direct transfers, unregistered on drop.
+pub struct Registered<'a> {
+    be: &'a dyn Backend,
+    ptrs: Vec<*const u8>,
+}
+
+impl<'a> Registered<'a> {
+    /// Registers each buffer; the buffers must not move or be freed while the guard lives.
+    pub fn new(be: &'a dyn Backend, bufs: &[&[u8]]) -> Result<Self, String> {
+        let mut r = Registered {
+            be,
+            ptrs: Vec::new(),
+        };
+        for b in bufs {
+            be.register_host_memory(b)
+                .map_err(|e| format!("registering {} bytes: {e}", b.len()))?;
+            r.ptrs.push(b.as_ptr());
+        }
+        Ok(r)
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        for &p in &self.ptrs {
+            if let Err(e) = self.be.unregister_host_memory(p) {
+                eprintln!("pqgpu-bench: unregistering a buffer: {e}");
+            }
+        }
+    }
+}
+
 /// Keys, messages and signatures for one ML-DSA parameter set and batch size.
 pub struct MlDsaBatch {
     pub p: mldsa::ParamSet,
@@ -55,6 +87,11 @@ impl MlDsaBatch {
             msgs: random_bytes(MSG_LEN * n),
             sigs: vec![0; n * p.signature_len()],
         }
+    }
+
+    /// The buffers a server would register: keys, signatures, messages.
+    pub fn host_buffers(&self) -> [&[u8]; 5] {
+        [&self.seeds, &self.pks, &self.sks, &self.msgs, &self.sigs]
     }
 
     /// KeyGen from the batch's seeds; returns the time of the batch call.
@@ -167,6 +204,18 @@ impl KemBatch {
             ss_enc: vec![0; n * p.shared_secret_len()],
             ss_dec: vec![0xff; n * p.shared_secret_len()],
         }
+    }
+
+    /// The buffers a server would register: keys, ciphertexts, shared secrets.
+    pub fn host_buffers(&self) -> [&[u8]; 6] {
+        [
+            &self.seeds,
+            &self.pks,
+            &self.sks,
+            &self.cts,
+            &self.ss_enc,
+            &self.ss_dec,
+        ]
     }
 
     pub fn keygen(&mut self, be: &dyn Backend) -> Result<Duration, String> {

@@ -9,6 +9,8 @@ use super::product::{self, product, Kind, Operands, TC_ITEMS};
 use super::{Sizes, MSG_STRIDE};
 use crate::backend::DecapsItem;
 use crate::ctru::ParamSet;
+use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostmem::Ranges;
 use crate::gpu::worker::{Arg::*, Worker};
 use crate::gpu::{blocks, BLOCK_STREAM};
 use crate::{Error, Status};
@@ -19,6 +21,7 @@ pub fn decaps_chunk(
     w: &mut Worker,
     k: &CtruKernels,
     p: ParamSet,
+    reg: &Ranges,
     items: &[DecapsItem<'_>],
     sss: &mut [&mut [u8]],
     st: &mut [Status],
@@ -50,23 +53,19 @@ pub fn decaps_chunk(
     let pad = n.div_ceil(TC_ITEMS) * TC_ITEMS;
     let cs = s.ct_stride;
 
-    let in_bytes = n * (cs + 4) + table.count * (KEYINFO + 4 * np);
+    let ct_rows = Rows::registered(reg, s.ct, valid.iter().map(|&i| Some(items[i].ct)));
+    let ss_rows = Rows::registered(reg, 32, valid.iter().map(|&i| Some(&*sss[i])));
+    let staged_cts = if ct_rows.is_some() { 0 } else { n * cs };
+    let in_bytes = staged_cts + n * 4 + table.count * (KEYINFO + 4 * np);
     let mut stage = w.take_host("ctru_dec_in", in_bytes)?;
     let mut out = w.take_host("ctru_dec_out", n * 32)?;
     let r = (|| {
         let host = stage.as_mut_slice()?;
-        let (h_ct, rest) = host.split_at_mut(n * cs);
+        let (h_ct, rest) = host.split_at_mut(staged_cts);
         let (h_idx, rest) = rest.split_at_mut(n * 4);
         let (h_info, rest) = rest.split_at_mut(table.count * KEYINFO);
         let (h_kh, rest) = rest.split_at_mut(table.count * 2 * np);
         let h_kf = &mut rest[..table.count * 2 * np];
-        // Gather on all cores (a large share of the host time at full speed).
-        h_ct.par_chunks_mut(cs)
-            .zip(valid.par_iter())
-            .for_each(|(row, &i)| {
-                row[..s.ct].copy_from_slice(items[i].ct);
-                row[s.ct..].fill(0); // the kernels compare whole words
-            });
         for (d, &x) in h_idx.chunks_exact_mut(4).zip(&idx) {
             d.copy_from_slice(&x.to_le_bytes());
         }
@@ -91,7 +90,23 @@ pub fn decaps_chunk(
         let rr = w.dev("ctru_r", pad * np)?;
         let sigma = w.dev("ctru_sigma", pad * np * 2)?;
         let ss = w.dev("ctru_ss", n * 32)?;
-        w.htod(d_ct, h_ct)?;
+        match &ct_rows {
+            Some(rows) => {
+                // The kernels compare whole words: the row padding must be zero.
+                w.zero(d_ct, n * cs)?;
+                hostio::gather(w, k, rows, d_ct, cs, "ctru_ct_rows")?;
+            }
+            None => {
+                // Gather on all cores (a large share of the host time at full speed).
+                h_ct.par_chunks_mut(cs)
+                    .zip(valid.par_iter())
+                    .for_each(|(row, &i)| {
+                        row[..s.ct].copy_from_slice(items[i].ct);
+                        row[s.ct..].fill(0);
+                    });
+                w.htod(d_ct, h_ct)?;
+            }
+        }
         w.htod(d_idx, h_idx)?;
         w.htod(d_info, h_info)?;
         w.htod(d_kh, h_kh)?;
@@ -143,12 +158,17 @@ pub fn decaps_chunk(
         let args = [P(sigma), P(msg), P(d_ct), P(kprime), P(kbar), P(ss), nn];
         k.launch(w, "decaps_finish", grid, BLOCK_STREAM, &args)?;
         let o = &mut out.as_mut_slice()?[..n * 32];
-        w.dtoh(o, ss)?;
+        match &ss_rows {
+            Some(rows) => hostio::scatter(w, k, ss, 32, rows, "ctru_ss_rows")?,
+            None => w.dtoh(o, ss)?,
+        }
         w.lap(0);
         w.sync()?;
         w.lap(1);
         for (j, &i) in valid.iter().enumerate() {
-            sss[i].copy_from_slice(&o[32 * j..32 * j + 32]);
+            if ss_rows.is_none() {
+                sss[i].copy_from_slice(&o[32 * j..32 * j + 32]);
+            }
             st[i] = Ok(());
         }
         // Shared secrets and f are secret: do not leave them in the staging buffers.

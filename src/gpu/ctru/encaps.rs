@@ -8,6 +8,8 @@ use super::product::{self, product, Kind, Operands, TC_ITEMS};
 use super::{Sizes, MSG_STRIDE};
 use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
+use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostmem::Ranges;
 use crate::gpu::worker::{Arg::*, Worker};
 use crate::gpu::{blocks, BLOCK_STREAM};
 use crate::{Error, Status};
@@ -21,10 +23,12 @@ struct Inputs {
     idx: Vec<u32>,
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn encaps_chunk(
     w: &mut Worker,
     k: &CtruKernels,
     p: ParamSet,
+    reg: &Ranges,
     items: &[EncapsItem<'_>],
     cts: &mut [&mut [u8]],
     sss: &mut [&mut [u8]],
@@ -139,35 +143,66 @@ pub fn encaps_chunk(
         product(w, k, &s, engine, Kind::Encrypt, &ops)?;
         let args = [P(sigma), P(msg), P(ct), nn];
         k.launch(w, "encaps_finish", grid, BLOCK_STREAM, &args)?;
+        let live = |j: usize| !dropped[j];
+        let ct_rows = Rows::registered(
+            reg,
+            s.ct,
+            inp.valid
+                .iter()
+                .enumerate()
+                .map(|(j, &i)| live(j).then_some(&*cts[i])),
+        );
+        let ss_rows = Rows::registered(
+            reg,
+            32,
+            inp.valid
+                .iter()
+                .enumerate()
+                .map(|(j, &i)| live(j).then_some(&*sss[i])),
+        );
         let o = out.as_mut_slice()?;
         let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
         let out_k = &mut out_k[..n * 32];
-        w.dtoh(o_ct, ct)?;
-        w.dtoh(out_k, kout)?;
-        w.lap(0);
-        w.sync()?;
-        w.lap(1);
-        let o_k = &*out_k;
-        // Scatter to the callers' slices on all cores (this copy is a large share of the host
-        // time at full speed).
-        let mut pos = vec![u32::MAX; items.len()];
-        for (j, &i) in inp.valid.iter().enumerate() {
-            if !dropped[j] {
-                pos[i] = j as u32;
+        if let (Some(ct_rows), Some(ss_rows)) = (&ct_rows, &ss_rows) {
+            // Straight into the caller's registered rows: no host copy.
+            hostio::scatter(w, k, ct, s.ct_stride, ct_rows, "ctru_ct_rows")?;
+            hostio::scatter(w, k, kout, 32, ss_rows, "ctru_ss_rows")?;
+            w.lap(0);
+            w.sync()?;
+            w.lap(1);
+            for (j, &i) in inp.valid.iter().enumerate() {
+                if live(j) {
+                    st[i] = Ok(());
+                }
             }
+        } else {
+            w.dtoh(o_ct, ct)?;
+            w.dtoh(out_k, kout)?;
+            w.lap(0);
+            w.sync()?;
+            w.lap(1);
+            let o_k = &*out_k;
+            // Scatter to the callers' slices on all cores (this copy is a large share of the
+            // host time at full speed).
+            let mut pos = vec![u32::MAX; items.len()];
+            for (j, &i) in inp.valid.iter().enumerate() {
+                if live(j) {
+                    pos[i] = j as u32;
+                }
+            }
+            let o_ct = &*o_ct;
+            cts.par_iter_mut()
+                .zip(sss.par_iter_mut())
+                .zip(st.par_iter_mut())
+                .zip(pos.par_iter())
+                .filter(|(_, &j)| j != u32::MAX)
+                .for_each(|(((ct, ss), status), &j)| {
+                    let j = j as usize;
+                    ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
+                    ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+                    *status = Ok(());
+                });
         }
-        let o_ct = &*o_ct;
-        cts.par_iter_mut()
-            .zip(sss.par_iter_mut())
-            .zip(st.par_iter_mut())
-            .zip(pos.par_iter())
-            .filter(|(_, &j)| j != u32::MAX)
-            .for_each(|(((ct, ss), status), &j)| {
-                let j = j as usize;
-                ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
-                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
-                *status = Ok(());
-            });
         // Coins and keys are secret: do not leave them in the staging buffers.
         h_e.fill(0);
         out_k.fill(0);

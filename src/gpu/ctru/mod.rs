@@ -24,6 +24,7 @@ mod module;
 mod product;
 
 use super::engine::DeviceEngine;
+use super::hostmem;
 use super::scheduler::run_chunks;
 use super::{device, env_or, GpuBackend};
 use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
@@ -172,6 +173,7 @@ pub(super) fn kem_encaps(
         return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
     }
     let chunk = chunk();
+    let reg = hostmem::snapshot();
     let chunks: Vec<_> = items
         .chunks(chunk)
         .zip(cts.chunks_mut(chunk))
@@ -184,7 +186,7 @@ pub(super) fn kem_encaps(
             chunks,
             |e, w, (((it, ct), ss), st)| {
                 let k = kernels(e, p)?;
-                encaps::encaps_chunk(w, k, p, it, ct, ss, st).map_err(|e| format!("{e:?}"))
+                encaps::encaps_chunk(w, k, p, &reg, it, ct, ss, st).map_err(|e| format!("{e:?}"))
             },
             |(((it, ct), ss), st)| cpu_backend().kem_encaps(p, it, ct, ss, st),
         )
@@ -203,6 +205,7 @@ pub(super) fn kem_decaps(
         return cpu_backend().kem_decaps(p, items, sss, statuses);
     }
     let chunk = chunk();
+    let reg = hostmem::snapshot();
     let chunks: Vec<_> = items
         .chunks(chunk)
         .zip(sss.chunks_mut(chunk))
@@ -214,7 +217,7 @@ pub(super) fn kem_decaps(
             chunks,
             |e, w, ((it, ss), st)| {
                 let k = kernels(e, p)?;
-                decaps::decaps_chunk(w, k, p, it, ss, st).map_err(|e| format!("{e:?}"))
+                decaps::decaps_chunk(w, k, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))
             },
             |((it, ss), st)| cpu_backend().kem_decaps(p, it, ss, st),
         )

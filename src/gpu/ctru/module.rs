@@ -10,15 +10,21 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushK
 use std::collections::HashMap;
 use std::sync::Arc;
 
-const SOURCES: [(&str, &str); 2] = [
+const SOURCES: [(&str, &str); 3] = [
     (
         "kernels/keccak.cuh",
         include_str!("../../../kernels/keccak.cuh"),
     ),
+    (
+        "kernels/hostio.cuh",
+        include_str!("../../../kernels/hostio.cuh"),
+    ),
     ("kernels/ctru.cu", include_str!("../../../kernels/ctru.cu")),
 ];
 
-const KERNELS: [&str; 12] = [
+const KERNELS: [&str; 14] = [
+    "gather_rows",
+    "scatter_rows",
     "encaps_hash",
     "keygen_sample",
     "decaps_kbar",
@@ -91,6 +97,19 @@ impl CtruKernels {
     }
 }
 
+impl crate::gpu::hostio::Launch for CtruKernels {
+    fn launch_on(
+        &self,
+        w: &mut Worker,
+        name: &'static str,
+        grid: usize,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), DriverError> {
+        self.launch(w, name, grid, block, args)
+    }
+}
+
 /// The -D options that fix one parameter set's sizes in the kernels.
 pub fn defines(p: ParamSet) -> Vec<String> {
     let s = Sizes::of(p);
@@ -119,7 +138,7 @@ pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
     let src = join_sources(&SOURCES);
     ptx_cached(
         "ctru",
-        "kernels/ctru.cu (+ kernels/keccak.cuh)",
+        "kernels/ctru.cu (+ kernels/keccak.cuh, kernels/hostio.cuh)",
         p.name(),
         &src,
         options,

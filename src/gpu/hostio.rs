@@ -1,0 +1,172 @@
+//! One chunk's per-item rows moved between the device and registered caller memory (see
+//! `hostmem`), with no host staging copy: one strided DMA on a copy engine when the rows are
+//! evenly spaced (a caller's array of keys or signatures), else the gather/scatter kernels of
+//! `kernels/hostio.cuh` following a table of row addresses.
+
+use super::hostmem::Ranges;
+use super::worker::{Arg, Arg::*, Worker};
+use cudarc::driver::DriverError;
+
+/// Launches a kernel of the module that includes `kernels/hostio.cuh` (ML-DSA or CTRU-Prime).
+pub trait Launch {
+    fn launch_on(
+        &self,
+        w: &mut Worker,
+        name: &'static str,
+        grid: usize,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), DriverError>;
+}
+
+/// The host addresses of a chunk's rows of `len` bytes; address 0 marks a row to skip.
+pub struct Rows {
+    addrs: Vec<u64>,
+    len: usize,
+}
+
+impl Rows {
+    /// The rows' addresses, or `None` when any present row is not entirely in registered memory.
+    pub fn registered<'a>(
+        reg: &Ranges,
+        len: usize,
+        rows: impl Iterator<Item = Option<&'a [u8]>>,
+    ) -> Option<Rows> {
+        let addrs = rows
+            .map(|r| match r {
+                None => Some(0),
+                Some(r) => (r.len() == len && reg.covers(r)).then_some(r.as_ptr() as u64),
+            })
+            .collect::<Option<Vec<u64>>>()?;
+        Some(Rows { addrs, len })
+    }
+
+    /// The pitch when every row is present and row i starts at row 0 + i * pitch.
+    fn even_pitch(&self) -> Option<usize> {
+        let first = *self.addrs.first()?;
+        let pitch = match self.addrs.get(1) {
+            Some(&a) => a.checked_sub(first)? as usize,
+            None => self.len,
+        };
+        let even = self
+            .addrs
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a != 0 && a == first + (i * pitch) as u64);
+        (even && pitch >= self.len).then_some(pitch)
+    }
+
+    /// Uploads the address table into the worker's buffer `table` (pinned staging, then device).
+    fn upload(&self, w: &mut Worker, table: &'static str) -> Result<u64, DriverError> {
+        let bytes = self.addrs.len() * 8;
+        let mut stage = w.take_host(table, bytes)?;
+        let r = (|| {
+            let h = &mut stage.as_mut_slice()?[..bytes];
+            for (d, a) in h.chunks_exact_mut(8).zip(&self.addrs) {
+                d.copy_from_slice(&a.to_le_bytes());
+            }
+            let d = w.dev(table, bytes)?;
+            w.htod(d, h)?;
+            Ok(d)
+        })();
+        // Safe to hand back before `sync`: every table of a chunk has its own name, and the
+        // worker's next chunk starts after this one's `sync`.
+        w.put_host(table, stage);
+        r
+    }
+}
+
+/// Rows gathered by a kernel unless `PQGPU_HOSTIO=kernel` forces it for even rows too (to
+/// measure one path against the other).
+fn force_kernel() -> bool {
+    static FORCE: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("PQGPU_HOSTIO").as_deref() == Ok("kernel"));
+    *FORCE
+}
+
+const BLOCK: u32 = 256;
+
+/// Row i of the device buffer `dst` (at i * stride) <- row i of `rows`; `table` names the
+/// worker buffer for the address table.
+pub fn gather(
+    w: &mut Worker,
+    k: &impl Launch,
+    rows: &Rows,
+    dst: u64,
+    stride: usize,
+    table: &'static str,
+) -> Result<(), DriverError> {
+    let n = rows.addrs.len();
+    match rows.even_pitch().filter(|_| !force_kernel()) {
+        Some(pitch) => w.htod_rows(dst, stride, rows.addrs[0], pitch, rows.len, n),
+        None => {
+            let t = rows.upload(w, table)?;
+            let args = [
+                P(t),
+                U(rows.len as u32),
+                P(dst),
+                U(stride as u32),
+                U(n as u32),
+            ];
+            k.launch_on(w, "gather_rows", super::blocks(n * 32, BLOCK), BLOCK, &args)
+        }
+    }
+}
+
+/// Row i of `rows` <- the first `rows.len` bytes of row i of the device buffer `src` (at
+/// i * stride); rows with address 0 are left alone. Written by the worker's next `sync`.
+pub fn scatter(
+    w: &mut Worker,
+    k: &impl Launch,
+    src: u64,
+    stride: usize,
+    rows: &Rows,
+    table: &'static str,
+) -> Result<(), DriverError> {
+    let n = rows.addrs.len();
+    match rows.even_pitch().filter(|_| !force_kernel()) {
+        Some(pitch) => w.dtoh_rows(rows.addrs[0], pitch, src, stride, rows.len, n),
+        None => {
+            let t = rows.upload(w, table)?;
+            let args = [
+                P(src),
+                U(stride as u32),
+                U(rows.len as u32),
+                P(t),
+                U(n as u32),
+            ];
+            k.launch_on(
+                w,
+                "scatter_rows",
+                super::blocks(n * 32, BLOCK),
+                BLOCK,
+                &args,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(addrs: &[u64], len: usize) -> Rows {
+        Rows {
+            addrs: addrs.to_vec(),
+            len,
+        }
+    }
+
+    #[test]
+    fn even_pitch_needs_every_row_evenly_spaced_and_wide_enough() {
+        assert_eq!(rows(&[1000, 1010, 1020], 10).even_pitch(), Some(10));
+        assert_eq!(rows(&[1000, 1016, 1032], 10).even_pitch(), Some(16));
+        assert_eq!(rows(&[1000], 10).even_pitch(), Some(10));
+        assert_eq!(rows(&[1000, 1010, 1021], 10).even_pitch(), None);
+        assert_eq!(rows(&[1000, 1005, 1010], 10).even_pitch(), None); // overlapping rows
+        assert_eq!(rows(&[1000, 1000, 1000], 10).even_pitch(), None); // one shared row
+        assert_eq!(rows(&[1000, 0, 1020], 10).even_pitch(), None); // a skipped row
+        assert_eq!(rows(&[1020, 1010, 1000], 10).even_pitch(), None); // descending
+        assert_eq!(rows(&[], 10).even_pitch(), None);
+    }
+}
