@@ -18,7 +18,7 @@ const SOURCES: [(&str, &str); 2] = [
     ("kernels/ctru.cu", include_str!("../../../kernels/ctru.cu")),
 ];
 
-const KERNELS: [&str; 12] = [
+const KERNELS: [&str; 16] = [
     "encaps_hash",
     "keygen_sample",
     "decaps_kbar",
@@ -27,6 +27,10 @@ const KERNELS: [&str; 12] = [
     "decaps_decode",
     "decaps_finish",
     "keygen_invert",
+    "tree_leaves",
+    "tree_up",
+    "tree_invert",
+    "tree_down",
     "keygen_pack",
     "mul_cc",
     "expand_key",
