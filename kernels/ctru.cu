@@ -363,20 +363,19 @@ extern "C" __global__ void decaps_finish(const u16 *sigma, const u8 *msg, const 
 __device__ __forceinline__ int red_lazy(int x) { return x % Q; }
 
 #define INV_C (NP / 32)
-// f^-1 in R_q by the constant-time divstep recip (spec 4.3), one warp per key. Coefficient
-// i = 32c + lane of each state vector lives in register c of that lane; shifts by one
-// coefficient are one shuffle per register. Work beyond the public degree bounds (they depend
-// only on the iteration) is skipped a whole register row at a time.
-extern "C" __global__ void __launch_bounds__(128) keygen_invert(const i8 *f_in, i16 *finv, u32 n) {
-  u32 key = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+// in^-1 in R_q by the constant-time divstep recip (spec 4.3), by the calling warp (warp w of
+// its block). `in` is a row of NP coefficients in (-q, q) (i8 f or u16 residues); `out` gets
+// NP residues in [0, q). Coefficient i = 32c + lane of each state vector lives in register c
+// of that lane; shifts by one coefficient are one shuffle per register. Work beyond the public
+// degree bounds (they depend only on the iteration) is skipped a whole register row at a time.
+template <class T> __device__ __forceinline__ void invert_warp(const T *in, i16 *out) {
   u32 lane = threadIdx.x & 31;
-  if (key >= n) return; // whole warps only (n keys -> n warps)
   int F[INV_C], G[INV_C], V[INV_C], R[INV_C];
 #pragma unroll
   for (int c = 0; c < INV_C; ++c) {
     int i = 32 * c + lane;
     F[c] = (i == 0) ? 1 : (i == N - 1 || i == N) ? -1 : 0;
-    G[c] = (i < N) ? (int)f_in[(size_t)key * NP + (N - 1 - i)] : 0;
+    G[c] = (i < N) ? (int)in[N - 1 - i] : 0;
     V[c] = 0;
     R[c] = (i == 0);
   }
@@ -447,9 +446,147 @@ extern "C" __global__ void __launch_bounds__(128) keygen_invert(const i8 *f_in, 
   for (int c = 0; c < INV_C; ++c) vs[w][32 * c + lane] = V[c];
   __syncwarp();
   for (int i = lane; i < NP; i += 32) {
-    int out = i < N ? mod_q(scale * mod_q(vs[w][N - 1 - i])) : 0;
-    finv[(size_t)key * NP + i] = (i16)out;
+    int o = i < N ? mod_q(scale * mod_q(vs[w][N - 1 - i])) : 0;
+    out[i] = (i16)o;
   }
+}
+
+// f^-1 for each key's i8 row f, one warp per key (the per-key path, PQGPU_CTRU_INVERT=perkey).
+extern "C" __global__ void __launch_bounds__(128) keygen_invert(const i8 *f_in, i16 *finv, u32 n) {
+  u32 key = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (key >= n) return; // whole warps only (n keys -> n warps)
+  invert_warp(f_in + (size_t)key * NP, finv + (size_t)key * NP);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KeyGen: Montgomery batch inversion over a binary product tree. R_q is a field and every
+// f = 2f' + 1 is nonzero, so the chunk's f^-1 come from one divstep inversion of the product of
+// all f plus 3 (m - 1) full products: up the tree (parent = left child * right child), invert
+// the root, down the tree (inv(left) = inv(parent) * right, inv(right) = inv(parent) * left).
+// A level of m nodes has ceil(m / 2) parents; an odd last node is carried up (and its
+// inverse down) by a copy. The shape depends only on m. Nodes are u16 rows of NP residues in
+// [0, q), zero past N.
+
+#define MF_R 8            // consecutive output coefficients per thread
+#define MF_T (NP / MF_R)  // threads per product (NP is a multiple of 32)
+#define MF_CHUNK 128      // terms per i32 partial sum: centred operands, |a b| <= ((q-1)/2)^2
+#define MF_OFF (NP + MF_R - 1) // ms[u + MF_OFF] holds s_u; aligns each thread's loads to 16 B
+static_assert((long long)MF_CHUNK * ((Q - 1) / 2) * ((Q - 1) / 2) <= 2147483647LL,
+              "full product partial sums must fit in i32");
+
+// x mod q centred in [-(q-1)/2, (q-1)/2] (q odd).
+__device__ __forceinline__ int center_q(int x) {
+  x = mod_q(x);
+  return x - (Q & -(int)(2 * x > Q));
+}
+
+// Coefficient t of row a, 0 outside [0, N) (t is public).
+__device__ __forceinline__ int coef(const u16 *a, int t) { return (t >= 0 && t < N) ? a[t] : 0; }
+
+// c = a b in R_q for u16 residue rows a, b; the calling block (MF_T threads) computes it. As a
+// matrix product c_i = sum_j M[i][j] b_j (spec 9.2), M[i][j] = s_{i-j} for every row i >= 1
+// with s_u = a_u + a_{n+u-1} + a_{n+u} (a_t = 0 outside [0, n)); row 0 lacks the a_{n+u-1}
+// term, so c_0 = (row 0 with s) - d_{n-1} and d_{n-1} = c_{n-1} - a_{n-1} b_{n-1}. Every
+// thread does the same NP x NP multiply-adds: R outputs per thread over a sliding window of s,
+// 16-byte shared loads, i32 partials reduced every MF_CHUNK terms.
+__device__ __forceinline__ void mul_full(const u16 *a, const u16 *b, u16 *c) {
+  __shared__ __align__(16) int ms[2 * NP + MF_R];
+  __shared__ __align__(16) int mb[NP];
+  __shared__ int last; // c_{n-1}, for the row-0 correction
+  for (int k = threadIdx.x; k < 2 * NP + MF_R; k += MF_T) {
+    int u = k - MF_OFF;
+    int v = (u > -N && u < N) ? coef(a, u) + coef(a, N + u - 1) + coef(a, N + u) : 0;
+    ms[k] = center_q(v);
+  }
+  for (int j = threadIdx.x; j < NP; j += MF_T) mb[j] = center_q(coef(b, j));
+  __syncthreads();
+  const int i0 = MF_R * threadIdx.x;
+  int tot[MF_R], prev[MF_R], cur[MF_R], bb[MF_R];
+  // prev: s at i0 - jb + 1 .. i0 - jb + R; cur: s at i0 - jb - R + 1 .. i0 - jb.
+#pragma unroll
+  for (int q = 0; q < MF_R / 4; ++q) {
+    uint4 v = *(const uint4 *)&ms[i0 + MF_OFF + 1 + 4 * q];
+    prev[4 * q] = v.x, prev[4 * q + 1] = v.y, prev[4 * q + 2] = v.z, prev[4 * q + 3] = v.w;
+  }
+#pragma unroll
+  for (int r = 0; r < MF_R; ++r) tot[r] = 0;
+  for (int c0 = 0; c0 < NP; c0 += MF_CHUNK) {
+    int acc[MF_R];
+#pragma unroll
+    for (int r = 0; r < MF_R; ++r) acc[r] = 0;
+    const int end = min(c0 + MF_CHUNK, NP);
+    for (int jb = c0; jb < end; jb += MF_R) {
+#pragma unroll
+      for (int q = 0; q < MF_R / 4; ++q) {
+        uint4 v = *(const uint4 *)&ms[i0 - jb + MF_OFF - MF_R + 1 + 4 * q];
+        cur[4 * q] = v.x, cur[4 * q + 1] = v.y, cur[4 * q + 2] = v.z, cur[4 * q + 3] = v.w;
+        uint4 w = *(const uint4 *)&mb[jb + 4 * q];
+        bb[4 * q] = w.x, bb[4 * q + 1] = w.y, bb[4 * q + 2] = w.z, bb[4 * q + 3] = w.w;
+      }
+      // acc[r] += s_{i0 + r - (jb + t)} b_{jb + t}
+#pragma unroll
+      for (int t = 0; t < MF_R; ++t)
+#pragma unroll
+        for (int r = 0; r < MF_R; ++r) {
+          int d = r - t;
+          acc[r] += (d <= 0 ? cur[d + MF_R - 1] : prev[d - 1]) * bb[t];
+        }
+#pragma unroll
+      for (int r = 0; r < MF_R; ++r) prev[r] = cur[r];
+    }
+#pragma unroll
+    for (int r = 0; r < MF_R; ++r) tot[r] += acc[r] % Q;
+  }
+#pragma unroll
+  for (int r = 0; r < MF_R; ++r) tot[r] = mod_q(tot[r]);
+  if (threadIdx.x == (N - 1) / MF_R) last = tot[(N - 1) % MF_R];
+  __syncthreads();
+  if (threadIdx.x == 0) tot[0] = mod_q(tot[0] - last + ms[N - 1 + MF_OFF] * mb[N - 1]);
+  u32 w[MF_R / 2];
+#pragma unroll
+  for (int r = 0; r < MF_R; r += 2) {
+    u32 lo = i0 + r < N ? tot[r] : 0, hi = i0 + r + 1 < N ? tot[r + 1] : 0;
+    w[r / 2] = lo | (hi << 16);
+  }
+#pragma unroll
+  for (int q = 0; q < MF_R / 8; ++q)
+    *(uint4 *)(c + i0 + 8 * q) = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+}
+
+// dst = src for one row, by the calling block.
+__device__ __forceinline__ void copy_row(const u16 *src, u16 *dst) {
+  for (int i = threadIdx.x; i < NP; i += blockDim.x) dst[i] = src[i];
+}
+
+// Leaves: f (i8 rows) as residue rows, one thread per coefficient.
+extern "C" __global__ void tree_leaves(const i8 *f, u16 *leaf, u32 n) {
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (size_t)n * NP) return;
+  leaf[i] = (u16)mod_q(f[i]);
+}
+
+// One level up: upper[k] = lower[2k] lower[2k+1] (a copy of lower[2k] when 2k + 1 = m).
+// One block of MF_T threads per parent, ceil(m / 2) blocks.
+extern "C" __global__ void __launch_bounds__(MF_T) tree_up(const u16 *lower, u16 *upper, u32 m) {
+  u32 k = blockIdx.x;
+  const u16 *l = lower + (size_t)(2 * k) * NP;
+  if (2 * k + 1 < m) mul_full(l, l + NP, upper + (size_t)k * NP);
+  else copy_row(l, upper + (size_t)k * NP);
+}
+
+// The root's inverse, one warp (the product of all leaves; nonzero in the field R_q).
+extern "C" __global__ void __launch_bounds__(32) tree_invert(const u16 *root, i16 *inv) {
+  invert_warp(root, inv);
+}
+
+// One level down: inv_lower[c] = inv_upper[c / 2] lower[c ^ 1] (a copy of inv_upper[c / 2]
+// when c has no sibling). One block of MF_T threads per node of the lower level, m blocks.
+extern "C" __global__ void __launch_bounds__(MF_T) tree_down(const u16 *inv_upper, const u16 *lower,
+                                                              u16 *inv_lower, u32 m) {
+  u32 c = blockIdx.x;
+  const u16 *ip = inv_upper + (size_t)(c / 2) * NP;
+  if ((c ^ 1) < m) mul_full(ip, lower + (size_t)(c ^ 1) * NP, inv_lower + (size_t)c * NP);
+  else copy_row(ip, inv_lower + (size_t)c * NP);
 }
 
 // Encode(R, M) of h with every M_i = Q (spec 6.1). All moduli of one level are equal except

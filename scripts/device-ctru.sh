@@ -2,7 +2,8 @@
 # CTRU-Prime on the GPU machine, in one call (binaries built on the build host, see below):
 # correctness (all KAT vectors; PQGPU_GPU_CASES random cases per set, half per product engine,
 # 1/4 bit-flipped and 1/4 random ciphertexts), compute-sanitizer, end-to-end throughput per
-# engine at batch 65,536, and per-kernel / host-phase profiles for tuning.
+# engine at batch 65,536 (and keygen with the per-key inversion), and per-kernel / host-phase
+# profiles for tuning.
 #
 # Build host:  cargo build --release --tests --bin pqgpu-bench
 #              D=<checkout that `run` ships>/.device/ctru; mkdir -p $D/vectors
@@ -17,6 +18,7 @@ step() { local name=$1 t=$2; shift 2; echo "=== $name"; local s=$(date +%s)
 step kat 25 ./gpu_ctru --nocapture gpu_ctru_kat_vectors
 step bench_tc 40 ./pqgpu-bench --backend gpu --alg ctru --latency-samples 3
 step bench_cc 32 env PQGPU_CTRU_ENGINE=cc ./pqgpu-bench --backend gpu --alg ctru --latency-samples 3
+step bench_perkey 32 env PQGPU_CTRU_INVERT=perkey ./pqgpu-bench --backend gpu --alg ctru --latency-samples 3
 step cases 55 env PQGPU_GPU_CASES=${PQGPU_GPU_CASES:-100000} ./gpu_ctru --nocapture matches_cpu
 step memcheck 12 env PQGPU_GPU_CASES=300 PQGPU_GPU_KEYGEN_CASES=8 compute-sanitizer --tool memcheck --error-exitcode 9 ./gpu_ctru --test-threads=1 matches_cpu
 step racecheck 10 env PQGPU_GPU_CASES=130 PQGPU_GPU_KEYGEN_CASES=4 compute-sanitizer --tool racecheck --error-exitcode 9 ./gpu_ctru --test-threads=1 gpu_ctru_761

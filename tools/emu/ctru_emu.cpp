@@ -4,6 +4,7 @@
 #define CTRU_EMU
 #include "ctru_shim.h"
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include "../../kernels/keccak.cuh"
@@ -35,16 +36,109 @@ static void product(int engine, const i16 *keyvec, u32 key, const i8 *lo, const 
   for (u32 i = 0; i < NP; ++i) out[i] = o[i];
 }
 
+// Reference c = a b in R_q: schoolbook, fold (spec 4.1), residues in [0, q).
+static std::vector<u16> mul_ref(const u16 *a, const u16 *b) {
+  std::vector<long long> d(2 * N - 1);
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) d[i + j] += (long long)a[i] * b[j];
+  std::vector<u16> c(NP);
+  for (int i = 0; i < N; ++i) {
+    long long v = d[i] + (i >= 1 ? d[N + i - 1] : 0) + (i <= N - 2 ? d[N + i] : 0);
+    c[i] = (u16)(((v % Q) + Q) % Q);
+  }
+  return c;
+}
+
+// mul_full (through tree_up with m = 2) against mul_ref: random rows and the extreme ones.
+static int check_mul_full() {
+  std::mt19937 rng(1);
+  int bad = 0;
+  for (int t = 0; t < 40; ++t) {
+    auto in = buf<u16>(2 * NP), out = buf<u16>(NP);
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < N; ++i) {
+        u16 v = (u16)(rng() % Q);
+        if (t == 0) v = Q - 1;                  // all q-1
+        if (t == 1) v = k ? Q - 1 : (Q - 1) / 2; // extreme centred magnitudes
+        if (t == 2) v = (i == N - 1) ? 1 + k : 0; // x^(n-1) products (the wrap terms)
+        in[k * NP + i] = v;
+      }
+    std::fill(out.begin(), out.end(), 0xABCD);
+    launch(1, MF_T, [&] { tree_up(in.data(), out.data(), 2); });
+    auto want = mul_ref(in.data(), in.data() + NP);
+    if (memcmp(out.data(), want.data(), NP * 2)) ++bad;
+  }
+  std::cout << "mul_full vs schoolbook: 40 products, " << bad << " wrong" << std::endl;
+  return bad;
+}
+
+// KeyGen of the m keys seeds[0..m) as the host runs it: sample, batch inversion over the
+// product tree (tree_leaves, tree_up per level, tree_invert, tree_down per level), h = g f^-1
+// (mul_cc), pack. Scratch rows start as garbage: the kernels must write every coefficient.
+static void keygen_tree(const Bytes &seeds, u32 m, u8 *pk, u8 *sk) {
+  std::vector<u32> size{m}, off{0};
+  while (size.back() > 1) {
+    off.push_back(off.back() + size.back());
+    size.push_back((size.back() + 1) / 2);
+  }
+  u32 levels = size.size() - 1, rows = off.back() + size.back();
+  auto fr = buf<i8>(m * NP), gr = buf<i8>(m * NP);
+  launch(blocks(m, 32), 32, [&] { keygen_sample(seeds.data(), fr.data(), gr.data(), m); });
+  auto tree = buf<u16>(rows * NP), inv = buf<u16>(rows * NP), finv = buf<u16>(m * NP);
+  std::fill(tree.begin(), tree.end(), 0x5A5A);
+  std::fill(inv.begin(), inv.end(), 0x5A5A);
+  std::fill(finv.begin(), finv.end(), 0x5A5A);
+  auto node = [&](u32 l) { return tree.data() + off[l] * NP; };
+  auto inode = [&](u32 l) { return l ? inv.data() + off[l] * NP : finv.data(); };
+  launch(blocks(m * NP, 256), 256, [&] { tree_leaves(fr.data(), node(0), m); });
+  for (u32 l = 0; l < levels; ++l)
+    launch(size[l + 1], MF_T, [&] { tree_up(node(l), node(l + 1), size[l]); });
+  launch(1, 32, [&] { tree_invert(node(levels), (i16 *)inode(levels)); });
+  for (u32 l = levels; l-- > 0;)
+    launch(size[l], MF_T, [&] { tree_down(inode(l + 1), node(l), inode(l), size[l]); });
+  auto h = buf<u16>(m * NP);
+  launch(m, 256, [&] { mul_cc((const i16 *)finv.data(), nullptr, gr.data(), nullptr, h.data(), 0, m); });
+  launch(blocks(m, 32), 32, [&] { keygen_pack(h.data(), fr.data(), seeds.data(), pk, sk, m); });
+}
+
+// Batch keygen through the tree for each chunk size in `ms` (comma separated): key i of a
+// chunk is KAT case i mod cases, checked against that case's pk and sk.
+static int tree_main(const std::vector<std::vector<std::string>> &cases, const char *ms) {
+  int bad = check_mul_full();
+  std::istringstream list(ms);
+  std::string tok;
+  while (std::getline(list, tok, ',')) {
+    u32 m = std::stoul(tok), wrong = 0;
+    Bytes seeds(m * 64);
+    for (u32 i = 0; i < m; ++i) memcpy(&seeds[i * 64], unhex(cases[i % cases.size()][0]).data(), 64);
+    auto pk = buf<u8>(m * PK_LEN), sk = buf<u8>(m * SK_LEN);
+    keygen_tree(seeds, m, pk.data(), sk.data());
+    for (u32 i = 0; i < m; ++i) {
+      const auto &c = cases[i % cases.size()];
+      wrong += memcmp(&pk[i * PK_LEN], unhex(c[2]).data(), PK_LEN) ||
+               memcmp(&sk[i * SK_LEN], unhex(c[3]).data(), SK_LEN);
+    }
+    std::cout << "tree keygen m=" << m << ": " << m - wrong << "/" << m << " keys match pk and sk"
+              << std::endl;
+    bad += wrong;
+  }
+  return bad != 0;
+}
+
 int main(int argc, char **argv) {
-  int engine = argc > 1 ? atoi(argv[1]) : 0;
+  std::vector<std::vector<std::string>> all;
   std::string line;
-  int bad = 0, cases = 0;
   while (std::getline(std::cin, line)) {
     std::istringstream ss(line);
     std::vector<std::string> f;
     std::string w;
     while (ss >> w) f.push_back(w);
-    if (f.size() < 7) continue;
+    if (f.size() >= 7) all.push_back(f);
+  }
+  if (argc > 2 && std::string(argv[1]) == "tree") return tree_main(all, argv[2]);
+  int engine = argc > 1 ? atoi(argv[1]) : 0;
+  int bad = 0, cases = 0;
+  for (const auto &f : all) {
     Bytes seed = unhex(f[0]), e = unhex(f[1]), pk = unhex(f[2]), sk = unhex(f[3]), ct = unhex(f[4]);
     Bytes kss = unhex(f[5]), ssdec = unhex(f[6]);
     std::string verdict;

@@ -1,10 +1,13 @@
 #!/bin/sh
 # Builds the CTRU-Prime kernel emulator per parameter set and runs the first CASES KAT cases
-# through it: ENGINE=0 (CUDA-core product) or 1 (Tensor-Core product, mma emulated).
+# through it: ENGINE=0 (CUDA-core product) or 1 (Tensor-Core product, mma emulated). Then
+# batch keygen through the product-tree inversion for each chunk size in TREE (keys cycle
+# through all KAT cases; TREE= skips it).
 set -e
 cd "$(dirname "$0")"
 V=${PQGPU_VECTORS_DIR:-../../../shared/vectors}/ctru-prime
 CASES=${CASES:-3}
+TREE=${TREE-1,2,3,5,8,13,100}
 for set in "653 672 4621 11 3 40 490 994 898 912 327" "761 768 4591 10 2 47 381 1158 952 960 381" "1277 1280 7879 10 2 79 639 2067 1597 1600 639"; do
   set -- $set
   D="-DCTRU_N=$1 -DCTRU_NP=$2 -DCTRU_Q=$3 -DCTRU_D2=$4 -DCTRU_ETA=$5 -DCTRU_MSGBYTES=$6 -DCTRU_COIN_HALF=$7 -DCTRU_PK_LEN=$8 -DCTRU_CT_LEN=$9 -DCTRU_CT_STRIDE=${10} -DCTRU_SKPKE_LEN=${11}"
@@ -12,15 +15,17 @@ for set in "653 672 4621 11 3 40 490 994 898 912 327" "761 768 4591 10 2 47 381 
   python3 -c "
 import sys
 t=open('$V/ctru-prime-$1.rsp').read()
-n=0
 for b in t.split('\n\n'):
     d=dict(l.split(' = ',1) for l in b.strip().splitlines() if ' = ' in l and not l.startswith('#'))
     if 'pk' not in d: continue
     ex=[d['ct_tampered'], d['ss_reject_intended']] if 'ct_tampered' in d else []
     print(d['kg_rand0']+d['kg_rand1'], d['enc_rand0'], d['pk'], d['sk'], d['ct'], d['ss'], d['ss_dec'], *ex)
-    n+=1
-    if n>=$CASES: break
-" > /tmp/ctru_emu_$1.in
+" > /tmp/ctru_emu_$1.all
+  head -n "$CASES" /tmp/ctru_emu_$1.all > /tmp/ctru_emu_$1.in
   echo "CTRU-Prime-$1 engine ${ENGINE:-0}:"
   /tmp/ctru_emu_$1 ${ENGINE:-0} < /tmp/ctru_emu_$1.in
+  if [ -n "$TREE" ]; then
+    echo "CTRU-Prime-$1 batch keygen (product tree), chunks of $TREE keys:"
+    /tmp/ctru_emu_$1 tree "$TREE" < /tmp/ctru_emu_$1.all
+  fi
 done

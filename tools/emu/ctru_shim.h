@@ -9,6 +9,7 @@
 inline int __popc(unsigned x) { return std::popcount(x); }
 using std::max;
 using std::min;
+#define __align__(x) __attribute__((aligned(x)))
 inline int g_shfl[1024];
 inline int __shfl_sync(unsigned, int v, int src) {
   g_shfl[threadIdx.x] = v;

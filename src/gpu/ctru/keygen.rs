@@ -1,9 +1,11 @@
-//! CTRU-Prime KEM.KeyGen (spec 5.2, 5.6) for one chunk: SHAKE256 and CBD per thread, the
-//! divstep inversion one warp per key, h = g f^-1 on the CUDA cores (each key its own
+//! CTRU-Prime KEM.KeyGen (spec 5.2, 5.6) for one chunk: SHAKE256 and CBD per thread, every
+//! f^-1 by batch inversion over a product tree ([`tree`]; or the divstep inversion one warp
+//! per key with `PQGPU_CTRU_INVERT=perkey`), h = g f^-1 on the CUDA cores (each key its own
 //! product), then Encode(h), PackF(f) and sk assembly per thread.
 
 use super::module::CtruKernels;
 use super::product::{product, Engine, Kind, Operands};
+use super::tree;
 use super::Sizes;
 use crate::gpu::worker::{Arg::*, Worker};
 use crate::gpu::{blocks, BLOCK_STREAM};
@@ -42,8 +44,12 @@ pub fn keygen_chunk(
             BLOCK_STREAM,
             &[P(d_seeds), P(f), P(g), nn],
         )?;
-        // One warp per key, four keys per block.
-        k.launch(w, "keygen_invert", n.div_ceil(4), 128, &[P(f), P(finv), nn])?;
+        if tree::per_key() {
+            // One warp per key, four keys per block.
+            k.launch(w, "keygen_invert", n.div_ceil(4), 128, &[P(f), P(finv), nn])?;
+        } else {
+            tree::invert(w, k, s, f, finv, n)?;
+        }
         let ops = Operands {
             keyvec: finv,
             key_idx: 0,

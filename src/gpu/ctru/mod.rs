@@ -3,6 +3,7 @@
 //! * [`module`]: NVRTC compile of `kernels/ctru.cu` per parameter set, PTX cache, launches.
 //! * [`keys`]: the distinct keys of a chunk, decoded on the host once.
 //! * [`product`]: the two ring-product engines and the choice between them.
+//! * [`tree`]: KeyGen's f^-1 for a whole chunk by batch inversion over a product tree.
 //! * [`keygen`], [`encaps`], [`decaps`]: one chunk end to end on a worker's stream.
 //!
 //! Hashing, sampling, compression, E8 coding, packing, the FO comparison and the key
@@ -22,6 +23,7 @@ mod keygen;
 mod keys;
 mod module;
 mod product;
+mod tree;
 
 use super::engine::DeviceEngine;
 use super::hostmem;

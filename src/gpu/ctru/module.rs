@@ -22,7 +22,7 @@ const SOURCES: [(&str, &str); 3] = [
     ("kernels/ctru.cu", include_str!("../../../kernels/ctru.cu")),
 ];
 
-const KERNELS: [&str; 14] = [
+const KERNELS: [&str; 18] = [
     "gather_rows",
     "scatter_rows",
     "encaps_hash",
@@ -33,6 +33,10 @@ const KERNELS: [&str; 14] = [
     "decaps_decode",
     "decaps_finish",
     "keygen_invert",
+    "tree_leaves",
+    "tree_up",
+    "tree_invert",
+    "tree_down",
     "keygen_pack",
     "mul_cc",
     "expand_key",
