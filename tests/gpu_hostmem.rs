@@ -20,25 +20,31 @@ fn cases() -> usize {
         .unwrap_or(3000)
 }
 
-/// A registered buffer, unregistered when dropped (before the memory is freed).
+/// A buffer registered in two parts that share a page (as neighbouring heap allocations do),
+/// so that copies into it span two driver registrations; unregistered when dropped.
 struct Registered<'a> {
     gpu: &'a dyn Backend,
     buf: Vec<u8>,
+    split: usize,
 }
 
 impl<'a> Registered<'a> {
     fn new(gpu: &'a dyn Backend, len: usize) -> Self {
         let buf = vec![0u8; len];
-        gpu.register_host_memory(&buf).expect("register");
-        Registered { gpu, buf }
+        let split = 100.min(len / 2);
+        gpu.register_host_memory(&buf[..split]).expect("register");
+        gpu.register_host_memory(&buf[split..]).expect("register");
+        Registered { gpu, buf, split }
     }
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        self.gpu
-            .unregister_host_memory(self.buf.as_ptr())
-            .expect("unregister");
+        for at in [0, self.split] {
+            self.gpu
+                .unregister_host_memory(self.buf[at..].as_ptr())
+                .expect("unregister");
+        }
     }
 }
 

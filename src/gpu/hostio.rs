@@ -23,6 +23,9 @@ pub trait Launch {
 pub struct Rows {
     addrs: Vec<u64>,
     len: usize,
+    /// The rows' pitch when they are evenly spaced inside one driver registration (one DMA
+    /// can move them all).
+    dma_pitch: Option<usize>,
 }
 
 impl Rows {
@@ -38,7 +41,16 @@ impl Rows {
                 Some(r) => (r.len() == len && reg.covers(r)).then_some(r.as_ptr() as u64),
             })
             .collect::<Option<Vec<u64>>>()?;
-        Some(Rows { addrs, len })
+        let mut rows = Rows {
+            addrs,
+            len,
+            dma_pitch: None,
+        };
+        rows.dma_pitch = rows.even_pitch().filter(|&pitch| {
+            let span = (rows.addrs.len() - 1) * pitch + len;
+            reg.pieces(rows.addrs[0] as usize, span).len() == 1
+        });
+        Some(rows)
     }
 
     /// The pitch when every row is present and row i starts at row 0 + i * pitch.
@@ -97,7 +109,7 @@ pub fn gather(
     table: &'static str,
 ) -> Result<(), DriverError> {
     let n = rows.addrs.len();
-    match rows.even_pitch().filter(|_| !force_kernel()) {
+    match rows.dma_pitch.filter(|_| !force_kernel()) {
         Some(pitch) => w.htod_rows(dst, stride, rows.addrs[0], pitch, rows.len, n),
         None => {
             let t = rows.upload(w, table)?;
@@ -124,7 +136,7 @@ pub fn scatter(
     table: &'static str,
 ) -> Result<(), DriverError> {
     let n = rows.addrs.len();
-    match rows.even_pitch().filter(|_| !force_kernel()) {
+    match rows.dma_pitch.filter(|_| !force_kernel()) {
         Some(pitch) => w.dtoh_rows(rows.addrs[0], pitch, src, stride, rows.len, n),
         None => {
             let t = rows.upload(w, table)?;
@@ -154,6 +166,7 @@ mod tests {
         Rows {
             addrs: addrs.to_vec(),
             len,
+            dma_pitch: None,
         }
     }
 

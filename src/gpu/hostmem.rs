@@ -38,16 +38,39 @@ fn page() -> usize {
 }
 
 impl Ranges {
-    /// Whether `buf` lies entirely inside one registered buffer.
+    /// Whether every byte of `buf` is registered.
     pub fn covers(&self, buf: &[u8]) -> bool {
         self.covers_range(buf.as_ptr() as usize, buf.len())
     }
 
     fn covers_range(&self, start: usize, len: usize) -> bool {
         let end = start + len;
-        // The last buffer starting at or before `start`.
+        // From the last buffer starting at or before `start`, through buffers that follow
+        // each other without a gap (one caller buffer may be registered in parts).
         let i = self.buffers.partition_point(|&(s, _)| s <= start);
-        i > 0 && end <= self.buffers[i - 1].1
+        if i == 0 {
+            return false;
+        }
+        let mut reach = self.buffers[i - 1].1;
+        for &(s, e) in &self.buffers[i..] {
+            if reach >= end || s != reach {
+                break;
+            }
+            reach = e;
+        }
+        reach >= end
+    }
+
+    /// `[start, start + len)` cut at the boundaries of the driver's registrations: one DMA
+    /// may not span two of them (the driver refuses it), and buffers that share a page with
+    /// an earlier one span several.
+    pub fn pieces(&self, start: usize, len: usize) -> Vec<(usize, usize)> {
+        let end = start + len;
+        self.regions
+            .iter()
+            .filter(|&&(s, e)| s < end && start < e)
+            .map(|&(s, e)| (s.max(start), e.min(end) - s.max(start)))
+            .collect()
     }
 
     fn overlaps(&self, start: usize, end: usize) -> bool {
@@ -192,7 +215,27 @@ mod tests {
         assert!(!r.covers_range(250, 10));
         assert!(!r.covers_range(399, 2));
         assert!(!r.covers_range(10, 1));
+        let joined = Ranges {
+            buffers: vec![(100, 200), (200, 300), (310, 400)],
+            regions: vec![],
+        };
+        assert!(joined.covers_range(150, 150));
+        assert!(!joined.covers_range(150, 170));
         assert!(r.overlaps(150, 350) && !r.overlaps(200, 300));
+    }
+
+    #[test]
+    fn pieces_split_at_registration_boundaries() {
+        let r = Ranges {
+            buffers: vec![],
+            regions: vec![(0, 4096), (4096, 12288), (12288, 20480)],
+        };
+        assert_eq!(r.pieces(100, 50), vec![(100, 50)]);
+        assert_eq!(r.pieces(4000, 200), vec![(4000, 96), (4096, 104)]);
+        assert_eq!(
+            r.pieces(4000, 10000),
+            vec![(4000, 96), (4096, 8192), (12288, 1712)]
+        );
     }
 
     #[test]

@@ -81,8 +81,13 @@ pub fn keygen_chunk(
         w.htod(xi, &host[..n * 32])?;
         let (pk, sk) = keygen_dev(w, k, g, n, xi)?;
         if direct {
-            w.dtoh(pks, pk)?;
-            w.dtoh(sks, sk)?;
+            // One copy per driver registration the arrays span.
+            for (dst, src) in [(&mut *pks, pk), (&mut *sks, sk)] {
+                let base = dst.as_ptr() as usize;
+                for (at, len) in reg.pieces(base, dst.len()) {
+                    w.dtoh(&mut dst[at - base..at - base + len], src + (at - base) as u64)?;
+                }
+            }
             w.lap(0);
             w.sync()?;
             w.lap(1);

@@ -42,7 +42,7 @@ use std::sync::Arc;
 /// Items per chunk: big enough to fill the GPU with the other workers' chunks, small enough
 /// that chunks stagger and one's copies overlap another's kernels. Measured on the H200
 /// (batch 65536): 4096 best for keygen and verify (output/input-copy bound), 16384 for sign.
-/// `PQGPU_GPU_CHUNK` overrides both, for tuning.
+/// `PQGPU_GPU_CHUNK` overrides both, `PQGPU_KEYGEN_CHUNK` keygen's alone, for tuning.
 const CHUNK: usize = 4096;
 const SIGN_CHUNK: usize = 16384;
 /// Chunks in flight at once, one stream and host thread each (`PQGPU_GPU_WORKERS`).
@@ -93,6 +93,7 @@ impl Geometry {
 /// `PQGPU_DEVICES` names), fed from one chunk queue by [`scheduler::run_chunks`].
 pub struct GpuBackend {
     description: String,
+    keygen_chunk: usize,
     chunk: usize,
     sign_chunk: usize,
     engines: Vec<DeviceEngine>,
@@ -139,6 +140,7 @@ impl GpuBackend {
         };
         Ok(GpuBackend {
             description,
+            keygen_chunk: env_or("PQGPU_KEYGEN_CHUNK", env_or("PQGPU_GPU_CHUNK", CHUNK)),
             chunk: env_or("PQGPU_GPU_CHUNK", CHUNK),
             sign_chunk: env_or("PQGPU_GPU_CHUNK", SIGN_CHUNK),
             engines,
@@ -283,10 +285,10 @@ impl Backend for GpuBackend {
         let set = set_index(p);
         let reg = hostmem::snapshot();
         let chunks: Vec<_> = seeds
-            .chunks(self.chunk * 32)
-            .zip(pks.chunks_mut(self.chunk * g.pk_len))
-            .zip(sks.chunks_mut(self.chunk * g.sk_len))
-            .zip(statuses.chunks_mut(self.chunk))
+            .chunks(self.keygen_chunk * 32)
+            .zip(pks.chunks_mut(self.keygen_chunk * g.pk_len))
+            .zip(sks.chunks_mut(self.keygen_chunk * g.sk_len))
+            .zip(statuses.chunks_mut(self.keygen_chunk))
             .collect();
         self.profiled("keygen", || {
             scheduler::run_chunks(
