@@ -274,7 +274,7 @@ impl Backend for GpuBackend {
             Some(s) => s,
             None => {
                 let mut v = zeroize::Zeroizing::new(vec![0u8; n * 32]);
-                if crate::rng::fill(&mut v).is_err() {
+                if crate::rng::fill_bulk(&mut v).is_err() {
                     statuses.iter_mut().for_each(|s| *s = Err(Error::Rng));
                     return;
                 }

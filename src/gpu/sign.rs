@@ -197,7 +197,7 @@ pub fn sign_chunk(
         // cost more than the rest of the host work).
         let hedged = idx.iter().filter(|&&i| items[i].rnd.is_none()).count();
         let mut fresh = zeroize::Zeroizing::new(vec![0u8; hedged * 32]);
-        let rng_ok = crate::rng::fill(&mut fresh).is_ok();
+        let rng_ok = crate::rng::fill_bulk(&mut fresh).is_ok();
         let mut fresh_at = Vec::with_capacity(m);
         let mut next = 0;
         for &i in &idx {

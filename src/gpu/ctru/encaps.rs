@@ -66,7 +66,7 @@ pub fn encaps_chunk(
     let mut dropped = vec![false; inp.valid.len()];
     if !fresh.is_empty() {
         let mut rnd = zeroize::Zeroizing::new(vec![0u8; fresh.len() * 32]);
-        if crate::rng::fill(&mut rnd).is_err() {
+        if crate::rng::fill_bulk(&mut rnd).is_err() {
             for &j in &fresh {
                 st[inp.valid[j]] = Err(Error::Rng);
                 dropped[j] = true;
