@@ -174,12 +174,16 @@ __device__ __forceinline__ u32 e8_decode(const int x[8]) {
   return (u32)((s1 & 1) | (b0 << 1) | ((b0 ^ b1) << 2) | (b3 << 3));
 }
 
-// Compress-and-encode (spec 5.3 step 4) of item row sigma with message m, as a stream of u32
-// ciphertext words handed to emit(word_index, word); the final word is zero padded.
-template <class F> __device__ __forceinline__ void encrypt_words(const u16 *sigma, const u8 *m, F emit) {
+// Compress-and-encode (spec 5.3 step 4) of coefficients [from, to) of item row sigma with
+// message m (from and to multiples of 8, so E8 blocks stay whole), as a stream of u32
+// ciphertext words handed to emit(word_index, word) starting at word0; the final word is zero
+// padded. `from` must start a word (from * D2 a multiple of 32).
+template <class F>
+__device__ __forceinline__ void encrypt_range(const u16 *sigma, const u8 *m, u32 from, u32 to, u32 word0,
+                                              F emit) {
   u64 acc = 0;
-  u32 nbits = 0, word = 0;
-  for (u32 base = 0; base < NP; base += 8) {
+  u32 nbits = 0, word = word0;
+  for (u32 base = from; base < to; base += 8) {
     uint4 raw = *(const uint4 *)(sigma + base);
     u32 pairs[4] = {raw.x, raw.y, raw.z, raw.w};
     u32 blk = base / 8;
@@ -203,6 +207,20 @@ template <class F> __device__ __forceinline__ void encrypt_words(const u16 *sigm
   }
   if (nbits > 0) emit(word++, (u32)acc);
 }
+
+// The whole row, one thread.
+template <class F> __device__ __forceinline__ void encrypt_words(const u16 *sigma, const u8 *m, F emit) {
+  encrypt_range(sigma, m, 0, NP, 0, emit);
+}
+
+// A warp splits a row into groups of FIN_G coefficients that fill FIN_W whole words, so the
+// lanes read neighbouring parts of sigma and write neighbouring ciphertext words (one thread
+// per row would touch one word per 32-byte sector).
+__host__ __device__ constexpr u32 fin_gcd(u32 a, u32 b) { return b ? fin_gcd(b, a % b) : a; }
+constexpr u32 FIN_G = 32 / fin_gcd(D2, 32);
+constexpr u32 FIN_W = FIN_G * D2 / 32;
+constexpr u32 FIN_GROUPS = (N + FIN_G - 1) / FIN_G;
+static_assert(FIN_G % 8 == 0 && FIN_GROUPS * FIN_G <= NP, "groups hold whole E8 blocks inside the row");
 
 // ---------------------------------------------------------------------------------------------
 // Hashing and sampling.
@@ -277,11 +295,15 @@ extern "C" __global__ void decaps_kbar(const u8 *ct, const u8 *keyinfo, const u3
 // Element-wise back ends (one thread per item).
 
 // ct = PackCT(Compress(sigma) + E8(m)) into rows of CT_STRIDE bytes.
-extern "C" __global__ void encaps_finish(const u16 *sigma, const u8 *msg, u8 *ct, u32 n) {
-  u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+// One warp per item (see FIN_G).
+extern "C" __global__ void __launch_bounds__(256) encaps_finish(const u16 *sigma, const u8 *msg, u8 *ct, u32 n) {
+  u32 b = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x & 31;
   if (b >= n) return;
+  const u16 *row = sigma + (size_t)b * NP;
+  const u8 *m = msg + (size_t)b * MSG_STRIDE;
   u32 *out = (u32 *)(ct + (size_t)b * CT_STRIDE);
-  encrypt_words(sigma + (size_t)b * NP, msg + b * MSG_STRIDE, [&](u32 i, u32 w) { out[i] = w; });
+  for (u32 g = lane; g < FIN_GROUPS; g += 32)
+    encrypt_range(row, m, g * FIN_G, (g + 1) * FIN_G, g * FIN_W, [&](u32 i, u32 w) { out[i] = w; });
 }
 
 // UnpackCT into two i8 digit rows: c = 128 * hi + lo (lo in [0, 128), hi in [0, 16)).

@@ -166,7 +166,7 @@ int main(int argc, char **argv) {
     auto sigma = buf<u16>(NP);
     product(engine, kh.data(), 0, r.data(), nullptr, sigma.data(), false);
     auto oct = buf<u8>(CT_STRIDE);
-    launch(1, 1, [&] { encaps_finish(sigma.data(), msg.data(), oct.data(), 1); });
+    launch(1, 32, [&] { encaps_finish(sigma.data(), msg.data(), oct.data(), 1); });
     if (memcmp(oct.data(), ct.data(), CT_LEN)) verdict += " ct";
     if (memcmp(kout.data(), kss.data(), 32)) verdict += " ss";
     // Decaps (honest, then tampered)

@@ -20,6 +20,7 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __constant__
 #define __shared__ static

@@ -142,7 +142,8 @@ pub fn encaps_chunk(
         };
         product(w, k, &s, engine, Kind::Encrypt, &ops)?;
         let args = [P(sigma), P(msg), P(ct), nn];
-        k.launch(w, "encaps_finish", grid, BLOCK_STREAM, &args)?;
+        // One warp per item.
+        k.launch(w, "encaps_finish", blocks(n * 32, 256), 256, &args)?;
         let live = |j: usize| !dropped[j];
         let ct_rows = Rows::registered(
             reg,
