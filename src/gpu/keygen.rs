@@ -85,7 +85,10 @@ pub fn keygen_chunk(
             for (dst, src) in [(&mut *pks, pk), (&mut *sks, sk)] {
                 let base = dst.as_ptr() as usize;
                 for (at, len) in reg.pieces(base, dst.len()) {
-                    w.dtoh(&mut dst[at - base..at - base + len], src + (at - base) as u64)?;
+                    w.dtoh(
+                        &mut dst[at - base..at - base + len],
+                        src + (at - base) as u64,
+                    )?;
                 }
             }
             w.lap(0);

@@ -42,6 +42,12 @@ pub fn par_copy(dst: &mut [u8], src: &[u8]) {
         .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
+/// One end of a strided copy: an address and its row pitch.
+enum End {
+    Host(u64, usize),
+    Device(u64, usize),
+}
+
 /// A 2D copy descriptor of `rows` rows of `width` bytes, endpoints left to the caller.
 fn copy_2d(width: usize, rows: usize) -> sys::CUDA_MEMCPY2D {
     sys::CUDA_MEMCPY2D {
@@ -136,8 +142,8 @@ impl Worker {
     }
 
     /// Asynchronous strided copy of `rows` rows of `width` bytes from host address `src` (pitch
-    /// `spitch`) to device address `dst` (pitch `dpitch`). The host rows must be page-locked
-    /// (registered) memory that stays untouched until `sync`.
+    /// `spitch`) to device address `dst` (pitch `dpitch`). The host rows must be registered
+    /// memory that stays untouched until `sync`.
     pub fn htod_rows(
         &self,
         dst: u64,
@@ -147,16 +153,12 @@ impl Worker {
         width: usize,
         rows: usize,
     ) -> Result<(), DriverError> {
-        let mut c = copy_2d(width, rows);
-        c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-        c.srcHost = src as *const _;
-        c.srcPitch = spitch;
-        c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        c.dstDevice = dst;
-        c.dstPitch = dpitch;
-        // SAFETY: the caller sized `dst` for rows * dpitch bytes and keeps the registered host
-        // rows alive and untouched until `sync`.
-        unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
+        self.copy_rows(
+            End::Host(src, spitch),
+            End::Device(dst, dpitch),
+            width,
+            rows,
+        )
     }
 
     /// Asynchronous strided copy from device address `src` to registered host address `dst`;
@@ -170,15 +172,38 @@ impl Worker {
         width: usize,
         rows: usize,
     ) -> Result<(), DriverError> {
+        self.copy_rows(
+            End::Device(src, spitch),
+            End::Host(dst, dpitch),
+            width,
+            rows,
+        )
+    }
+
+    fn copy_rows(&self, src: End, dst: End, width: usize, rows: usize) -> Result<(), DriverError> {
         let mut c = copy_2d(width, rows);
-        c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        c.srcDevice = src;
-        c.srcPitch = spitch;
-        c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-        c.dstHost = dst as *mut _;
-        c.dstPitch = dpitch;
-        // SAFETY: `src` holds rows * spitch bytes; the caller owns the registered host rows,
-        // does not touch them until `sync`, and they lie inside one live registration.
+        (c.srcMemoryType, c.srcPitch) = match src {
+            End::Host(a, pitch) => {
+                c.srcHost = a as *const _;
+                (sys::CUmemorytype::CU_MEMORYTYPE_HOST, pitch)
+            }
+            End::Device(a, pitch) => {
+                c.srcDevice = a;
+                (sys::CUmemorytype::CU_MEMORYTYPE_DEVICE, pitch)
+            }
+        };
+        (c.dstMemoryType, c.dstPitch) = match dst {
+            End::Host(a, pitch) => {
+                c.dstHost = a as *mut _;
+                (sys::CUmemorytype::CU_MEMORYTYPE_HOST, pitch)
+            }
+            End::Device(a, pitch) => {
+                c.dstDevice = a;
+                (sys::CUmemorytype::CU_MEMORYTYPE_DEVICE, pitch)
+            }
+        };
+        // SAFETY: the device side holds rows * pitch bytes (sized by `dev`); the host side lies
+        // in one live registration the caller keeps untouched until `sync`.
         unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
     }
 
