@@ -57,6 +57,36 @@ fn filler(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// Copies `data` into the device buffer `name` through the worker's pinned staging buffer.
+/// (Not straight from the pageable Vec: a heap block may share its first page with a buffer
+/// the caller registered, and the driver rejects a DMA that runs past a registration.)
+fn upload(w: &mut Worker, name: &'static str, data: &[u8]) -> Result<u64, DriverError> {
+    let d = w.dev(name, data.len())?;
+    let mut h = w.take_host("bn_stage", data.len())?;
+    let r = (|| {
+        let s = &mut h.as_mut_slice()?[..data.len()];
+        s.copy_from_slice(data);
+        w.htod(d, s)?;
+        w.sync()
+    })();
+    w.put_host("bn_stage", h);
+    r.map(|_| d)
+}
+
+/// Copies `out.len()` bytes from device address `src` into `out`, through pinned staging.
+fn download(w: &mut Worker, src: u64, out: &mut [u8]) -> Result<(), DriverError> {
+    let mut h = w.take_host("bn_stage", out.len())?;
+    let r = (|| {
+        let s = &mut h.as_mut_slice()?[..out.len()];
+        w.dtoh(s, src)?;
+        w.sync()?;
+        out.copy_from_slice(s);
+        Ok(())
+    })();
+    w.put_host("bn_stage", h);
+    r
+}
+
 /// A kernel-only figure: ops/s, and how many of the benchmark's own signatures failed to verify
 /// (always 0 for keygen and sign; any other count makes the figure worthless).
 pub struct Measured {
@@ -77,16 +107,14 @@ pub fn throughput(
     };
     let g = Geometry::of(p);
     let seeds = filler(n * 32, 1);
-    let xi = w.dev("bn_xi", n * 32)?;
-    w.htod(xi, &seeds)?;
+    let xi = upload(w, "bn_xi", &seeds)?;
     if op == Op::Keygen {
         let secs = time(w, |w| keygen::keygen_dev(w, k, &g, n, xi).map(|_| ()))?;
         return Ok(done(secs, 0));
     }
     let (pk, sk) = keygen::keygen_dev(w, k, &g, n, xi)?;
     let mut sk_h = vec![0u8; n * g.sk_len];
-    w.dtoh(&mut sk_h, sk)?;
-    w.sync()?;
+    download(w, sk, &mut sk_h)?;
     // 32-byte messages, pure ML-DSA with an empty context, deterministic signing.
     let msgs = filler(n * 32, 2);
     let mut kin_h = vec![0u8; n * 128];
@@ -99,8 +127,7 @@ pub fn throughput(
         };
         kb[64..].copy_from_slice(&msg.mu(s[64..128].try_into().expect("64 bytes")));
     }
-    let kin = w.dev("bn_kin", n * 128)?;
-    w.htod(kin, &kin_h)?;
+    let kin = upload(w, "bn_kin", &kin_h)?;
     if op == Op::Sign {
         let secs = time(w, |w| sign::sign_dev(w, k, &g, n, sk, kin).map(|_| ()))?;
         return Ok(done(secs, 0));
@@ -116,12 +143,9 @@ pub fn throughput(
         off.extend_from_slice(&((i * REGION) as u64).to_le_bytes());
         len.extend_from_slice(&34u32.to_le_bytes());
     }
-    let arena_d = w.dev("bn_arena", arena.len())?;
-    let off_d = w.dev("bn_off", off.len())?;
-    let len_d = w.dev("bn_len", len.len())?;
-    w.htod(arena_d, &arena)?;
-    w.htod(off_d, &off)?;
-    w.htod(len_d, &len)?;
+    let arena_d = upload(w, "bn_arena", &arena)?;
+    let off_d = upload(w, "bn_off", &off)?;
+    let len_d = upload(w, "bn_len", &len)?;
     let mut res = 0;
     let secs = time(w, |w| {
         res = verify::verify_dev(w, k, &g, n, pk, sig, arena_d, off_d, len_d)?;
@@ -129,8 +153,7 @@ pub fn throughput(
     })?;
     // A cheap guard: the benchmark's own signatures must all verify.
     let mut out = vec![0u8; n * 4];
-    w.dtoh(&mut out, res)?;
-    w.sync()?;
+    download(w, res, &mut out)?;
     let bad = out.chunks(4).filter(|c| *c != [0, 0, 0, 0]).count();
     Ok(done(secs, bad))
 }
