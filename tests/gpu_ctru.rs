@@ -189,7 +189,10 @@ fn run_set(p: ParamSet) {
     let pk: Vec<&[u8]> = pks.chunks_exact(p.public_key_len()).take(7).collect();
     let sk: Vec<&[u8]> = sks.chunks_exact(p.secret_key_len()).take(7).collect();
     run_engine(&*gpu, p, &mut rng, &pk[..1], &sk[..1], n / 2); // one key: Tensor Cores
-    run_engine(&*gpu, p, &mut rng, &pk, &sk, n - n / 2); // seven keys: CUDA cores
+                                                               // Three keys with hundreds of items each: Tensor Cores, items regrouped by key (when
+                                                               // n is large enough; `PQGPU_CTRU_ENGINE=tc` forces the grouping for every case below).
+    run_engine(&*gpu, p, &mut rng, &pk[..3], &sk[..3], n / 4);
+    run_engine(&*gpu, p, &mut rng, &pk, &sk, n - n / 2 - n / 4); // seven keys: CUDA cores
     println!(
         "{}: {} keygen, {} encaps and {} decaps cases (1/4 bit-flipped, 1/4 random ct) match the CPU",
         p.name(),

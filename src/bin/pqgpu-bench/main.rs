@@ -71,6 +71,10 @@ struct Args {
     /// zero-copy kernels, no staging copies), or plain pageable memory (staged by the host).
     #[arg(long, value_enum, default_value_t = HostMemory::Registered)]
     host_memory: HostMemory,
+    /// CTRU-Prime encaps/decaps batches cycle through this many key pairs (1: one server key;
+    /// the batch size: every item its own key).
+    #[arg(long, default_value_t = 1)]
+    kem_keys: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -105,7 +109,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    print_environment(threads, &targets, args.host_memory);
+    print_environment(threads, &targets, args.host_memory, args.kem_keys);
 
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
@@ -192,7 +196,7 @@ fn why_no_gpu(e: pqgpu::Error) -> String {
     gpu::unavailable_reason().unwrap_or_else(|| e.to_string())
 }
 
-fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory) {
+fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory, kem_keys: usize) {
     println!("pqgpu {} benchmark", env!("CARGO_PKG_VERSION"));
     println!("cpu: {} threads used", threads);
     if let Some(d) = gpu::device_description() {
@@ -203,6 +207,9 @@ fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory
     }
     if targets.iter().any(|t| t.backend.kind() == BackendKind::Gpu) {
         println!("gpu host buffers: {host_memory:?} (--host-memory)");
+    }
+    if kem_keys > 1 {
+        println!("ctru encaps/decaps: {kem_keys} key pairs per batch (--kem-keys)");
     }
 }
 
@@ -331,7 +338,7 @@ fn run_kem(
 ) -> Result<(), String> {
     let be = t.backend.as_ref();
     for n in batch_sizes(args, t) {
-        let mut w = KemBatch::new(p, n);
+        let mut w = KemBatch::new(p, n, args.kem_keys);
         let _pinned = register(args, be, &w.host_buffers())?;
         let kg = median_rate(args.reps, n, || w.keygen(be))?;
         let en = median_rate(args.reps, n, || w.encaps(be))?;
@@ -340,7 +347,7 @@ fn run_kem(
         rows.push(Row::new(&t.label, p.name(), "encaps", n, en, None));
         rows.push(Row::new(&t.label, p.name(), "decaps", n, de, None));
     }
-    let mut w = KemBatch::new(p, 1);
+    let mut w = KemBatch::new(p, 1, 1);
     for op in ["keygen", "encaps", "decaps"] {
         let call = || match op {
             "keygen" => w.keygen(be),

@@ -180,10 +180,11 @@ impl MlDsaBatch {
 }
 
 /// Keys, ciphertexts and shared secrets for one CTRU-Prime parameter set. Encapsulation and
-/// decapsulation use one key pair for the whole batch: the server case.
+/// decapsulation cycle through the first `keys` key pairs (1: the server case).
 pub struct KemBatch {
     pub p: ctru::ParamSet,
     pub n: usize,
+    keys: usize,
     seeds: Vec<u8>,
     pks: Vec<u8>,
     sks: Vec<u8>,
@@ -193,10 +194,11 @@ pub struct KemBatch {
 }
 
 impl KemBatch {
-    pub fn new(p: ctru::ParamSet, n: usize) -> Self {
+    pub fn new(p: ctru::ParamSet, n: usize, keys: usize) -> Self {
         KemBatch {
             p,
             n,
+            keys: keys.clamp(1, n),
             seeds: random_bytes(64 * n),
             pks: vec![0; n * p.public_key_len()],
             sks: vec![0; n * p.secret_key_len()],
@@ -233,11 +235,15 @@ impl KemBatch {
         Ok(dt)
     }
 
-    /// Same-key encapsulation under the first public key, fresh coins per item.
+    /// Encapsulation under the first `keys` public keys in turn, fresh coins per item.
     pub fn encaps(&mut self, be: &dyn Backend) -> Result<Duration, String> {
         let p = self.p;
-        let pk = &self.pks[..p.public_key_len()];
-        let items = vec![EncapsItem { pk, coins: None }; self.n];
+        let items: Vec<EncapsItem> = (0..self.n)
+            .map(|i| EncapsItem {
+                pk: &self.pks[(i % self.keys) * p.public_key_len()..][..p.public_key_len()],
+                coins: None,
+            })
+            .collect();
         let mut cts: Vec<&mut [u8]> = self.cts.chunks_exact_mut(p.ciphertext_len()).collect();
         let mut sss: Vec<&mut [u8]> = self
             .ss_enc
@@ -251,14 +257,18 @@ impl KemBatch {
         Ok(dt)
     }
 
-    /// Same-key decapsulation; every shared secret must equal the encapsulated one.
+    /// Decapsulation with the matching secret keys; every shared secret must equal the
+    /// encapsulated one.
     pub fn decaps(&mut self, be: &dyn Backend) -> Result<Duration, String> {
         let p = self.p;
-        let sk = &self.sks[..p.secret_key_len()];
         let items: Vec<DecapsItem> = self
             .cts
             .chunks_exact(p.ciphertext_len())
-            .map(|ct| DecapsItem { sk, ct })
+            .enumerate()
+            .map(|(i, ct)| DecapsItem {
+                sk: &self.sks[(i % self.keys) * p.secret_key_len()..][..p.secret_key_len()],
+                ct,
+            })
             .collect();
         let mut sss: Vec<&mut [u8]> = self
             .ss_dec
