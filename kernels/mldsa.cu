@@ -234,6 +234,11 @@ __device__ __forceinline__ void emit(u32 *out, int ctr, u32 v, Pending3 &p) {
 // Byte b (compile-time) of the rate of a state.
 #define SBYTE(A, b) ((u32)((A)[(b) >> 3] >> (8 * ((b) & 7))) & 0xFF)
 
+#ifndef WARP_KECCAK
+#define WARP_KECCAK 0
+#endif
+
+#if !WARP_KECCAK
 // RejNTTPoly (Alg. 30): a[i] in NTT domain from rho || j || i.
 extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -255,6 +260,125 @@ extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride
     keccak_f1600(A);
   }
 }
+#else
+// WARP_KECCAK=1: the warp-level SHAKE128 of the paper (one stream per warp), for measuring
+// against the one-state-per-thread kernel above. Lane t < 25 holds state lane t (x = t % 5,
+// y = t / 5) as a u64; each round is 8 64-bit shuffles (theta parity 3, theta D 2, rho/pi/chi
+// gather 3); the rho offset and the shuffle sources are per-lane registers computed once,
+// the round constants are read from __constant__ memory (warp-uniform address: a broadcast).
+// Lanes 25..31 mirror lanes 0..6 (their values are never read by lanes < 25).
+// Squeeze + rejection: all 32 lanes test the block's 56 3-byte candidates in two passes
+// (candidates lane and 32 + lane), fetching the two state lanes holding their bytes with
+// two shuffles, and the accepted ones are written in order at ctr + popc(ballot & lanes
+// below): the same coefficients as the sequential sampler, stored coalesced. No shared
+// memory. The launch is unchanged (blocks of ST = 128 threads over n*K*L): warp w of block
+// b produces a[idx] for idx in [128 b + 32 w, +32), one stream after another.
+#define FULL_MASK 0xFFFFFFFFu
+__constant__ unsigned char KECCAK_RHO[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3,  10, 43,
+                                             25, 39, 41, 45, 15, 21, 8,  18, 2,  61, 56, 14};
+
+struct WarpKeccakLane {
+  u32 rot, swap;            // rho offset of this lane: swap halves when >= 32, then rotate by rot < 32
+  int s5, s10, s20;         // theta parity sources: lanes (x, y + 1), (x, y + 2), (x, y + 4)
+  int cm1, cp1;             // theta D sources: columns x - 1, x + 1 (row 0)
+  int g0, g1, g2;           // pi sources of B[x, y], B[x + 1, y], B[x + 2, y]
+  bool first;               // lane 0: iota
+};
+
+__device__ __forceinline__ WarpKeccakLane warp_keccak_lane(u32 lane) {
+  const int t = lane < 25 ? (int)lane : (int)lane - 25;
+  const int x = t % 5, y = t / 5;
+  WarpKeccakLane w;
+  const u32 r = KECCAK_RHO[t];
+  w.swap = r >= 32;
+  w.rot = r & 31;
+  w.s5 = (t + 5) % 25;
+  w.s10 = (t + 10) % 25;
+  w.s20 = (t + 20) % 25;
+  w.cm1 = (x + 4) % 5;
+  w.cp1 = (x + 1) % 5;
+  // B[X, Y] = rho(A[x', X]) with x' = (X + 3 Y) mod 5 (pi: A[x, y] -> B[y, 2x + 3y]).
+  w.g0 = (x + 3 * y) % 5 + 5 * x;
+  w.g1 = (x + 1 + 3 * y) % 5 + 5 * ((x + 1) % 5);
+  w.g2 = (x + 2 + 3 * y) % 5 + 5 * ((x + 2) % 5);
+  w.first = t == 0;
+  return w;
+}
+
+// Rotation left by this lane's rho offset (0..63) on 32-bit halves: two funnel shifts.
+__device__ __forceinline__ u64 warp_rho(u64 v, const WarpKeccakLane &w) {
+  u32 lo = (u32)v, hi = (u32)(v >> 32);
+  if (w.swap) {
+    const u32 t = lo;
+    lo = hi;
+    hi = t;
+  }
+  const u32 nh = __funnelshift_l(lo, hi, w.rot), nl = __funnelshift_l(hi, lo, w.rot);
+  return ((u64)nh << 32) | nl;
+}
+
+// Keccak-f[1600] on a warp: every lane calls it (full-mask shuffles); a = state lane t.
+__device__ __forceinline__ u64 warp_keccak_f1600(u64 a, const WarpKeccakLane &w) {
+  for (int round = 0; round < 24; ++round) {
+    u64 c = a ^ __shfl_sync(FULL_MASK, a, w.s5);
+    c ^= __shfl_sync(FULL_MASK, c, w.s10);
+    c ^= __shfl_sync(FULL_MASK, a, w.s20); // column parity C[x]
+    const u64 cm = __shfl_sync(FULL_MASK, c, w.cm1), cp = __shfl_sync(FULL_MASK, c, w.cp1);
+    const u64 b = warp_rho(a ^ cm ^ rol64(cp, 1), w);
+    const u64 b0 = __shfl_sync(FULL_MASK, b, w.g0), b1 = __shfl_sync(FULL_MASK, b, w.g1),
+              b2 = __shfl_sync(FULL_MASK, b, w.g2);
+    a = b0 ^ (~b1 & b2);
+    if (w.first) a ^= KECCAK_RC[round];
+  }
+  return a;
+}
+
+// RejNTTPoly (Alg. 30): a[i] in NTT domain from rho || j || i.
+extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
+  const u32 lane = threadIdx.x & 31;
+  const u32 total = n * K * L;
+  const u32 first = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+  const WarpKeccakLane w = warp_keccak_lane(lane);
+  const u32 lt_mask = (1u << lane) - 1;
+  // Candidate c of a block: bytes 3c .. 3c + 2 = byte (3c mod 8) of state lane 3c / 8 onwards.
+  const int c0 = lane, c1 = 32 + lane;
+  const int q0 = (3 * c0) >> 3, q1 = (3 * c1) >> 3;
+  const u32 sh0 = (3 * c0 & 7) * 8, sh1 = (3 * c1 & 7) * 8;
+  for (u32 s = 0; s < 32; ++s) {
+    const u32 idx = first + s; // warp-uniform
+    if (idx >= total) break;
+    const u32 item = idx / (K * L), ij = idx % (K * L);
+    const u32 i = ij / L, j = ij % L;
+    // Absorb rho (4 lanes) || j || i, pad (0x1F, then 0x80 at the end of the 168-byte rate).
+    const int t = lane < 25 ? (int)lane : (int)lane - 25;
+    u64 a = 0;
+    if (t < 4) a = ((const u64 *)(rho_base + (u64)item * rho_stride))[t];
+    if (t == 4) a = (u64)(j | (i << 8)) | (0x1FULL << 16);
+    if (t == SHAKE128_RATE / 8 - 1) a ^= 0x80ULL << 56;
+    a = warp_keccak_f1600(a, w);
+    u32 *out = a_out + (u64)idx * N;
+    u32 ctr = 0; // warp-uniform
+    for (;;) {
+#pragma unroll
+      for (int pass = 0; pass < 2; ++pass) {
+        const int q = pass ? q1 : q0;
+        const u32 sh = pass ? sh1 : sh0;
+        const u64 lo = __shfl_sync(FULL_MASK, a, q), hi = __shfl_sync(FULL_MASK, a, q + 1);
+        u32 v = (u32)(lo >> sh);
+        if (sh > 40) v |= (u32)(hi << (64 - sh));
+        v &= 0x7FFFFF;
+        const bool ok = (pass ? c1 : c0) < SHAKE128_RATE / 3 && v < Q;
+        const u32 m = __ballot_sync(FULL_MASK, ok);
+        const u32 pos = ctr + __popc(m & lt_mask);
+        if (ok && pos < N) out[pos] = v;
+        ctr += __popc(m);
+      }
+      if (ctr >= N) break;
+      a = warp_keccak_f1600(a, w);
+    }
+  }
+}
+#endif
 
 __device__ __forceinline__ bool coeff_from_half_byte(u32 b, i32 *c) { // Alg. 15
   if (ETA == 2) {

@@ -1,6 +1,7 @@
 // Emulator driver: reads "K xi", "S sk mu rnd", "V pk sig M'" or "U pk sig mu" lines (hex),
 // runs each kind as one batch through the kernels, prints one result line per input.
 #include "shim.h"
+#include "warp_shim.h"
 #include <iostream>
 #include <map>
 #include <sstream>

@@ -6,6 +6,7 @@
 #include <barrier>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -13,6 +14,24 @@ struct dim3e { unsigned x = 0, y = 0, z = 0; };
 inline thread_local dim3e threadIdx, blockIdx;
 inline dim3e blockDim, gridDim;
 inline std::barrier<> *g_bar;
+// A warp's barrier (for warp_shim.h's shuffles and votes): spins, then yields; a futex
+// barrier made the warp-shuffle Keccak ~50x slower to emulate.
+struct WarpBarrier {
+  explicit WarpBarrier(unsigned n) : n(n) {}
+  void arrive_and_wait() {
+    const unsigned g = gen.load(std::memory_order_acquire);
+    if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+      count.store(0, std::memory_order_relaxed);
+      gen.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; gen.load(std::memory_order_acquire) == g;)
+      if (++spins > 64) std::this_thread::yield();
+  }
+  const unsigned n;
+  std::atomic<unsigned> count{0}, gen{0};
+};
+inline thread_local WarpBarrier *t_wbar;
 inline std::atomic<int> g_red;
 
 struct uint4 { unsigned x, y, z, w; };
@@ -53,11 +72,14 @@ template <class F> void launch(unsigned grid, unsigned block, F f) {
   for (unsigned b = 0; b < grid; ++b) {
     std::barrier<> bar(block);
     g_bar = &bar;
+    std::vector<std::unique_ptr<WarpBarrier>> wbar;
+    for (unsigned w = 0; w * 32 < block; ++w) wbar.push_back(std::make_unique<WarpBarrier>(std::min(32u, block - 32 * w)));
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < block; ++t)
-      ts.emplace_back([=] {
+      ts.emplace_back([=, &wbar] {
         threadIdx.x = t;
         blockIdx.x = b;
+        t_wbar = wbar[t / 32].get();
         f();
       });
     for (auto &t : ts) t.join();
