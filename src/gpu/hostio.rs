@@ -90,7 +90,8 @@ impl Rows {
             w.htod(d, h)?;
             Ok(d)
         })();
-        // Safe to hand back before `sync`: every table of a chunk has its own name, and the
+        // Safe to hand back before `sync` only because callers give every table of a chunk
+        // its own name (the copy reads the pinned buffer when the stream gets to it), and the
         // worker's next chunk starts after this one's `sync`.
         w.put_host(table, stage);
         r

@@ -24,13 +24,10 @@ pub enum Engine {
 /// Items per `mul_tc` block (4 warps x 32 items); the item side is padded to this.
 pub const TC_ITEMS: usize = 128;
 
-/// Most distinct keys in a chunk for which the Tensor-Core engine is chosen: each key costs
-/// one n x n matrix expansion and at least one padded block of `TC_ITEMS` columns.
-/// Measured on the H200 (`--kem-keys`, see BENCHMARKS.md).
-const TC_MAX_KEYS: usize = 4;
-
-/// The engine for a chunk of `items` items with `keys` distinct keys: Tensor Cores for few keys
-/// with many items each, CUDA cores otherwise. `PQGPU_CTRU_ENGINE=cc|tc` forces one (for
+/// The engine for a chunk of `items` items with `keys` distinct keys: Tensor Cores when the
+/// keys have on average a whole `TC_ITEMS` block of items each (each key costs one n x n
+/// matrix expansion and at least one padded block), CUDA cores otherwise. Measured on the
+/// H200: one item per key, Tensor Cores reach 0.4x the CUDA cores; see BENCHMARKS.md. `PQGPU_CTRU_ENGINE=cc|tc` forces one (for
 /// measurements).
 pub fn choose(keys: usize, items: usize) -> Engine {
     static FORCE: once_cell::sync::Lazy<Option<Engine>> = once_cell::sync::Lazy::new(|| {
@@ -47,7 +44,7 @@ pub fn choose(keys: usize, items: usize) -> Engine {
     if let Some(e) = *FORCE {
         return e;
     }
-    if keys == 1 || (keys <= TC_MAX_KEYS && items >= keys * TC_ITEMS) {
+    if keys == 1 || items >= keys * TC_ITEMS {
         Engine::TensorCore
     } else {
         Engine::CudaCore
@@ -224,13 +221,20 @@ fn product_tc_grouped(
     let rows = g.rows();
     let g_lo = w.dev("ctru_g_lo", rows * np)?;
     w.zero(g_lo, rows * np)?;
-    hostio::gather(w, k, &g.item_rows(o.lo, np), g_lo, np, "ctru_g_lo_rows")?;
+    // Address tables are staged in pinned buffers named per product kind: decaps runs a
+    // Decrypt and an Encrypt product in one chunk, and a table must not be rewritten before
+    // the worker's `sync` (its copy to the device is still queued).
+    let names = match kind {
+        Kind::Decrypt => ["ctru_gd_lo_rows", "ctru_gd_hi_rows", "ctru_gd_out_rows"],
+        Kind::Encrypt => ["ctru_ge_lo_rows", "ctru_ge_hi_rows", "ctru_ge_out_rows"],
+    };
+    hostio::gather(w, k, &g.item_rows(o.lo, np), g_lo, np, names[0])?;
     let g_hi = match kind {
         Kind::Encrypt => g_lo,
         Kind::Decrypt => {
             let g_hi = w.dev("ctru_g_hi", rows * np)?;
             w.zero(g_hi, rows * np)?;
-            hostio::gather(w, k, &g.item_rows(o.hi, np), g_hi, np, "ctru_g_hi_rows")?;
+            hostio::gather(w, k, &g.item_rows(o.hi, np), g_hi, np, names[1])?;
             g_hi
         }
     };
@@ -290,6 +294,6 @@ mod tests {
         assert_eq!(choose(1, 1), Engine::TensorCore);
         assert_eq!(choose(3, 3 * TC_ITEMS), Engine::TensorCore);
         assert_eq!(choose(3, 3 * TC_ITEMS - 1), Engine::CudaCore);
-        assert_eq!(choose(TC_MAX_KEYS + 1, 1 << 20), Engine::CudaCore);
+        assert_eq!(choose(100, 100), Engine::CudaCore);
     }
 }
