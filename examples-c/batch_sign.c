@@ -31,6 +31,12 @@ static void run(pqg_context *ctx, pqg_alg alg, const char *name, size_t n) {
   unsigned long polls = 0, work = 1;
   size_t i, ok = 0, failed = 0, expected_failures = 0;
 
+  /* A server registers its long-lived key and signature arrays once: on a GPU context they
+     then move by DMA instead of host copies (on the CPU this is accepted and does nothing). */
+  EXPECT(pqg_host_register(ctx, pks, KEYS * pk_len), PQG_OK);
+  EXPECT(pqg_host_register(ctx, sks, KEYS * sk_len), PQG_OK);
+  EXPECT(pqg_host_register(ctx, sigs, n * sig_len), PQG_OK);
+
   /* Keys, as a batch job too. */
   EXPECT(pqg_mldsa_keygen_submit(ctx, alg, KEYS, NULL, pks, sks, kst, &job), PQG_OK);
   EXPECT(pqg_job_wait(job, -1), PQG_OK);
@@ -100,6 +106,10 @@ static void run(pqg_context *ctx, pqg_alg alg, const char *name, size_t n) {
          "(%lu polls, work %lx), verified in one job: %lu valid, %lu corrupted rejected\n",
          name, (unsigned long)n, polls, work & 0xff, (unsigned long)ok, (unsigned long)failed);
 
+  /* Unregister before freeing. */
+  EXPECT(pqg_host_unregister(ctx, pks), PQG_OK);
+  EXPECT(pqg_host_unregister(ctx, sks), PQG_OK);
+  EXPECT(pqg_host_unregister(ctx, sigs), PQG_OK);
   for (i = 0; i < n; i++) free(msgs[i]);
   free(pks);
   free(sks);
