@@ -48,6 +48,17 @@ enum End {
     Device(u64, usize),
 }
 
+impl End {
+    /// Memory type, host address, device address (the one of the other kind is 0; the driver
+    /// reads the field that matches the type) and pitch.
+    fn parts(self) -> (sys::CUmemorytype, u64, u64, usize) {
+        match self {
+            End::Host(a, pitch) => (sys::CUmemorytype::CU_MEMORYTYPE_HOST, a, 0, pitch),
+            End::Device(a, pitch) => (sys::CUmemorytype::CU_MEMORYTYPE_DEVICE, 0, a, pitch),
+        }
+    }
+}
+
 /// A 2D copy descriptor of `rows` rows of `width` bytes, endpoints left to the caller.
 fn copy_2d(width: usize, rows: usize) -> sys::CUDA_MEMCPY2D {
     sys::CUDA_MEMCPY2D {
@@ -182,26 +193,12 @@ impl Worker {
 
     fn copy_rows(&self, src: End, dst: End, width: usize, rows: usize) -> Result<(), DriverError> {
         let mut c = copy_2d(width, rows);
-        (c.srcMemoryType, c.srcPitch) = match src {
-            End::Host(a, pitch) => {
-                c.srcHost = a as *const _;
-                (sys::CUmemorytype::CU_MEMORYTYPE_HOST, pitch)
-            }
-            End::Device(a, pitch) => {
-                c.srcDevice = a;
-                (sys::CUmemorytype::CU_MEMORYTYPE_DEVICE, pitch)
-            }
-        };
-        (c.dstMemoryType, c.dstPitch) = match dst {
-            End::Host(a, pitch) => {
-                c.dstHost = a as *mut _;
-                (sys::CUmemorytype::CU_MEMORYTYPE_HOST, pitch)
-            }
-            End::Device(a, pitch) => {
-                c.dstDevice = a;
-                (sys::CUmemorytype::CU_MEMORYTYPE_DEVICE, pitch)
-            }
-        };
+        let (kind, host, device, pitch) = src.parts();
+        (c.srcMemoryType, c.srcHost, c.srcDevice, c.srcPitch) =
+            (kind, host as *const _, device, pitch);
+        let (kind, host, device, pitch) = dst.parts();
+        (c.dstMemoryType, c.dstHost, c.dstDevice, c.dstPitch) =
+            (kind, host as *mut _, device, pitch);
         // SAFETY: the device side holds rows * pitch bytes (sized by `dev`); the host side lies
         // in one live registration the caller keeps untouched until `sync`.
         unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
