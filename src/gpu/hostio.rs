@@ -82,8 +82,10 @@ impl Rows {
             Ok(d)
         })();
         // Safe to hand back before `sync` only because callers give every table of a chunk
-        // its own name (the copy reads the pinned buffer when the stream gets to it), and the
-        // worker's next chunk starts after this one's `sync`.
+        // its own name: the copy reads the pinned buffer when the stream gets to it, so a
+        // second upload under the same name in the same chunk would overwrite a table still
+        // queued (this broke an experimental grouped CTRU-Prime product, see BENCHMARKS.md).
+        // The worker's next chunk starts after this one's `sync`.
         w.put_host(table, stage);
         r
     }
