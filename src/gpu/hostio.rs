@@ -71,6 +71,9 @@ impl Rows {
     /// Uploads the address table into the worker's buffer `table` (pinned staging, then device).
     fn upload(&self, w: &mut Worker, table: &'static str) -> Result<u64, DriverError> {
         let bytes = self.addrs.len() * 8;
+        // The pinned buffer goes back to the pool before the queued copy has read it; a second
+        // upload under the same name before the next `sync` waits for the stream first.
+        w.staging(table)?;
         let mut stage = w.take_host(table, bytes)?;
         let r = (|| {
             let h = &mut stage.as_mut_slice()?[..bytes];
@@ -81,11 +84,6 @@ impl Rows {
             w.htod(d, h)?;
             Ok(d)
         })();
-        // Safe to hand back before `sync` only because callers give every table of a chunk
-        // its own name: the copy reads the pinned buffer when the stream gets to it, so a
-        // second upload under the same name in the same chunk would overwrite a table still
-        // queued (this broke an experimental grouped CTRU-Prime product, see BENCHMARKS.md).
-        // The worker's next chunk starts after this one's `sync`.
         w.put_host(table, stage);
         r
     }

@@ -31,6 +31,8 @@ pub struct Worker {
     /// waiting for the GPU, unpacking results. Printed with `PQGPU_HOST_PROFILE`.
     pub phases: [f64; 3],
     clock: std::time::Instant,
+    /// Pinned buffers handed to queued copies since the last `sync` (see [`Worker::staging`]).
+    staged_since_sync: Vec<&'static str>,
 }
 
 /// Copies between large host buffers on all cores (one core's memcpy would bound the
@@ -96,6 +98,7 @@ impl Worker {
             profile: std::env::var_os("PQGPU_PROFILE").map(|_| HashMap::new()),
             phases: [0.0; 3],
             clock: std::time::Instant::now(),
+            staged_since_sync: Vec::new(),
         })
     }
 
@@ -209,8 +212,21 @@ impl Worker {
         unsafe { memset_d8_async(dst, 0, bytes, self.stream.cu_stream()) }
     }
 
-    pub fn sync(&self) -> Result<(), DriverError> {
-        self.stream.synchronize()
+    pub fn sync(&mut self) -> Result<(), DriverError> {
+        self.stream.synchronize()?;
+        self.staged_since_sync.clear();
+        Ok(())
+    }
+
+    /// Marks the pinned buffer `name` as read by a copy still queued on the stream; when it
+    /// already is, waits for the stream first, so a buffer is never rewritten under a queued
+    /// copy even if one chunk stages twice under the same name.
+    pub fn staging(&mut self, name: &'static str) -> Result<(), DriverError> {
+        if self.staged_since_sync.contains(&name) {
+            self.sync()?;
+        }
+        self.staged_since_sync.push(name);
+        Ok(())
     }
 
     /// Ends host phase `i` (0 staging, 1 GPU wait, 2 unpacking) and starts the next.
