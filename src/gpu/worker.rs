@@ -6,8 +6,8 @@ use super::module::Kernels;
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
 use cudarc::driver::sys::{self, CUevent_flags};
 use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -238,10 +238,24 @@ impl Worker {
         self.clock = now;
     }
 
-    /// Launches kernel `name` on `grid` blocks of `block` threads with `args` (in kernel order).
+    /// Launches ML-DSA kernel `name` on `grid` blocks of `block` threads with `args` (in kernel
+    /// order).
     pub fn launch(
         &mut self,
         k: &Kernels,
+        name: &'static str,
+        grid: usize,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), DriverError> {
+        self.launch_function(k.get(name), name, grid, block, args)
+    }
+
+    /// Launches `f` (kernel `name`, of either family) on this worker's stream. With
+    /// `PQGPU_PROFILE` each launch is timed with events (synchronising; for measuring only).
+    pub fn launch_function(
+        &mut self,
+        f: &CudaFunction,
         name: &'static str,
         grid: usize,
         block: u32,
@@ -258,7 +272,6 @@ impl Worker {
             }
             None => None,
         };
-        let f = k.get(name);
         let mut b = self.stream.launch_builder(f);
         for a in args {
             match a {
@@ -271,9 +284,10 @@ impl Worker {
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: every pointer argument is a live buffer of this worker sized by the caller
-        // for the kernel's indexing (n items, or the entry capacity), and the argument list
-        // matches the kernel's C signature (u64 pointers, u32 scalars).
+        // SAFETY: every pointer argument is a live device buffer of this worker (or 0 where the
+        // kernel documents a null meaning, or a registered host address for the hostio
+        // kernels), sized by the caller for the kernel's indexing; the argument list matches
+        // the kernel's C signature (u64 pointers, u32 scalars).
         unsafe { b.launch(cfg) }?;
         if let (Some(start), Some(prof)) = (timing, self.profile.as_mut()) {
             let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;

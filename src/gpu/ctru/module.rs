@@ -5,8 +5,7 @@ use super::Sizes;
 use crate::ctru::ParamSet;
 use crate::gpu::module::{join_sources, load_functions, ptx_cached};
 use crate::gpu::worker::{Arg, Worker};
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -50,8 +49,7 @@ pub struct CtruKernels {
 
 impl CtruKernels {
     /// Launches kernel `name` on `w`'s stream: `grid` blocks of `block` threads, `args` in
-    /// kernel order (kept here rather than in `Worker` so the ML-DSA engine's launch API can
-    /// evolve independently).
+    /// kernel order (the worker's one launch path, shared with the ML-DSA kernels).
     pub fn launch(
         &self,
         w: &mut Worker,
@@ -60,44 +58,7 @@ impl CtruKernels {
         block: u32,
         args: &[Arg],
     ) -> Result<(), DriverError> {
-        if grid == 0 {
-            return Ok(());
-        }
-        let mut b = w.stream.launch_builder(&self.funcs[name]);
-        for a in args {
-            match a {
-                Arg::P(p) => b.arg(p),
-                Arg::U(u) => b.arg(u),
-            };
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (grid as u32, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0, // the kernels use static shared memory only
-        };
-        // With PQGPU_PROFILE: time each launch with events (synchronising; measuring only).
-        let start = match w.profile {
-            Some(_) => {
-                let ev = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-                ev.record(&w.stream)?;
-                Some(ev)
-            }
-            None => None,
-        };
-        // SAFETY: every pointer argument is a live device buffer of this worker (or 0 where the
-        // kernel documents a null meaning), sized by the caller for the kernel's indexing (n
-        // items, padded rows, NP x NP matrices); the argument list matches the kernel's C
-        // signature (u64 pointers, u32 scalars); the stream belongs to the worker.
-        unsafe { b.launch(cfg) }?;
-        if let (Some(start), Some(prof)) = (start, w.profile.as_mut()) {
-            let end = w.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            end.record(&w.stream)?;
-            end.synchronize()?;
-            let e = prof.entry(name).or_default();
-            e.0 += start.elapsed_ms(&end)? as f64;
-            e.1 += 1;
-        }
-        Ok(())
+        w.launch_function(&self.funcs[name], name, grid, block, args)
     }
 }
 
