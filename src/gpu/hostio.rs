@@ -53,6 +53,15 @@ impl Rows {
         Some(rows)
     }
 
+    /// Rows at device addresses (0: skip), moved by the gather/scatter kernels.
+    pub fn device(addrs: Vec<u64>, len: usize) -> Rows {
+        Rows {
+            addrs,
+            len,
+            dma_pitch: None,
+        }
+    }
+
     /// The pitch when every row is present and row i starts at row 0 + i * pitch.
     fn even_pitch(&self) -> Option<usize> {
         let first = *self.addrs.first()?;

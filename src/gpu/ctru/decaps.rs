@@ -5,7 +5,7 @@
 
 use super::keys::{Interner, KEYINFO};
 use super::module::CtruKernels;
-use super::product::{self, product, Kind, Operands, TC_ITEMS};
+use super::product::{self, product, Engine, Groups, Kind, Operands, TC_ITEMS};
 use super::{Sizes, MSG_STRIDE};
 use crate::backend::DecapsItem;
 use crate::ctru::ParamSet;
@@ -48,7 +48,9 @@ pub fn decaps_chunk(
         return Ok(());
     }
     let table = &keys.table;
-    let engine = product::choose(table.count);
+    let engine = product::choose(table.count, n);
+    let groups =
+        (engine == Engine::TensorCore && table.count > 1).then(|| Groups::of(&idx, table.count));
     let np = s.np;
     let pad = n.div_ceil(TC_ITEMS) * TC_ITEMS;
     let cs = s.ct_stride;
@@ -134,6 +136,7 @@ pub fn decaps_chunk(
             out: v,
             n,
             pad,
+            groups: groups.as_ref(),
         };
         product(w, k, &s, engine, Kind::Decrypt, &ops)?;
         k.launch(w, "decaps_decode", grid, BLOCK_STREAM, &[P(v), P(msg), nn])?;

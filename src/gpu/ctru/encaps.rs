@@ -4,7 +4,7 @@
 
 use super::keys::{Interner, KEYINFO};
 use super::module::CtruKernels;
-use super::product::{self, product, Kind, Operands, TC_ITEMS};
+use super::product::{self, product, Engine, Groups, Kind, Operands, TC_ITEMS};
 use super::{Sizes, MSG_STRIDE};
 use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
@@ -81,7 +81,9 @@ pub fn encaps_chunk(
         return Ok(());
     }
     let table = &keys.table;
-    let engine = product::choose(table.count);
+    let engine = product::choose(table.count, n);
+    let groups = (engine == Engine::TensorCore && table.count > 1)
+        .then(|| Groups::of(&inp.idx, table.count));
     let np = s.np;
     let pad = n.div_ceil(TC_ITEMS) * TC_ITEMS;
 
@@ -139,6 +141,7 @@ pub fn encaps_chunk(
             out: sigma,
             n,
             pad,
+            groups: groups.as_ref(),
         };
         product(w, k, &s, engine, Kind::Encrypt, &ops)?;
         let args = [P(sigma), P(msg), P(ct), nn];

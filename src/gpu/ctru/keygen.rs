@@ -58,6 +58,7 @@ pub fn keygen_chunk(
             out: h,
             n,
             pad: n,
+            groups: None,
         };
         product(w, k, s, Engine::CudaCore, Kind::Encrypt, &ops)?;
         let args = [P(h), P(f), P(d_seeds), P(pk), P(sk), nn];

@@ -2,11 +2,15 @@
 //!
 //! * `CudaCore` (`mul_cc`): exact schoolbook product, one block per item, any mix of keys.
 //! * `TensorCore` (`mul_tc`): the key's n x n multiplication matrix in int8 digits times the
-//!   items' vectors as matrix columns, int8 `mma.sync` with int32 accumulation. Only for a
-//!   chunk whose items share one key (the server case), where the matrix is expanded once.
+//!   items' vectors as matrix columns, int8 `mma.sync` with int32 accumulation. One shared key
+//!   (the server case): the matrix is expanded once and every item is a column, no padding.
+//!   Several keys (down to one item per key, the per-instance mode): the items are regrouped
+//!   by key into blocks padded to `TC_ITEMS` columns, and each key's matrix is expanded and
+//!   multiplied in turn.
 
 use super::module::CtruKernels;
 use super::Sizes;
+use crate::gpu::hostio::{self, Rows};
 use crate::gpu::worker::{Arg::*, Worker};
 use cudarc::driver::DriverError;
 
@@ -20,17 +24,79 @@ pub enum Engine {
 /// Items per `mul_tc` block (4 warps x 32 items); the item side is padded to this.
 pub const TC_ITEMS: usize = 128;
 
-/// The engine for a chunk with `keys` distinct keys: Tensor Cores for one shared key (faster in
-/// the H200 measurements), CUDA cores otherwise. `PQGPU_CTRU_ENGINE=cc` forces CUDA cores
-/// (for measurements); `tc` is the default where it applies.
-pub fn choose(keys: usize) -> Engine {
-    static FORCE_CC: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| {
-        std::env::var("PQGPU_CTRU_ENGINE").is_ok_and(|v| v.eq_ignore_ascii_case("cc"))
+/// The engine for a chunk of `items` items with `keys` distinct keys: Tensor Cores when the
+/// keys have on average a whole `TC_ITEMS` block of items each (each key costs one n x n
+/// matrix expansion and at least one padded block), CUDA cores otherwise. Measured on the
+/// H200: one item per key, Tensor Cores reach 0.4x the CUDA cores; see BENCHMARKS.md. `PQGPU_CTRU_ENGINE=cc|tc` forces one (for
+/// measurements).
+pub fn choose(keys: usize, items: usize) -> Engine {
+    static FORCE: once_cell::sync::Lazy<Option<Engine>> = once_cell::sync::Lazy::new(|| {
+        match std::env::var("PQGPU_CTRU_ENGINE")
+            .ok()?
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "cc" => Some(Engine::CudaCore),
+            "tc" => Some(Engine::TensorCore),
+            _ => None,
+        }
     });
-    if keys == 1 && !*FORCE_CC {
+    if let Some(e) = *FORCE {
+        return e;
+    }
+    if keys == 1 || items >= keys * TC_ITEMS {
         Engine::TensorCore
     } else {
         Engine::CudaCore
+    }
+}
+
+/// A chunk's items regrouped by key for the Tensor-Core engine: row j of the padded layout
+/// holds item `perm[j]` (`u32::MAX`: a zero padding row); key g owns rows
+/// `start[g]..start[g + 1]`, a multiple of `TC_ITEMS`.
+pub struct Groups {
+    perm: Vec<u32>,
+    start: Vec<usize>,
+}
+
+impl Groups {
+    /// Groups items by their key index `idx[i]` (< `keys`).
+    pub fn of(idx: &[u32], keys: usize) -> Groups {
+        let mut count = vec![0usize; keys];
+        for &k in idx {
+            count[k as usize] += 1;
+        }
+        let mut start = Vec::with_capacity(keys + 1);
+        let mut at = 0;
+        for c in &count {
+            start.push(at);
+            at += c.div_ceil(TC_ITEMS) * TC_ITEMS;
+        }
+        start.push(at);
+        let mut perm = vec![u32::MAX; at];
+        let mut fill = start.clone();
+        for (i, &k) in idx.iter().enumerate() {
+            perm[fill[k as usize]] = i as u32;
+            fill[k as usize] += 1;
+        }
+        Groups { perm, start }
+    }
+
+    fn rows(&self) -> usize {
+        self.perm.len()
+    }
+
+    /// Device addresses of each padded row's item row in `base` (0 for padding rows).
+    fn item_rows(&self, base: u64, row_bytes: usize) -> Rows {
+        let addrs = self
+            .perm
+            .iter()
+            .map(|&i| match i {
+                u32::MAX => 0,
+                i => base + (i as usize * row_bytes) as u64,
+            })
+            .collect();
+        Rows::device(addrs, row_bytes)
     }
 }
 
@@ -44,7 +110,7 @@ pub enum Kind {
 
 /// Device operands of one product over `n` items (item rows padded to `pad` for the TC engine,
 /// the rows past `n` zeroed by the caller).
-pub struct Operands {
+pub struct Operands<'a> {
     /// Key vectors (i16 rows of NP).
     pub keyvec: u64,
     /// Per-item key index (u32), or 0 for item i -> key i.
@@ -56,6 +122,8 @@ pub struct Operands {
     pub out: u64,
     pub n: usize,
     pub pad: usize,
+    /// The items grouped by key: required by the Tensor-Core engine for more than one key.
+    pub groups: Option<&'a Groups>,
 }
 
 pub fn product(
@@ -66,7 +134,6 @@ pub fn product(
     kind: Kind,
     o: &Operands,
 ) -> Result<(), DriverError> {
-    let np = s.np;
     match engine {
         Engine::CudaCore => {
             let mod_q2 = U((kind == Kind::Decrypt) as u32);
@@ -86,38 +153,140 @@ pub fn product(
                 &[&args[..], &[U(o.n as u32)]].concat(),
             )
         }
-        Engine::TensorCore => {
-            let digits = if kind == Kind::Encrypt { 2 } else { 1 };
-            let m_hi = w.dev("ctru_m_hi", np * np)?;
-            let m_lo = w.dev("ctru_m_lo", np * np)?;
-            // The single key is row 0 of keyvec (one key in the chunk's table).
-            k.launch(
-                w,
-                "expand_key",
-                (np * np).div_ceil(256),
-                256,
-                &[P(o.keyvec), U(0), U(digits), P(m_hi), P(m_lo)],
-            )?;
-            let (x_lo, x_hi, two_key) = match kind {
-                Kind::Encrypt => (o.lo, o.lo, 1),
-                Kind::Decrypt => (o.lo, o.hi, 0),
-            };
-            let grid = (o.pad / TC_ITEMS) * (np / 32);
-            k.launch(
-                w,
-                "mul_tc",
-                grid,
-                128,
-                &[
-                    P(x_lo),
-                    P(x_hi),
-                    P(m_lo),
-                    P(m_hi),
-                    U(two_key),
-                    P(o.out),
-                    U(o.pad as u32),
-                ],
-            )
+        Engine::TensorCore => match o.groups {
+            None => product_tc(w, k, s, kind, o, 0, o.lo, o.hi, o.out, o.pad),
+            Some(g) => product_tc_grouped(w, k, s, kind, o, g),
+        },
+    }
+}
+
+/// One key's matrix (row `key` of `keyvec`) times `pad` item columns at `lo`/`hi` into `out`.
+#[allow(clippy::too_many_arguments)]
+fn product_tc(
+    w: &mut Worker,
+    k: &CtruKernels,
+    s: &Sizes,
+    kind: Kind,
+    o: &Operands,
+    key: u32,
+    lo: u64,
+    hi: u64,
+    out: u64,
+    pad: usize,
+) -> Result<(), DriverError> {
+    let np = s.np;
+    let digits = if kind == Kind::Encrypt { 2 } else { 1 };
+    let m_hi = w.dev("ctru_m_hi", np * np)?;
+    let m_lo = w.dev("ctru_m_lo", np * np)?;
+    k.launch(
+        w,
+        "expand_key",
+        (np * np).div_ceil(256),
+        256,
+        &[P(o.keyvec), U(key), U(digits), P(m_hi), P(m_lo)],
+    )?;
+    let (x_lo, x_hi, two_key) = match kind {
+        Kind::Encrypt => (lo, lo, 1),
+        Kind::Decrypt => (lo, hi, 0),
+    };
+    let grid = (pad / TC_ITEMS) * (np / 32);
+    k.launch(
+        w,
+        "mul_tc",
+        grid,
+        128,
+        &[
+            P(x_lo),
+            P(x_hi),
+            P(m_lo),
+            P(m_hi),
+            U(two_key),
+            P(out),
+            U(pad as u32),
+        ],
+    )
+}
+
+/// Several keys: the item rows are gathered into key-ordered blocks (zero padded), each key's
+/// block is multiplied by its own matrix, and the products are scattered back to item order.
+fn product_tc_grouped(
+    w: &mut Worker,
+    k: &CtruKernels,
+    s: &Sizes,
+    kind: Kind,
+    o: &Operands,
+    g: &Groups,
+) -> Result<(), DriverError> {
+    let np = s.np;
+    let rows = g.rows();
+    let g_lo = w.dev("ctru_g_lo", rows * np)?;
+    w.zero(g_lo, rows * np)?;
+    // Address tables are staged in pinned buffers named per product kind: decaps runs a
+    // Decrypt and an Encrypt product in one chunk, and a table must not be rewritten before
+    // the worker's `sync` (its copy to the device is still queued).
+    let names = match kind {
+        Kind::Decrypt => ["ctru_gd_lo_rows", "ctru_gd_hi_rows", "ctru_gd_out_rows"],
+        Kind::Encrypt => ["ctru_ge_lo_rows", "ctru_ge_hi_rows", "ctru_ge_out_rows"],
+    };
+    hostio::gather(w, k, &g.item_rows(o.lo, np), g_lo, np, names[0])?;
+    let g_hi = match kind {
+        Kind::Encrypt => g_lo,
+        Kind::Decrypt => {
+            let g_hi = w.dev("ctru_g_hi", rows * np)?;
+            w.zero(g_hi, rows * np)?;
+            hostio::gather(w, k, &g.item_rows(o.hi, np), g_hi, np, names[1])?;
+            g_hi
         }
+    };
+    let g_out = w.dev("ctru_g_out", rows * np * 2)?;
+    for key in 0..g.start.len() - 1 {
+        let (from, to) = (g.start[key], g.start[key + 1]);
+        let at = |base: u64, row: usize| base + (from * row) as u64;
+        product_tc(
+            w,
+            k,
+            s,
+            kind,
+            o,
+            key as u32,
+            at(g_lo, np),
+            at(g_hi, np),
+            at(g_out, 2 * np),
+            to - from,
+        )?;
+    }
+    hostio::scatter(w, k, g_out, 2 * np, &g.item_rows(o.out, 2 * np), names[2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_hold_each_key_s_items_in_order_in_padded_blocks() {
+        let idx = [2, 0, 2, 1, 0, 2];
+        let g = Groups::of(&idx, 3);
+        assert_eq!(g.start, vec![0, TC_ITEMS, 2 * TC_ITEMS, 3 * TC_ITEMS]);
+        assert_eq!(g.perm[..3], [1, 4, u32::MAX]);
+        assert_eq!(g.perm[TC_ITEMS..TC_ITEMS + 2], [3, u32::MAX]);
+        assert_eq!(g.perm[2 * TC_ITEMS..2 * TC_ITEMS + 4], [0, 2, 5, u32::MAX]);
+        // Every item exactly once, everything else padding.
+        let mut seen: Vec<u32> = g.perm.iter().copied().filter(|&i| i != u32::MAX).collect();
+        seen.sort();
+        assert_eq!(seen, vec![0, 1, 2, 3, 4, 5]);
+        let big = Groups::of(&vec![0; TC_ITEMS + 1], 1);
+        assert_eq!(big.rows(), 2 * TC_ITEMS);
+    }
+
+    #[test]
+    fn few_keys_with_many_items_each_use_tensor_cores() {
+        if std::env::var_os("PQGPU_CTRU_ENGINE").is_some() {
+            println!("SKIPPED: PQGPU_CTRU_ENGINE forces the engine");
+            return;
+        }
+        assert_eq!(choose(1, 1), Engine::TensorCore);
+        assert_eq!(choose(3, 3 * TC_ITEMS), Engine::TensorCore);
+        assert_eq!(choose(3, 3 * TC_ITEMS - 1), Engine::CudaCore);
+        assert_eq!(choose(100, 100), Engine::CudaCore);
     }
 }
