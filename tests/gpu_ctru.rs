@@ -1,9 +1,11 @@
 //! GPU CTRU-Prime against the CPU ground truth, byte for byte: keys from the same seeds,
-//! encapsulations from the same coins (one shared key: the Tensor-Core engine; many keys: the
-//! CUDA-core engine), decapsulations of honest, bit-flipped and random ciphertexts, malformed
-//! items, and every shared KAT vector. Skips (with the reason printed) when no GPU is usable,
-//! as on CI. `PQGPU_GPU_CASES` sets the encaps and decaps cases per parameter set (half per
-//! engine), `PQGPU_GPU_KEYGEN_CASES` the keygen cases (default: the same).
+//! encapsulations from the same coins (one shared key and a few keys with many items each: the
+//! Tensor-Core engine; one key per item: the CUDA-core engine), decapsulations of honest,
+//! bit-flipped and random ciphertexts, malformed items, and every shared KAT vector. Skips
+//! (with the reason printed) when no GPU is usable, as on CI. `PQGPU_GPU_CASES` sets the
+//! encaps and decaps cases per parameter set (1/2 one key, 1/4 three keys, 1/4 one key each),
+//! `PQGPU_GPU_KEYGEN_CASES` the keygen cases (default: the same). `PQGPU_CTRU_ENGINE=cc|tc`
+//! forces one engine for every case.
 
 mod common;
 
@@ -186,13 +188,16 @@ fn run_set(p: ParamSet) {
     let mut rng = StdRng::seed_from_u64(0xC7A0 + p.n() as u64);
     let seeds = bytes(&mut rng, 64 * n_kg.max(8));
     let (pks, sks) = keygen_both(&*gpu, p, &seeds);
-    let pk: Vec<&[u8]> = pks.chunks_exact(p.public_key_len()).take(7).collect();
-    let sk: Vec<&[u8]> = sks.chunks_exact(p.secret_key_len()).take(7).collect();
-    run_engine(&*gpu, p, &mut rng, &pk[..1], &sk[..1], n / 2); // one key: Tensor Cores
-                                                               // Three keys with hundreds of items each: Tensor Cores, items regrouped by key (when
-                                                               // n is large enough; `PQGPU_CTRU_ENGINE=tc` forces the grouping for every case below).
+    let pk: Vec<&[u8]> = pks.chunks_exact(p.public_key_len()).collect();
+    let sk: Vec<&[u8]> = sks.chunks_exact(p.secret_key_len()).collect();
+    // One key: Tensor Cores, every item a matrix column.
+    run_engine(&*gpu, p, &mut rng, &pk[..1], &sk[..1], n / 2);
+    // Three keys with hundreds of items each: Tensor Cores, items regrouped by key (once n/4
+    // reaches 3 x TC_ITEMS).
     run_engine(&*gpu, p, &mut rng, &pk[..3], &sk[..3], n / 4);
-    run_engine(&*gpu, p, &mut rng, &pk, &sk, n - n / 2 - n / 4); // seven keys: CUDA cores
+    // Every item its own key (up to the keys made above): CUDA cores, or with
+    // `PQGPU_CTRU_ENGINE=tc` the per-instance Tensor-Core mode (one padded block per item).
+    run_engine(&*gpu, p, &mut rng, &pk, &sk, n - n / 2 - n / 4);
     println!(
         "{}: {} keygen, {} encaps and {} decaps cases (1/4 bit-flipped, 1/4 random ct) match the CPU",
         p.name(),
