@@ -103,11 +103,46 @@ __device__ __forceinline__ i32 use_hint(bool h, i32 r) {
   return r1 == 0 ? m - 1 : r1 - 1;
 }
 
-// ------------------------------------------------------- NTT (block-cooperative)
+// ------------------------------------------------------------------------ NTT
+//
+// Two forms of the 8-level NTT/INTT over cnt polynomials a[cnt][256] in shared memory
+// (FIPS 204 Alg. 41/42), chosen with NTT_FORM (the paper's two; both measured on the H200,
+// see kernels/README.md):
+//  * 0, block: one radix-2 butterfly (2 coefficients) per thread per level, all polynomials
+//    of the call at once, shared memory between levels (the paper's multi-warp form).
+//  * 1, warp: one warp per polynomial, 8 coefficients per thread in registers, three levels
+//    per pass (radix-8), two exchanges through a per-warp scratch (the single-warp form).
+// Options: NTT_SWIZZLE (form 0: the upper half of each warp loads and stores its pair in the
+// other order, so levels with len < 32 are free of 2-way bank conflicts), NTT_PAD (form 1:
+// exchanges through a padded scratch instead of in place, free of 8-way conflicts),
+// INTT_FUSE (the final multiplication by mont^2/256 folded into the last INTT level).
+// Defaults from the H200 measurements (kernels/README.md): form 1 in place, fused; the
+// swizzle and the padding cost more instructions or shared memory than the conflicts.
+#ifndef NTT_FORM
+#define NTT_FORM 1
+#endif
+#ifndef NTT_SWIZZLE
+#define NTT_SWIZZLE 0
+#endif
+#ifndef NTT_PAD
+#define NTT_PAD 0
+#endif
+#ifndef INTT_FUSE
+#define INTT_FUSE 1
+#endif
 
 __device__ __forceinline__ void load_zetas(i32 *z) {
   for (int i = threadIdx.x; i < N; i += blockDim.x) z[i] = ZETAS[i];
 }
+
+// The last INTT level's two factors with the final scaling folded in (INTT_FUSE).
+__device__ __forceinline__ void intt_last(i32 &x, i32 &y, i32 zeta_scaled) {
+  const i32 d = fq_sub(x, y);
+  x = fq_mul(MONT2_256, fq_add(x, y));
+  y = fq_mul(zeta_scaled, d);
+}
+
+#if NTT_FORM == 0
 
 // Levels with len <= 32 are warp-local: with blockDim a multiple of 128, the warp that
 // handles butterflies i in [32w, 32w + 32) of a polynomial owns its coefficients
@@ -120,8 +155,11 @@ __device__ __forceinline__ void level_sync(int len_done, int len_next) {
     __syncthreads();
 }
 
-// Forward NTT of cnt polynomials a[cnt][256] in shared memory (Alg. 41), one
-// butterfly per thread per level, all polynomials in the same level at once.
+// Whether butterfly i accesses its pair (j, j + len) upper element first: for len < 32 the
+// upper 16 lanes of a warp touch the same banks as the lower 16 (2-way conflicts); starting
+// them on the other element spreads each access over all 32 banks.
+__device__ __forceinline__ bool swizzled(int i, int len) { return NTT_SWIZZLE && len < 32 && (i & 16); }
+
 __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
   __syncthreads();
   for (int lvl = 0; lvl < 8; ++lvl) {
@@ -131,19 +169,24 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
       const int i = b & 127;
       const int group = i >> (7 - lvl);
       const int j = group * 2 * len + (i & (len - 1));
-      const i32 t = fq_mul(z[(1 << lvl) + group], p[j + len]);
-      const i32 x = p[j];
-      p[j + len] = fq_sub(x, t);
-      p[j] = fq_add(x, t);
+      const bool sw = swizzled(i, len);
+      const int f = sw ? j + len : j, s = sw ? j : j + len;
+      const i32 v0 = p[f], v1 = p[s];
+      const i32 x = sw ? v1 : v0, y = sw ? v0 : v1;
+      const i32 t = fq_mul(z[(1 << lvl) + group], y);
+      const i32 lo = fq_add(x, t), hi = fq_sub(x, t);
+      p[f] = sw ? hi : lo;
+      p[s] = sw ? lo : hi;
     }
     level_sync(len, lvl < 7 ? len / 2 : 256);
   }
 }
 
-// Inverse NTT (Alg. 42) times the Montgomery factor, as in the reference code:
-// the product of two NTT-domain values carries R^-1, which this removes.
+// Inverse NTT times the Montgomery factor, as in the reference code: the product of two
+// NTT-domain values carries R^-1, which this removes.
 __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
   __syncthreads();
+  const i32 last_zeta = fq_mul(Q - z[1], MONT2_256);
   for (int lvl = 0; lvl < 8; ++lvl) {
     const int len = 1 << lvl;
     const int groups = 128 >> lvl;
@@ -152,15 +195,244 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
       const int i = b & 127;
       const int group = i >> lvl;
       const int j = group * 2 * len + (i & (len - 1));
-      const i32 zeta = Q - z[2 * groups - 1 - group];
-      const i32 x = p[j], y = p[j + len];
-      p[j] = fq_add(x, y);
-      p[j + len] = fq_mul(zeta, fq_sub(x, y));
+      const bool sw = swizzled(i, len);
+      const int f = sw ? j + len : j, s = sw ? j : j + len;
+      const i32 v0 = p[f], v1 = p[s];
+      i32 x = sw ? v1 : v0, y = sw ? v0 : v1;
+      if (INTT_FUSE && lvl == 7) {
+        intt_last(x, y, last_zeta);
+      } else {
+        const i32 zeta = Q - z[2 * groups - 1 - group];
+        const i32 d = fq_sub(x, y);
+        x = fq_add(x, y);
+        y = fq_mul(zeta, d);
+      }
+      p[f] = sw ? y : x;
+      p[s] = sw ? x : y;
     }
     level_sync(len, lvl < 7 ? len * 2 : 256);
   }
-  for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
+  if (!INTT_FUSE) {
+    for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
+    __syncthreads();
+  }
+}
+
+#else // NTT_FORM == 1
+
+// Thread `lane` of a warp holds r[m] = coefficient pos(m) of one polynomial, in three
+// arrangements: A: lane + 32m (levels with len 128..32), B: 32b + c + 4m with lane = 4b + c
+// (len 16..4), C: 8 lane + m (len 2, 1). Moving between arrangements goes through shared
+// memory; the scratch layouts pad 4 words per 32 (A <-> B) and 1 per 8 (B <-> C), which puts
+// every access of a warp in its own bank.
+#define SCRATCH_WORDS 288
+#if NTT_PAD
+__shared__ __align__(16) i32 ntt_scratch[(NT / 32) * SCRATCH_WORDS];
+__device__ __forceinline__ int pad_ab(int j) { return j + 4 * (j >> 5); }
+__device__ __forceinline__ int pad_bc(int j) { return j + (j >> 3); }
+#else
+__device__ __forceinline__ int pad_ab(int j) { return j; }
+__device__ __forceinline__ int pad_bc(int j) { return j; }
+#endif
+__device__ __forceinline__ int pos_a(int lane, int m) { return lane + 32 * m; }
+__device__ __forceinline__ int pos_b(int lane, int m) { return 32 * (lane >> 2) + (lane & 3) + 4 * m; }
+__device__ __forceinline__ int pos_c(int lane, int m) { return 8 * lane + m; }
+
+// Forward (Cooley-Tukey) butterfly and inverse (Gentleman-Sande) butterfly.
+__device__ __forceinline__ void ct(i32 &x, i32 &y, i32 zeta) {
+  const i32 t = fq_mul(zeta, y);
+  y = fq_sub(x, t);
+  x = fq_add(x, t);
+}
+__device__ __forceinline__ void gs(i32 &x, i32 &y, i32 zeta) {
+  const i32 d = fq_sub(x, y);
+  x = fq_add(x, y);
+  y = fq_mul(zeta, d);
+}
+
+// Moves r from arrangement `from` to `to` through buf (layout pad); the warp's lanes
+// exchange coefficients, so the warp synchronises around the shared accesses.
+#define EXCHANGE(buf, pad, from, to)                                        \
+  do {                                                                      \
+    __syncwarp();                                                           \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) buf[pad(from(lane, m))] = r[m]; \
+    __syncwarp();                                                           \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) r[m] = buf[pad(to(lane, m))];   \
+  } while (0)
+
+// Arrangement C is 8 consecutive words per lane: unpadded, it moves as two 16-byte accesses
+// (2-way conflicts) instead of eight 8-way conflicting ones.
+__device__ __forceinline__ void load_c(const i32 *poly, int lane, i32 *r) {
+  const int4 *in = (const int4 *)(poly + pos_c(lane, 0));
+  const int4 v0 = in[0], v1 = in[1];
+  r[0] = v0.x, r[1] = v0.y, r[2] = v0.z, r[3] = v0.w;
+  r[4] = v1.x, r[5] = v1.y, r[6] = v1.z, r[7] = v1.w;
+}
+__device__ __forceinline__ void store_c(i32 *poly, int lane, const i32 *r) {
+  int4 *out = (int4 *)(poly + pos_c(lane, 0));
+  out[0] = make_int4(r[0], r[1], r[2], r[3]);
+  out[1] = make_int4(r[4], r[5], r[6], r[7]);
+}
+#if NTT_PAD
+#define EXCHANGE_B_TO_C(buf) EXCHANGE(buf, pad_bc, pos_b, pos_c)
+#define EXCHANGE_C_TO_B(buf) EXCHANGE(buf, pad_bc, pos_c, pos_b)
+#else
+#define EXCHANGE_B_TO_C(buf)                                                \
+  do {                                                                      \
+    __syncwarp();                                                           \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) buf[pos_b(lane, m)] = r[m]; \
+    __syncwarp();                                                           \
+    load_c(buf, lane, r);                                                   \
+  } while (0)
+#define EXCHANGE_C_TO_B(buf)                                                \
+  do {                                                                      \
+    __syncwarp();                                                           \
+    store_c(buf, lane, r);                                                  \
+    __syncwarp();                                                           \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) r[m] = buf[pos_b(lane, m)]; \
+  } while (0)
+#endif
+
+__device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
   __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int b = lane >> 2;
+  for (int p = warp; p < cnt; p += blockDim.x >> 5) {
+    i32 *poly = a + p * N;
+#if NTT_PAD
+    i32 *buf = ntt_scratch + warp * SCRATCH_WORDS;
+#else
+    i32 *buf = poly;
+#endif
+    i32 r[8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m) r[m] = poly[pos_a(lane, m)];
+    // len 128, 64, 32: the zeta index depends on m only.
+#pragma unroll
+    for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[1]);
+#pragma unroll
+    for (int m = 0; m < 8; m += 4) {
+      ct(r[m], r[m + 2], z[2 + (m >> 2)]);
+      ct(r[m + 1], r[m + 3], z[2 + (m >> 2)]);
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[4 + (m >> 1)]);
+    EXCHANGE(buf, pad_ab, pos_a, pos_b);
+    // len 16, 8, 4: groups 32-word block b, then its halves and quarters.
+#pragma unroll
+    for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[8 + b]);
+#pragma unroll
+    for (int m = 0; m < 8; m += 4) {
+      ct(r[m], r[m + 2], z[16 + 2 * b + (m >> 2)]);
+      ct(r[m + 1], r[m + 3], z[16 + 2 * b + (m >> 2)]);
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[32 + 4 * b + (m >> 1)]);
+    EXCHANGE_B_TO_C(buf);
+    // len 2, 1: within this lane's 8 consecutive coefficients.
+#pragma unroll
+    for (int m = 0; m < 8; m += 4) {
+      ct(r[m], r[m + 2], z[64 + 2 * lane + (m >> 2)]);
+      ct(r[m + 1], r[m + 3], z[64 + 2 * lane + (m >> 2)]);
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[128 + 4 * lane + (m >> 1)]);
+    __syncwarp();
+    store_c(poly, lane, r);
+  }
+  __syncthreads();
+}
+
+// Inverse NTT times the Montgomery factor (see form 0); the inverse levels run C, B, A.
+__device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int b = lane >> 2;
+  const i32 last_zeta = fq_mul(Q - z[1], MONT2_256);
+  for (int p = warp; p < cnt; p += blockDim.x >> 5) {
+    i32 *poly = a + p * N;
+#if NTT_PAD
+    i32 *buf = ntt_scratch + warp * SCRATCH_WORDS;
+#else
+    i32 *buf = poly;
+#endif
+    i32 r[8];
+    load_c(poly, lane, r);
+    // len 1 (group = j / 2), len 2 (group = j / 4); zeta = q - z[2 groups - 1 - group].
+#pragma unroll
+    for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[255 - (4 * lane + (m >> 1))]);
+#pragma unroll
+    for (int m = 0; m < 8; m += 4) {
+      gs(r[m], r[m + 2], Q - z[127 - (2 * lane + (m >> 2))]);
+      gs(r[m + 1], r[m + 3], Q - z[127 - (2 * lane + (m >> 2))]);
+    }
+    EXCHANGE_C_TO_B(buf);
+    // len 4, 8, 16.
+#pragma unroll
+    for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[63 - (4 * b + (m >> 1))]);
+#pragma unroll
+    for (int m = 0; m < 8; m += 4) {
+      gs(r[m], r[m + 2], Q - z[31 - (2 * b + (m >> 2))]);
+      gs(r[m + 1], r[m + 3], Q - z[31 - (2 * b + (m >> 2))]);
+    }
+#pragma unroll
+    for (int m = 0; m < 4; ++m) gs(r[m], r[m + 4], Q - z[15 - b]);
+    EXCHANGE(buf, pad_ab, pos_b, pos_a);
+    // len 32, 64, 128.
+#pragma unroll
+    for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[7 - (m >> 1)]);
+#pragma unroll
+    for (int m = 0; m < 8; m += 4) {
+      gs(r[m], r[m + 2], Q - z[3 - (m >> 2)]);
+      gs(r[m + 1], r[m + 3], Q - z[3 - (m >> 2)]);
+    }
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      if (INTT_FUSE) {
+        intt_last(r[m], r[m + 4], last_zeta);
+      } else {
+        gs(r[m], r[m + 4], Q - z[1]);
+        r[m] = fq_mul(MONT2_256, r[m]);
+        r[m + 4] = fq_mul(MONT2_256, r[m + 4]);
+      }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int m = 0; m < 8; ++m) poly[pos_a(lane, m)] = r[m];
+  }
+  __syncthreads();
+}
+
+#endif // NTT_FORM
+
+// ------------------------------------------------- matrix-vector product (NTT domain)
+
+// Coefficient `tid` of A o v (A: K x L NTT-domain polynomials from ExpandA, row-major in
+// global memory; v: L polynomials in shared memory), handed row by row to store(i, value).
+// Row-major: one accumulator, A read in memory order. Column-major (MATVEC_COL=1, the
+// paper's choice for keygen and verify): each v[j] read once, K accumulators in registers.
+#ifndef MATVEC_COL
+#define MATVEC_COL 0
+#endif
+template <class Store> __device__ __forceinline__ void matvec(const u32 *a, const i32 *v, int tid, Store store) {
+#if MATVEC_COL
+  i32 acc[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) acc[i] = 0;
+  for (int j = 0; j < L; ++j) {
+    const i32 x = v[j * N + tid];
+#pragma unroll
+    for (int i = 0; i < K; ++i) acc[i] = fq_add(acc[i], fq_mul((i32)a[(i * L + j) * N + tid], x));
+  }
+#pragma unroll
+  for (int i = 0; i < K; ++i) store(i, acc[i]);
+#else
+  for (int i = 0; i < K; ++i) {
+    i32 acc = 0;
+    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a[(i * L + j) * N + tid], v[j * N + tid]));
+    store(i, acc);
+  }
+#endif
 }
 
 // ------------------------------------------------------------ bit packing
@@ -459,7 +731,7 @@ extern "C" __global__ void ST_BOUNDS keygen_seed(const u8 *xi, u8 *seeds, u32 n)
 
 // t = NTT^-1(A o NTT(s1)) + s2, Power2Round, pkEncode and skEncode without tr.
 extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, const u32 *a, const i32 *s, u8 *pk, u8 *sk, u32 n) {
-  __shared__ i32 z[N], s1h[L * N], t[K * N], v0[N], v1[N];
+  __shared__ __align__(16) i32 z[N], s1h[L * N], t[K * N], v0[N], v1[N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
@@ -467,11 +739,7 @@ extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, co
   for (int i = tid; i < L * N; i += NT) s1h[i] = s_item[i];
   ntt_polys(s1h, L, z);
   const u32 *a_item = a + (u64)item * K * L * N;
-  for (int i = 0; i < K; ++i) {
-    i32 acc = 0;
-    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a_item[(i * L + j) * N + tid], s1h[j * N + tid]));
-    t[i * N + tid] = acc;
-  }
+  matvec(a_item, s1h, tid, [&](int i, i32 acc) { t[i * N + tid] = acc; });
   intt_polys(t, K, z);
   u8 *pk_item = pk + (u64)item * PK_LEN;
   u8 *sk_item = sk + (u64)item * SK_LEN;
@@ -513,6 +781,26 @@ extern "C" __global__ void ST_BOUNDS keygen_tr(const u8 *pk, u8 *sk, u32 n) {
 
 // ----------------------------------------------------------------------- sign
 
+// kin = K || rnd || mu per item, rnd already there: K from sk, mu = H(tr || M', 64) (Alg. 7
+// line 6) with tr from sk written into the region's 64-byte slot (or the region holds mu).
+extern "C" __global__ void ST_BOUNDS sign_mu(const u8 *sk, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *kin, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  const u64 *skw = (const u64 *)(sk + (u64)item * SK_LEN);
+  u64 *kw = (u64 *)(kin + (u64)item * 128);
+  u64 *region = (u64 *)(arena + msg_off[item]);
+  for (int i = 0; i < 4; ++i) kw[i] = skw[4 + i];
+  const u32 mlen = msg_len[item];
+  if (mlen == 0xFFFFFFFFu) {
+    for (int i = 0; i < 8; ++i) kw[8 + i] = region[i];
+    return;
+  }
+  for (int i = 0; i < 8; ++i) region[i] = skw[8 + i];
+  u64 A[25];
+  shake_absorb<SHAKE256_RATE>(A, region, 64 + mlen);
+  squeeze_lanes(A, kw + 8, 8);
+}
+
 // rho'' = H(K || rnd || mu, 64); kin holds those 128 bytes per item.
 extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
@@ -525,7 +813,7 @@ extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n)
 // skDecode (Alg. 25) and NTTs of s1, s2, t0; rejects keys whose s1/s2 fields are
 // out of [-eta, eta] (BadKey). best/next reset the signing loop's state.
 extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *status, u32 *best, u32 *next, u32 *n_bad, u32 n) {
-  __shared__ i32 z[N], p[(L + 2 * K) * N];
+  __shared__ __align__(16) i32 z[N], p[(L + 2 * K) * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
@@ -610,7 +898,7 @@ extern "C" __global__ void ST_BOUNDS expand_mask(const u8 *rhopp, const u32 *ent
 
 // w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)).
 extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
-  __shared__ i32 z[N], yh[L * N], acc[K * N];
+  __shared__ __align__(16) i32 z[N], yh[L * N], acc[K * N];
   const u32 e = blockIdx.x;
   if (e >= *count) return;
   const int tid = threadIdx.x;
@@ -620,11 +908,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *
   for (int i = tid; i < L * N; i += NT) yh[i] = y_e[i];
   ntt_polys(yh, L, z);
   const u32 *a_t = a + (u64)task * K * L * N;
-  for (int i = 0; i < K; ++i) {
-    i32 s = 0;
-    for (int j = 0; j < L; ++j) s = fq_add(s, fq_mul((i32)a_t[(i * L + j) * N + tid], yh[j * N + tid]));
-    acc[i * N + tid] = s;
-  }
+  matvec(a_t, yh, tid, [&](int i, i32 s) { acc[i * N + tid] = s; });
   intt_polys(acc, K, z);
   i32 *w_e = w + (u64)e * K * N;
   for (int i = 0; i < K; ++i) {
@@ -651,7 +935,7 @@ extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *c
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
 // lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
 extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const signed char *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
-  __shared__ i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
+  __shared__ __align__(16) i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
   __shared__ u8 hs[K * N];
   __shared__ int hcount[K];
   const u32 e = blockIdx.x;
@@ -788,7 +1072,7 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8
 // w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
 // hbuf = mu || w1Encode(w1'); also the ||z|| check.
 extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8 *pk, const u8 *sig, const signed char *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
-  __shared__ i32 z[N], zh[L * N], ch[N], th[K * N];
+  __shared__ __align__(16) i32 z[N], zh[L * N], ch[N], th[K * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
@@ -814,11 +1098,7 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
   ntt_polys(ch, 1, z);
   ntt_polys(th, K, z);
   const u32 *a_t = a + (u64)item * K * L * N;
-  for (int i = 0; i < K; ++i) {
-    i32 acc = 0;
-    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a_t[(i * L + j) * N + tid], zh[j * N + tid]));
-    th[i * N + tid] = fq_sub(acc, fq_mul(ch[tid], th[i * N + tid]));
-  }
+  matvec(a_t, zh, tid, [&](int i, i32 acc) { th[i * N + tid] = fq_sub(acc, fq_mul(ch[tid], th[i * N + tid])); });
   intt_polys(th, K, z);
   const u32 *h = hint + (u64)item * K * 8;
   for (int i = 0; i < K; ++i) th[i * N + tid] = use_hint((h[i * 8 + (tid >> 5)] >> (tid & 31)) & 1, th[i * N + tid]);

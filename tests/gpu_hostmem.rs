@@ -137,6 +137,51 @@ fn mldsa(p: ParamSet, seed: u64) {
         cpu.mldsa_sign(p, &items, &mut outs, &mut st);
         assert!(st.iter().all(|s| s.is_ok()));
     }
+    // Signing from a registered key array (one DMA) into registered signature rows, evenly
+    // spaced (one DMA) and shuffled (the scatter kernel). One key is malformed: its status is
+    // BadKey, as on the CPU, and its row comes back zeroed, not with the device's stale bytes.
+    {
+        let mut keyreg = Registered::new(gpu, n * sl);
+        keyreg.buf.copy_from_slice(&csk);
+        let bad = 1.min(n - 1);
+        keyreg.buf[bad * sl + 128] = 0xFF; // s1's first coefficient out of [-eta, eta]
+        for even in [true, false] {
+            let (off, end) = layout(&mut rng, n, gl, even);
+            let mut out = Registered::new(gpu, end);
+            out.buf.fill(0xAA);
+            let items: Vec<_> = (0..n)
+                .map(|i| pqgpu::backend::SignItem {
+                    sk: &keyreg.buf[i * sl..(i + 1) * sl],
+                    msg: Message::Pure {
+                        ctx: b"hostmem",
+                        msg: &msgs[i],
+                    },
+                    rnd: Some(&[0; 32]),
+                })
+                .collect();
+            let mut g = vec![Err(Error::Panic); n];
+            gpu.mldsa_sign(p, &items, &mut rows_mut(&mut out.buf, &off, gl), &mut g);
+            let mut c = vec![Err(Error::Panic); n];
+            let mut scratch = vec![0u8; gl];
+            cpu.mldsa_sign(
+                p,
+                &items[bad..bad + 1],
+                &mut [&mut scratch[..]],
+                &mut c[..1],
+            );
+            assert_eq!((g[bad], c[0]), (Err(Error::BadKey), Err(Error::BadKey)));
+            assert!(out.buf[off[bad]..off[bad] + gl].iter().all(|&b| b == 0));
+            for i in (0..n).filter(|&i| i != bad) {
+                assert_eq!(g[i], Ok(()), "{} sign {i} (even {even})", p.name());
+                assert!(
+                    out.buf[off[i]..off[i] + gl] == sigs[i * gl..(i + 1) * gl],
+                    "{} signature {i} (even {even})",
+                    p.name()
+                );
+            }
+        }
+    }
+
     for i in (0..n).step_by(3) {
         let bit = rng.gen_range(0..gl * 8);
         sigs[i * gl + bit / 8] ^= 1 << (bit % 8);
@@ -179,7 +224,7 @@ fn mldsa(p: ParamSet, seed: u64) {
         }
     }
     println!(
-        "{}: {n} keys and 4 x {n} verifies from registered memory identical",
+        "{}: {n} keys, 2 x {n} signatures and 4 x {n} verifies through registered memory identical",
         p.name()
     );
 }

@@ -36,7 +36,7 @@ where
         for (name, (ms, count)) in rows {
             eprintln!(
                 "profile {name:16} {:9.3} ms per run, {count} launches",
-                ms / 4.0
+                ms / times.len() as f64
             );
         }
         w.profile = Some(HashMap::new());

@@ -38,7 +38,7 @@ impl Rows {
         let addrs = rows
             .map(|r| match r {
                 None => Some(0),
-                Some(r) => (r.len() == len && reg.covers(r)).then_some(r.as_ptr() as u64),
+                Some(r) => (r.len() == len).then_some(r.as_ptr() as u64),
             })
             .collect::<Option<Vec<u64>>>()?;
         let mut rows = Rows {
@@ -46,10 +46,25 @@ impl Rows {
             len,
             dma_pitch: None,
         };
-        rows.dma_pitch = rows.even_pitch().filter(|&pitch| {
-            let span = (rows.addrs.len() - 1) * pitch + len;
-            reg.pieces(rows.addrs[0] as usize, span).len() == 1
-        });
+        // Evenly spaced rows are covered when their span is: one registry lookup instead of
+        // one per row (per-row lookups were a visible share of a chunk's host time).
+        let span = rows
+            .even_pitch()
+            .map(|pitch| (pitch, (rows.addrs.len() - 1) * pitch + len));
+        let first = rows.addrs.first().map_or(0, |&a| a as usize);
+        let covered = match span {
+            Some((_, span)) if reg.covers_range(first, span) => true,
+            _ => rows
+                .addrs
+                .iter()
+                .all(|&a| a == 0 || reg.covers_range(a as usize, len)),
+        };
+        if !covered {
+            return None;
+        }
+        rows.dma_pitch = span
+            .filter(|&(_, span)| reg.pieces(first, span).len() == 1)
+            .map(|(pitch, _)| pitch);
         Some(rows)
     }
 
@@ -60,6 +75,11 @@ impl Rows {
             len,
             dma_pitch: None,
         }
+    }
+
+    /// Whether one strided DMA moves these rows (evenly spaced in one registration).
+    pub fn is_dma(&self) -> bool {
+        self.dma_pitch.is_some() && !force_kernel()
     }
 
     /// The pitch when every row is present and row i starts at row 0 + i * pitch.
@@ -178,6 +198,49 @@ mod tests {
             len,
             dma_pitch: None,
         }
+    }
+
+    #[test]
+    fn registered_rows_need_every_row_covered_and_one_region_for_a_dma() {
+        let mem = vec![0u8; 1 << 14];
+        let base = mem.as_ptr() as usize;
+        // One caller buffer over the first 8 KiB in two driver regions; nothing after it.
+        let reg = Ranges::with(
+            vec![(base, base + 8192)],
+            vec![(base, base + 4096), (base + 4096, base + 8192)],
+        );
+        let rows_at = |offs: &[usize]| {
+            offs.iter()
+                .map(|&o| Some(&mem[o..o + 100]))
+                .collect::<Vec<_>>()
+        };
+        let even =
+            Rows::registered(&reg, 100, rows_at(&[0, 100, 200]).into_iter()).expect("covered");
+        assert_eq!(even.dma_pitch, Some(100));
+        let across =
+            Rows::registered(&reg, 100, rows_at(&[4000, 4100]).into_iter()).expect("covered");
+        assert_eq!(
+            across.dma_pitch, None,
+            "a DMA may not span two registrations"
+        );
+        let shuffled =
+            Rows::registered(&reg, 100, rows_at(&[700, 0, 300]).into_iter()).expect("covered");
+        assert_eq!(shuffled.dma_pitch, None);
+        assert!(
+            Rows::registered(&reg, 100, rows_at(&[0, 8100]).into_iter()).is_none(),
+            "a row past the buffer"
+        );
+        assert!(
+            Rows::registered(&reg, 100, rows_at(&[8192, 8292]).into_iter()).is_none(),
+            "rows outside"
+        );
+        assert!(
+            Rows::registered(&reg, 99, rows_at(&[0]).into_iter()).is_none(),
+            "wrong row length"
+        );
+        let skipped =
+            Rows::registered(&reg, 100, [Some(&mem[..100]), None].into_iter()).expect("covered");
+        assert_eq!(skipped.addrs[1], 0);
     }
 
     #[test]

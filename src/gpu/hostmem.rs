@@ -38,12 +38,19 @@ fn page() -> usize {
 }
 
 impl Ranges {
+    /// A registry with the given caller buffers and driver regions (for other modules' tests).
+    #[cfg(test)]
+    pub fn with(buffers: Vec<(usize, usize)>, regions: Vec<(usize, usize)>) -> Ranges {
+        Ranges { buffers, regions }
+    }
+
     /// Whether every byte of `buf` is registered.
     pub fn covers(&self, buf: &[u8]) -> bool {
         self.covers_range(buf.as_ptr() as usize, buf.len())
     }
 
-    fn covers_range(&self, start: usize, len: usize) -> bool {
+    /// Whether `[start, start + len)` lies entirely in registered caller buffers.
+    pub fn covers_range(&self, start: usize, len: usize) -> bool {
         let end = start + len;
         // From the last buffer starting at or before `start`, through buffers that follow
         // each other without a gap (one caller buffer may be registered in parts).

@@ -25,6 +25,7 @@ mod engine;
 mod hostio;
 pub(crate) mod hostmem;
 mod keygen;
+mod message;
 mod module;
 mod scheduler;
 mod sign;
@@ -314,6 +315,7 @@ impl Backend for GpuBackend {
     ) {
         let g = Geometry::of(p);
         let set = set_index(p);
+        let reg = hostmem::snapshot();
         let chunks: Vec<_> = items
             .chunks(self.sign_chunk)
             .zip(sigs.chunks_mut(self.sign_chunk))
@@ -324,7 +326,7 @@ impl Backend for GpuBackend {
                 &self.engines,
                 chunks,
                 |e, w, ((it, sg), st)| {
-                    sign::sign_chunk(w, &e.kernels[set], &g, it, sg, st)
+                    sign::sign_chunk(w, &e.kernels[set], &g, &reg, it, sg, st)
                         .map_err(|e| format!("{e:?}"))
                 },
                 |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),

@@ -22,7 +22,7 @@ const SOURCES: [(&str, &str); 3] = [
     ("kernels/mldsa.cu", include_str!("../../kernels/mldsa.cu")),
 ];
 
-const KERNELS: [&str; 18] = [
+const KERNELS: [&str; 19] = [
     "gather_rows",
     "scatter_rows",
     "expand_a",
@@ -30,6 +30,7 @@ const KERNELS: [&str; 18] = [
     "keygen_seed",
     "keygen_main",
     "keygen_tr",
+    "sign_mu",
     "sign_rhopp",
     "sign_decode",
     "sign_schedule",

@@ -3,6 +3,9 @@
 //! consecutive attempts once few tasks remain (so otherwise idle units compute later
 //! kappas); the smallest successful attempt wins, so the signature is exactly FIPS 204's.
 
+use super::hostio::{self, Rows};
+use super::hostmem::Ranges;
+use super::message::Regions;
 use super::module::Kernels;
 use super::worker::{Arg::*, Worker};
 use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
@@ -162,11 +165,16 @@ fn read_u32(b: &[u8], at: usize) -> u32 {
 }
 
 /// One chunk end to end. Items that fail the host checks (lengths, message shape) get their
-/// error without reaching the GPU.
+/// error without reaching the GPU. Secret keys in registered memory, evenly spaced (a caller's
+/// key array), are copied to the device by one DMA, and signatures into registered rows are
+/// written by the device, skipping the host staging copies; a failed item's signature row is
+/// then zeroed.
+#[allow(clippy::too_many_arguments)]
 pub fn sign_chunk(
     w: &mut Worker,
     k: &Kernels,
     g: &Geometry,
+    reg: &Ranges,
     items: &[SignItem<'_>],
     sigs: &mut [&mut [u8]],
     statuses: &mut [Status],
@@ -186,13 +194,25 @@ pub fn sign_chunk(
     if m == 0 {
         return Ok(());
     }
-    let mut sk_stage = w.take_host("sg_sk_stage", m * g.sk_len)?;
-    let mut kin_stage = w.take_host("sg_kin_stage", m * 128)?;
-    let mut out = w.take_host("sg_out", m * (g.sig_stride + 4))?;
+    // One key repeated (a server's signing key) is not evenly spaced: staging it on the host
+    // reads one cached row, cheaper than a zero-copy gather over PCIe.
+    let sk_rows = Rows::registered(reg, g.sk_len, idx.iter().map(|&i| Some(items[i].sk)))
+        .filter(Rows::is_dma);
+    let sig_rows = Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(&*sigs[i])));
+    let staged_sk = if sk_rows.is_some() { 0 } else { m * g.sk_len };
+    let staged_sig = if sig_rows.is_some() {
+        0
+    } else {
+        m * g.sig_stride
+    };
+    let regions = Regions::of(idx.iter().map(|&i| &items[i].msg));
+    let mut sk_stage = w.take_host("sg_sk_stage", staged_sk.max(8))?;
+    let mut kin_stage = w.take_host("sg_kin_stage", m * 128 + regions.host_bytes())?;
+    let mut out = w.take_host("sg_out", staged_sig + m * 4)?;
     w.lap(3);
     let r = (|| {
-        let sk_h = &mut sk_stage.as_mut_slice()?[..m * g.sk_len];
-        let kin_h = &mut kin_stage.as_mut_slice()?[..m * 128];
+        let sk_h = &mut sk_stage.as_mut_slice()?[..staged_sk];
+        let (kin_h, msg_h) = kin_stage.as_mut_slice()?.split_at_mut(m * 128);
         // Hedged items draw their rnd in one OS call for the chunk (one syscall per item
         // cost more than the rest of the host work).
         let hedged = idx.iter().filter(|&&i| items[i].rnd.is_none()).count();
@@ -206,32 +226,48 @@ pub fn sign_chunk(
                 next += 32;
             }
         }
-        // mu = H(tr || M') on the host (tr is in sk): one or two Keccak calls per item,
-        // spread over all cores; rho'' and everything after run on the GPU.
-        sk_h.par_chunks_mut(g.sk_len)
-            .zip(kin_h.par_chunks_mut(128))
+        // kin = K || rnd || mu per item: the host writes rnd; `sign_mu` takes K and tr from
+        // the device's copy of sk and hashes mu (computing mu on the host held the chunk's
+        // GPU work back by the staging time).
+        kin_h
+            .par_chunks_mut(128)
             .zip(idx.par_iter().zip(fresh_at.par_iter()))
-            .for_each(|((skb, kb), (&i, &at))| {
-                let it = &items[i];
-                skb.copy_from_slice(it.sk);
-                kb[..32].copy_from_slice(&it.sk[32..64]);
-                match it.rnd {
-                    Some(r) => kb[32..64].copy_from_slice(r),
-                    None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
-                }
-                let tr: &[u8; 64] = it.sk[64..128].try_into().expect("64 bytes");
-                kb[64..].copy_from_slice(&it.msg.mu(tr));
+            .for_each(|(kb, (&i, &at))| match items[i].rnd {
+                Some(r) => kb[32..64].copy_from_slice(r),
+                None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
             });
         let sk_d = w.dev("sg_sk_in", m * g.sk_len)?;
         let kin_d = w.dev("sg_kin", m * 128)?;
-        w.htod(sk_d, sk_h)?;
+        match &sk_rows {
+            Some(rows) => hostio::gather(w, k, rows, sk_d, g.sk_len, "sg_sk_rows")?,
+            None => {
+                sk_h.par_chunks_mut(g.sk_len)
+                    .zip(idx.par_iter())
+                    .for_each(|(skb, &i)| skb.copy_from_slice(items[i].sk));
+                w.htod(sk_d, sk_h)?;
+            }
+        }
         w.htod(kin_d, kin_h)?;
+        let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
+        let args = [
+            P(sk_d),
+            P(msgs.arena),
+            P(msgs.off),
+            P(msgs.len),
+            P(kin_d),
+            U(m as u32),
+        ];
+        w.launch(k, "sign_mu", blocks(m, BLOCK_STREAM), BLOCK_STREAM, &args)?;
         w.lap(0);
         let (sig_d, status_d) = sign_dev(w, k, g, m, sk_d, kin_d)?;
         let o = out.as_mut_slice()?;
-        let (o_sig, o_st) = o.split_at_mut(m * g.sig_stride);
-        w.dtoh(o_sig, sig_d)?;
-        w.dtoh(&mut o_st[..m * 4], status_d)?;
+        let (o_sig, o_st) = o.split_at_mut(staged_sig);
+        let o_st = &mut o_st[..m * 4];
+        match &sig_rows {
+            Some(rows) => hostio::scatter(w, k, sig_d, g.sig_stride, rows, "sg_sig_rows")?,
+            None => w.dtoh(o_sig, sig_d)?,
+        }
+        w.dtoh(o_st, status_d)?;
         w.sync()?;
         w.lap(1);
         // Secrets do not stay in the staging buffers.
@@ -242,6 +278,7 @@ pub fn sign_chunk(
             pos[i] = j;
         }
         let (o_sig, o_st) = (&*o_sig, &*o_st);
+        let direct = sig_rows.is_some();
         sigs.par_iter_mut()
             .zip(statuses.par_iter_mut())
             .zip(pos.par_iter())
@@ -249,14 +286,19 @@ pub fn sign_chunk(
             .for_each(|((sig, st), &j)| {
                 *st = match read_u32(o_st, 4 * j) {
                     _ if !rng_ok && items[idx[j]].rnd.is_none() => Err(Error::Rng),
-                    ST_OK => {
-                        let at = j * g.sig_stride;
-                        sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
-                        Ok(())
-                    }
+                    ST_OK => Ok(()),
                     ST_BADKEY => Err(Error::BadKey),
                     _ => Err(Error::Device),
                 };
+                match (&*st, direct) {
+                    (Ok(()), false) => {
+                        let at = j * g.sig_stride;
+                        sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
+                    }
+                    // The device wrote this row; nothing of a failed attempt stays there.
+                    (Err(_), true) => sig.fill(0),
+                    _ => {}
+                }
             });
         w.lap(2);
         Ok(())

@@ -3,17 +3,14 @@
 
 use super::hostio::{self, Rows};
 use super::hostmem::Ranges;
+use super::message::Regions;
 use super::module::Kernels;
 use super::worker::{Arg::*, Worker};
 use super::{blocks, Geometry, BLOCK_POLY, BLOCK_STREAM};
 use crate::backend::VerifyItem;
-use crate::mldsa::Message;
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
-
-/// `msg_len` marker for an external mu (the region holds mu itself).
-const EXTERNAL_MU: u32 = u32::MAX;
 
 /// Verifies `n` items on the device: pks (n * pk_len), sigs (n * sig_stride), and per item a
 /// message region in `arena` at `off[i]`: 64 free bytes (for tr) then M', or mu itself.
@@ -77,39 +74,6 @@ pub fn verify_dev(
     Ok(result)
 }
 
-/// Bytes of M' (0 for an external mu, which takes the tr slot instead).
-fn m_prime_len(m: &Message<'_>) -> usize {
-    match *m {
-        Message::Pure { ctx, msg } => 2 + ctx.len() + msg.len(),
-        Message::PreHashed { ctx, digest, .. } => 2 + ctx.len() + 11 + digest.len(),
-        Message::Internal(m) => m.len(),
-        Message::Mu(_) => 0,
-    }
-}
-
-/// Writes the message region: the tr slot (or mu) then M'.
-fn write_region(m: &Message<'_>, r: &mut [u8]) {
-    let (head, tail) = r.split_at_mut(64);
-    match *m {
-        Message::Pure { ctx, msg } => {
-            tail[0] = 0;
-            tail[1] = ctx.len() as u8;
-            tail[2..2 + ctx.len()].copy_from_slice(ctx);
-            tail[2 + ctx.len()..2 + ctx.len() + msg.len()].copy_from_slice(msg);
-        }
-        Message::PreHashed { ctx, ph, digest } => {
-            tail[0] = 1;
-            tail[1] = ctx.len() as u8;
-            tail[2..2 + ctx.len()].copy_from_slice(ctx);
-            let o = 2 + ctx.len();
-            tail[o..o + 11].copy_from_slice(&ph.oid_der());
-            tail[o + 11..o + 11 + digest.len()].copy_from_slice(digest);
-        }
-        Message::Internal(mp) => tail[..mp.len()].copy_from_slice(mp),
-        Message::Mu(mu) => head.copy_from_slice(mu),
-    }
-}
-
 /// One chunk end to end. Public keys and signatures in registered memory (`reg`) go to the
 /// device without a host copy; the message regions are always staged (about 100 bytes each).
 pub fn verify_chunk(
@@ -142,48 +106,21 @@ pub fn verify_chunk(
     let direct = Rows::registered(reg, g.pk_len, idx.iter().map(|&i| Some(items[i].pk))).zip(
         Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(items[i].sig))),
     );
-    // Region offsets: 8-byte aligned, sized to whole lanes (the kernels read u64 lanes).
-    let mut offs = Vec::with_capacity(m);
-    let mut total = 0usize;
-    for &i in &idx {
-        offs.push(total as u64);
-        total += (64 + m_prime_len(&items[i].msg)).div_ceil(8) * 8;
-    }
-    let meta = m * 12;
+    let regions = Regions::of(idx.iter().map(|&i| &items[i].msg));
     let staged_rows = if direct.is_some() {
         0
     } else {
         m * (g.pk_len + g.sig_stride)
     };
-    let bytes = staged_rows + meta + total;
+    let bytes = staged_rows + regions.host_bytes();
     let mut stage = w.take_host("vf_stage", bytes)?;
     let mut out = w.take_host("vf_out", m * 4)?;
     w.lap(3);
     let r = (|| {
         let h = &mut stage.as_mut_slice()?[..bytes];
-        let (rows_h, rest) = h.split_at_mut(staged_rows);
-        let (off_h, rest) = rest.split_at_mut(m * 8);
-        let (len_h, arena_h) = rest.split_at_mut(m * 4);
-        let mut rest = &mut arena_h[..];
-        for (j, &i) in idx.iter().enumerate() {
-            let msg = &items[i].msg;
-            let len = m_prime_len(msg);
-            let (r, tail) = rest.split_at_mut((64 + len).div_ceil(8) * 8);
-            write_region(msg, r);
-            rest = tail;
-            off_h[8 * j..8 * j + 8].copy_from_slice(&offs[j].to_le_bytes());
-            let ml = if matches!(msg, Message::Mu(_)) {
-                EXTERNAL_MU
-            } else {
-                len as u32
-            };
-            len_h[4 * j..4 * j + 4].copy_from_slice(&ml.to_le_bytes());
-        }
+        let (rows_h, msg_h) = h.split_at_mut(staged_rows);
         let pk_d = w.dev("vf_pk", m * g.pk_len)?;
         let sig_d = w.dev("vf_sig", m * g.sig_stride)?;
-        let off_d = w.dev("vf_off", m * 8)?;
-        let len_d = w.dev("vf_len", m * 4)?;
-        let arena_d = w.dev("vf_arena", total)?;
         match &direct {
             Some((pks, sigs)) => {
                 hostio::gather(w, k, pks, pk_d, g.pk_len, "vf_pk_rows")?;
@@ -202,10 +139,8 @@ pub fn verify_chunk(
                 w.htod(sig_d, sig_h)?;
             }
         }
-        w.htod(off_d, off_h)?;
-        w.htod(len_d, len_h)?;
-        w.htod(arena_d, arena_h)?;
-        let res_d = verify_dev(w, k, g, m, pk_d, sig_d, arena_d, off_d, len_d)?;
+        let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
+        let res_d = verify_dev(w, k, g, m, pk_d, sig_d, msgs.arena, msgs.off, msgs.len)?;
         let o = &mut out.as_mut_slice()?[..m * 4];
         w.dtoh(o, res_d)?;
         w.lap(0);

@@ -36,6 +36,11 @@ inline std::atomic<int> g_red;
 
 struct uint4 { unsigned x, y, z, w; };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+struct int4 { int x, y, z, w; };
+inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+#ifndef __align__
+#define __align__(x) __attribute__((aligned(x)))
+#endif
 
 #define __global__
 #define __device__
@@ -46,8 +51,9 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 #define __launch_bounds__(x)
 
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
-// Every thread calls it the same number of times here, so a block barrier is a safe stand-in.
-inline void __syncwarp() { __syncthreads(); }
+// The warp's own barrier: the one-warp-per-polynomial NTT (NTT_FORM=1) has warps calling it
+// different numbers of times.
+inline void __syncwarp() { t_wbar->arrive_and_wait(); }
 inline int __syncthreads_or(int p) {
   if (p) g_red.fetch_or(1);
   __syncthreads();
