@@ -686,8 +686,32 @@ extern "C" __global__ void ST_BOUNDS expand_s(const u8 *seeds, i32 *s_out, u32 n
   }
 }
 
-// SampleInBall (Alg. 29) on one thread: c as int8 in {-1, 0, 1}.
-__device__ void sample_in_ball(const u64 *ctilde, signed char *c) {
+// SampleInBall (Alg. 29) on one thread, into the masks below.
+// SampleInBall's c (coefficients 0, 1 or -1) as two 256-bit masks per item: nonzero
+// positions (words 0-3) and negative ones (words 4-7). Building c bytewise cost 256 scattered
+// byte stores per item, the largest part of sign_challenge.
+#define CM_WORDS 8
+
+__device__ __forceinline__ u32 mask_bit(const u64 m[4], u32 idx) {
+  u64 w = 0;
+#pragma unroll
+  for (u32 k = 0; k < 4; ++k)
+    if (k == (idx >> 6)) w = m[k];
+  return (u32)(w >> (idx & 63)) & 1;
+}
+__device__ __forceinline__ void mask_set(u64 m[4], u32 idx, u32 v) {
+#pragma unroll
+  for (u32 k = 0; k < 4; ++k)
+    if (k == (idx >> 6)) m[k] = (m[k] & ~(1ULL << (idx & 63))) | ((u64)v << (idx & 63));
+}
+
+// Coefficient i of c, canonical: 0, 1 or q - 1.
+__device__ __forceinline__ i32 ball_coeff(const u64 *cm, int i) {
+  const u64 nz = cm[i >> 6] >> (i & 63), neg = cm[4 + (i >> 6)] >> (i & 63);
+  return (nz & 1) ? ((neg & 1) ? Q - 1 : 1) : 0;
+}
+
+__device__ void sample_in_ball(const u64 *ctilde, u64 *cm) {
   u64 A[25];
   keccak_zero(A);
 #pragma unroll
@@ -698,7 +722,7 @@ __device__ void sample_in_ball(const u64 *ctilde, signed char *c) {
   u64 buf[SHAKE256_RATE / 8];
 #pragma unroll
   for (int i = 0; i < SHAKE256_RATE / 8; ++i) buf[i] = A[i];
-  for (int i = 0; i < N; ++i) c[i] = 0;
+  u64 nz[4] = {0, 0, 0, 0}, neg[4] = {0, 0, 0, 0};
   const u64 signs = buf[0];
   int pos = 8;
   for (int i = N - TAU; i < N; ++i) {
@@ -713,8 +737,16 @@ __device__ void sample_in_ball(const u64 *ctilde, signed char *c) {
       j = (u32)(buf[pos >> 3] >> (8 * (pos & 7))) & 0xFF;
       ++pos;
     } while (j > (u32)i);
-    c[i] = c[j];
-    c[j] = ((signs >> (i + TAU - N)) & 1) ? -1 : 1;
+    // c[i] = c[j]; c[j] = (-1)^(sign bit).
+    mask_set(nz, i, mask_bit(nz, j));
+    mask_set(neg, i, mask_bit(neg, j));
+    mask_set(nz, j, 1);
+    mask_set(neg, j, (u32)(signs >> (i + TAU - N)) & 1);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    cm[k] = nz[k];
+    cm[4 + k] = neg[k];
   }
 }
 
@@ -922,19 +954,19 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *
 }
 
 // c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
-extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *count, u8 *ctilde, signed char *c) {
+extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *count, u8 *ctilde, u64 *c) {
   const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= *count) return;
   u64 A[25];
   shake_absorb<SHAKE256_RATE>(A, (const u64 *)(hbuf + (u64)e * HBUF_LEN), HBUF_LEN);
   u64 *ct = (u64 *)(ctilde + (u64)e * 64);
   squeeze_lanes(A, ct, CTILDE / 8);
-  sample_in_ball(ct, c + (u64)e * N);
+  sample_in_ball(ct, c + (u64)e * CM_WORDS);
 }
 
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
 // lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
-extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const signed char *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
+extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
   __shared__ __align__(16) i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
   __shared__ u8 hs[K * N];
   __shared__ int hcount[K];
@@ -945,7 +977,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
   if (tid == 0) ok[e] = 0;
   if (tid < K) hcount[tid] = 0;
   load_zetas(z);
-  ch[tid] = to_canon(c[(u64)e * N + tid]);
+  ch[tid] = ball_coeff(c + (u64)e * CM_WORDS, tid);
   ntt_polys(ch, 1, z);
   const i32 *s1 = s1h + (u64)task * L * N, *s2 = s2h + (u64)task * K * N, *t0 = t0h + (u64)task * K * N;
   // The three checks in order of rejection rate per polynomial transformed (the r0 check
@@ -1026,7 +1058,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task
 // Per item: tr = H(pk, 64) into the message region's first 64 bytes, mu = H(tr ||
 // M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
 // msg_off[i]: region offset in arena; msg_len[i]: |M'|, or ~0 for external mu.
-extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, signed char *c, u32 *hint, u32 *vstat, u32 n) {
+extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, u64 *c, u32 *hint, u32 *vstat, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -1066,12 +1098,12 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8
   for (u32 i = index; i < OMEGA && !bad; ++i)
     if (y[i] != 0) bad = 1;
   vstat[item] = bad;
-  sample_in_ball((const u64 *)s, c + (u64)item * N);
+  sample_in_ball((const u64 *)s, c + (u64)item * CM_WORDS);
 }
 
 // w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
 // hbuf = mu || w1Encode(w1'); also the ||z|| check.
-extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8 *pk, const u8 *sig, const signed char *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
+extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
   __shared__ __align__(16) i32 z[N], zh[L * N], ch[N], th[K * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
@@ -1088,7 +1120,7 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
     zh[j * N + tid] = to_canon(v);
   }
   for (int i = 0; i < K; ++i) th[i * N + tid] <<= D_BITS;
-  ch[tid] = to_canon(c[(u64)item * N + tid]);
+  ch[tid] = ball_coeff(c + (u64)item * CM_WORDS, tid);
   bad = __syncthreads_or(bad);
   if (bad) {
     if (tid == 0) vstat[item] = 1;

@@ -51,7 +51,7 @@ pub fn sign_dev(
     let wv = w.dev("sg_w", cap * kk * 1024)?;
     let hbuf = w.dev("sg_hbuf", cap * g.hbuf_len)?;
     let ctilde = w.dev("sg_ctilde", cap * 64)?;
-    let c = w.dev("sg_c", cap * 256)?;
+    let c = w.dev("sg_c", cap * 64)?; // SampleInBall masks (CM_WORDS u64)
     let ok = w.dev("sg_ok", cap)?;
     let slot = w.dev("sg_slot", cap * g.sig_stride)?;
     let (count, done, nbad) = (ctr, ctr + 4, ctr + 8);

@@ -28,7 +28,7 @@ pub fn verify_dev(
     mlen: u64,
 ) -> Result<u64, DriverError> {
     let hbuf = w.dev("vf_hbuf", n * g.hbuf_len)?;
-    let c = w.dev("vf_c", n * 256)?;
+    let c = w.dev("vf_c", n * 64)?; // SampleInBall masks (CM_WORDS u64)
     let hint = w.dev("vf_hint", n * g.k * 32)?;
     let vstat = w.dev("vf_vstat", n * 4)?;
     let a = w.dev("a_hat", n * g.k * g.l * 1024)?;

@@ -68,7 +68,7 @@ int main() {
       auto et = buf<u32>(cap), ea = buf<u32>(cap);
       auto y = buf<i32>((size_t)cap * L * N), w = buf<i32>((size_t)cap * K * N);
       auto hb = buf<u64>((size_t)cap * HBUF_LEN / 8), ct = buf<u64>((size_t)cap * 8);
-      auto c = buf<signed char>((size_t)cap * N); auto ok = buf<u8>(cap);
+      auto c = buf<u64>((size_t)cap * CM_WORDS); auto ok = buf<u8>(cap);
       auto slot = buf<u64>((size_t)cap * SIG_STRIDE / 8), sig = buf<u64>((size_t)n * SIG_STRIDE / 8);
       for (u32 i = 0; i < n; ++i) {
         auto skb = unhex(lines[ids[i]][1]), mu = unhex(lines[ids[i]][2]), rnd = unhex(lines[ids[i]][3]);
@@ -119,7 +119,7 @@ int main() {
         if (f[0] == "U") { memcpy((u8 *)(arena.data() + at), m.data(), 64); mlen[i] = 0xFFFFFFFFu; }
         else { memcpy((u8 *)(arena.data() + at) + 64, m.data(), m.size()); mlen[i] = m.size(); }
       }
-      auto hb = buf<u64>((size_t)n * HBUF_LEN / 8); auto c = buf<signed char>((size_t)n * N);
+      auto hb = buf<u64>((size_t)n * HBUF_LEN / 8); auto c = buf<u64>((size_t)n * CM_WORDS);
       auto hint = buf<u32>((size_t)n * K * 8); auto vstat = buf<u32>(n), res = buf<u32>(n);
       auto a = buf<u32>((size_t)n * K * L * N);
       launch(blocks(n, ST), ST, [&] { verify_prep((u8 *)pk.data(), (u8 *)sig.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)hb.data(), c.data(), hint.data(), vstat.data(), n); });
