@@ -17,9 +17,9 @@ pub trait Unit: Sync {
     fn mark_failed(&self, why: &str);
 }
 
-/// Runs `gpu(device, worker, chunk)` for every chunk, and `cpu(chunk)` for chunks that no
-/// healthy device could finish.
-pub fn run_chunks<U, T, G, C>(units: &[U], chunks: Vec<T>, gpu: G, cpu: C)
+/// Runs `gpu(device, worker, chunk)` for every chunk on at most `per_unit` workers of each
+/// device, and `cpu(chunk)` for chunks that no healthy device could finish.
+pub fn run_chunks<U, T, G, C>(units: &[U], per_unit: usize, chunks: Vec<T>, gpu: G, cpu: C)
 where
     U: Unit,
     T: Send,
@@ -31,7 +31,12 @@ where
     let push = |c: T| queue.lock().unwrap_or_else(|e| e.into_inner()).push(c);
 
     // Interleave the devices' workers so that a batch of few chunks still reaches every GPU.
-    let most = units.iter().map(|u| u.workers().len()).max().unwrap_or(0);
+    let most = units
+        .iter()
+        .map(|u| u.workers().len())
+        .max()
+        .unwrap_or(0)
+        .min(per_unit);
     let slots: Vec<(&U, &Mutex<U::Worker>)> = (0..most)
         .flat_map(|i| {
             units
@@ -119,6 +124,7 @@ mod tests {
         let chunks: Vec<(usize, &mut [usize])> = out.chunks_mut(10).enumerate().collect();
         run_chunks(
             units,
+            usize::MAX,
             chunks,
             |u, _w, (_, items)| {
                 if u.done.fetch_add(1, Ordering::SeqCst) >= u.fail_after {

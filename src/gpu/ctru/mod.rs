@@ -151,6 +151,7 @@ pub(super) fn kem_keygen(
     b.profiled("ctru keygen", || {
         run_chunks(
             &b.engines,
+            b.kem_workers,
             chunks,
             |e, w, (((sd, pk), sk), st)| {
                 let k = kernels(e, p)?;
@@ -186,6 +187,7 @@ pub(super) fn kem_encaps(
     b.profiled("ctru encaps", || {
         run_chunks(
             &b.engines,
+            b.kem_workers,
             chunks,
             |e, w, (((it, ct), ss), st)| {
                 let k = kernels(e, p)?;
@@ -217,6 +219,7 @@ pub(super) fn kem_decaps(
     b.profiled("ctru decaps", || {
         run_chunks(
             &b.engines,
+            b.kem_workers,
             chunks,
             |e, w, ((it, ss), st)| {
                 let k = kernels(e, p)?;
