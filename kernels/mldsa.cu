@@ -234,6 +234,14 @@ __device__ __forceinline__ int pad_bc(int j) { return j + (j >> 3); }
 __device__ __forceinline__ int pad_ab(int j) { return j; }
 __device__ __forceinline__ int pad_bc(int j) { return j; }
 #endif
+// The memory a warp exchanges one polynomial's coefficients through.
+__device__ __forceinline__ i32 *exchange_buf(i32 *poly, int warp) {
+#if NTT_PAD
+  return ntt_scratch + warp * SCRATCH_WORDS;
+#else
+  return poly;
+#endif
+}
 __device__ __forceinline__ int pos_a(int lane, int m) { return lane + 32 * m; }
 __device__ __forceinline__ int pos_b(int lane, int m) { return 32 * (lane >> 2) + (lane & 3) + 4 * m; }
 __device__ __forceinline__ int pos_c(int lane, int m) { return 8 * lane + m; }
@@ -299,11 +307,7 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
   const int b = lane >> 2;
   for (int p = warp; p < cnt; p += blockDim.x >> 5) {
     i32 *poly = a + p * N;
-#if NTT_PAD
-    i32 *buf = ntt_scratch + warp * SCRATCH_WORDS;
-#else
-    i32 *buf = poly;
-#endif
+    i32 *buf = exchange_buf(poly, warp);
     i32 r[8];
 #pragma unroll
     for (int m = 0; m < 8; ++m) r[m] = poly[pos_a(lane, m)];
@@ -351,11 +355,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
   const i32 last_zeta = fq_mul(Q - z[1], MONT2_256);
   for (int p = warp; p < cnt; p += blockDim.x >> 5) {
     i32 *poly = a + p * N;
-#if NTT_PAD
-    i32 *buf = ntt_scratch + warp * SCRATCH_WORDS;
-#else
-    i32 *buf = poly;
-#endif
+    i32 *buf = exchange_buf(poly, warp);
     i32 r[8];
     load_c(poly, lane, r);
     // len 1 (group = j / 2), len 2 (group = j / 4); zeta = q - z[2 groups - 1 - group].
