@@ -176,6 +176,32 @@ mod tests {
     }
 
     #[test]
+    fn at_most_per_unit_workers_of_each_device_run_at_once() {
+        let units = [Fake::new(0, 8, usize::MAX), Fake::new(1, 8, usize::MAX)];
+        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut out = vec![0usize; 64];
+        let chunks: Vec<&mut [usize]> = out.chunks_mut(1).collect();
+        run_chunks(
+            &units,
+            3,
+            chunks,
+            |_u, _w, items| {
+                let at = now.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(at, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                now.fetch_sub(1, Ordering::SeqCst);
+                items[0] = 1;
+                Ok(())
+            },
+            |items| items[0] = 99,
+        );
+        assert!(out.iter().all(|&d| d == 1), "every chunk on a device");
+        let peak = peak.load(Ordering::SeqCst);
+        assert!(peak <= 6, "two devices x 3 workers, saw {peak} at once");
+        assert!(peak > 1, "chunks ran side by side");
+    }
+
+    #[test]
     fn no_device_means_all_on_the_cpu() {
         let out = run(&[]);
         assert!(out.iter().all(|&d| d == 99));
