@@ -301,6 +301,39 @@ __device__ __forceinline__ void store_c(i32 *poly, int lane, const i32 *r) {
   } while (0)
 #endif
 
+// Three forward levels on a lane's 8 coefficients r[m], wide to narrow: pairs 4 apart with
+// zeta z[z4], 2 apart with z[z2 + m / 4], 1 apart with z[z1 + m / 2]; z4 < 0 skips the first.
+__device__ __forceinline__ void ct_levels(i32 *r, const i32 *z, int z4, int z2, int z1) {
+  if (z4 >= 0) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[z4]);
+  }
+#pragma unroll
+  for (int m = 0; m < 8; m += 4) {
+    ct(r[m], r[m + 2], z[z2 + (m >> 2)]);
+    ct(r[m + 1], r[m + 3], z[z2 + (m >> 2)]);
+  }
+#pragma unroll
+  for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[z1 + (m >> 1)]);
+}
+
+// Three inverse levels, narrow to wide (Alg. 42 walks the zeta table backwards): pairs 1
+// apart with q - z[z1 - m / 2], 2 apart with q - z[z2 - m / 4], 4 apart with q - z[z4];
+// z4 < 0 skips the last.
+__device__ __forceinline__ void gs_levels(i32 *r, const i32 *z, int z1, int z2, int z4) {
+#pragma unroll
+  for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[z1 - (m >> 1)]);
+#pragma unroll
+  for (int m = 0; m < 8; m += 4) {
+    gs(r[m], r[m + 2], Q - z[z2 - (m >> 2)]);
+    gs(r[m + 1], r[m + 3], Q - z[z2 - (m >> 2)]);
+  }
+  if (z4 >= 0) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) gs(r[m], r[m + 4], Q - z[z4]);
+  }
+}
+
 __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -311,36 +344,11 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
     i32 r[8];
 #pragma unroll
     for (int m = 0; m < 8; ++m) r[m] = poly[pos_a(lane, m)];
-    // len 128, 64, 32: the zeta index depends on m only.
-#pragma unroll
-    for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[1]);
-#pragma unroll
-    for (int m = 0; m < 8; m += 4) {
-      ct(r[m], r[m + 2], z[2 + (m >> 2)]);
-      ct(r[m + 1], r[m + 3], z[2 + (m >> 2)]);
-    }
-#pragma unroll
-    for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[4 + (m >> 1)]);
+    ct_levels(r, z, 1, 2, 4); // len 128, 64, 32: groups depend on m only
     EXCHANGE(buf, pad_ab, pos_a, pos_b);
-    // len 16, 8, 4: groups 32-word block b, then its halves and quarters.
-#pragma unroll
-    for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[8 + b]);
-#pragma unroll
-    for (int m = 0; m < 8; m += 4) {
-      ct(r[m], r[m + 2], z[16 + 2 * b + (m >> 2)]);
-      ct(r[m + 1], r[m + 3], z[16 + 2 * b + (m >> 2)]);
-    }
-#pragma unroll
-    for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[32 + 4 * b + (m >> 1)]);
+    ct_levels(r, z, 8 + b, 16 + 2 * b, 32 + 4 * b); // len 16, 8, 4 inside 32-word block b
     EXCHANGE_B_TO_C(buf);
-    // len 2, 1: within this lane's 8 consecutive coefficients.
-#pragma unroll
-    for (int m = 0; m < 8; m += 4) {
-      ct(r[m], r[m + 2], z[64 + 2 * lane + (m >> 2)]);
-      ct(r[m + 1], r[m + 3], z[64 + 2 * lane + (m >> 2)]);
-    }
-#pragma unroll
-    for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[128 + 4 * lane + (m >> 1)]);
+    ct_levels(r, z, -1, 64 + 2 * lane, 128 + 4 * lane); // len 2, 1 inside this lane's 8
     __syncwarp();
     store_c(poly, lane, r);
   }
@@ -358,34 +366,11 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
     i32 *buf = exchange_buf(poly, warp);
     i32 r[8];
     load_c(poly, lane, r);
-    // len 1 (group = j / 2), len 2 (group = j / 4); zeta = q - z[2 groups - 1 - group].
-#pragma unroll
-    for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[255 - (4 * lane + (m >> 1))]);
-#pragma unroll
-    for (int m = 0; m < 8; m += 4) {
-      gs(r[m], r[m + 2], Q - z[127 - (2 * lane + (m >> 2))]);
-      gs(r[m + 1], r[m + 3], Q - z[127 - (2 * lane + (m >> 2))]);
-    }
+    gs_levels(r, z, 255 - 4 * lane, 127 - 2 * lane, -1); // len 1, 2
     EXCHANGE_C_TO_B(buf);
-    // len 4, 8, 16.
-#pragma unroll
-    for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[63 - (4 * b + (m >> 1))]);
-#pragma unroll
-    for (int m = 0; m < 8; m += 4) {
-      gs(r[m], r[m + 2], Q - z[31 - (2 * b + (m >> 2))]);
-      gs(r[m + 1], r[m + 3], Q - z[31 - (2 * b + (m >> 2))]);
-    }
-#pragma unroll
-    for (int m = 0; m < 4; ++m) gs(r[m], r[m + 4], Q - z[15 - b]);
+    gs_levels(r, z, 63 - 4 * b, 31 - 2 * b, 15 - b); // len 4, 8, 16
     EXCHANGE(buf, pad_ab, pos_b, pos_a);
-    // len 32, 64, 128.
-#pragma unroll
-    for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[7 - (m >> 1)]);
-#pragma unroll
-    for (int m = 0; m < 8; m += 4) {
-      gs(r[m], r[m + 2], Q - z[3 - (m >> 2)]);
-      gs(r[m + 1], r[m + 3], Q - z[3 - (m >> 2)]);
-    }
+    gs_levels(r, z, 7, 3, -1); // len 32, 64; len 128 below, with the scaling
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       if (INTT_FUSE) {
