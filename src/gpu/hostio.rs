@@ -4,12 +4,12 @@
 //! `kernels/hostio.cuh` following a table of row addresses.
 
 use super::hostmem::Ranges;
-use super::worker::{Arg, Arg::*, Worker};
+use super::worker::{Arg, Arg::*, End, Worker};
 use cudarc::driver::DriverError;
 
 /// Launches a kernel of the module that includes `kernels/hostio.cuh` (ML-DSA or CTRU-Prime).
 pub trait Launch {
-    fn launch_on(
+    fn launch(
         &self,
         w: &mut Worker,
         name: &'static str,
@@ -140,7 +140,12 @@ pub fn gather(
 ) -> Result<(), DriverError> {
     let n = rows.addrs.len();
     match rows.dma_pitch.filter(|_| !force_kernel()) {
-        Some(pitch) => w.htod_rows(dst, stride, rows.addrs[0], pitch, rows.len, n),
+        Some(pitch) => w.copy_rows(
+            End::Host(rows.addrs[0], pitch),
+            End::Device(dst, stride),
+            rows.len,
+            n,
+        ),
         None => {
             let t = rows.upload(w, table)?;
             let args = [
@@ -150,7 +155,7 @@ pub fn gather(
                 U(stride as u32),
                 U(n as u32),
             ];
-            k.launch_on(w, "gather_rows", super::blocks(n * 32, BLOCK), BLOCK, &args)
+            k.launch(w, "gather_rows", super::blocks(n * 32, BLOCK), BLOCK, &args)
         }
     }
 }
@@ -167,7 +172,12 @@ pub fn scatter(
 ) -> Result<(), DriverError> {
     let n = rows.addrs.len();
     match rows.dma_pitch.filter(|_| !force_kernel()) {
-        Some(pitch) => w.dtoh_rows(rows.addrs[0], pitch, src, stride, rows.len, n),
+        Some(pitch) => w.copy_rows(
+            End::Device(src, stride),
+            End::Host(rows.addrs[0], pitch),
+            rows.len,
+            n,
+        ),
         None => {
             let t = rows.upload(w, table)?;
             let args = [
@@ -177,7 +187,7 @@ pub fn scatter(
                 P(t),
                 U(n as u32),
             ];
-            k.launch_on(
+            k.launch(
                 w,
                 "scatter_rows",
                 super::blocks(n * 32, BLOCK),

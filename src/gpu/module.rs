@@ -56,7 +56,7 @@ impl Kernels {
 }
 
 impl super::hostio::Launch for Kernels {
-    fn launch_on(
+    fn launch(
         &self,
         w: &mut super::worker::Worker,
         name: &'static str,

@@ -45,7 +45,7 @@ pub fn par_copy(dst: &mut [u8], src: &[u8]) {
 }
 
 /// One end of a strided copy: an address and its row pitch.
-enum End {
+pub enum End {
     Host(u64, usize),
     Device(u64, usize),
 }
@@ -155,46 +155,16 @@ impl Worker {
         unsafe { memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
     }
 
-    /// Asynchronous strided copy of `rows` rows of `width` bytes from host address `src` (pitch
-    /// `spitch`) to device address `dst` (pitch `dpitch`). The host rows must be registered
-    /// memory that stays untouched until `sync`.
-    pub fn htod_rows(
+    /// Asynchronous strided copy of `rows` rows of `width` bytes between a host end and a
+    /// device end. Host rows must be registered memory, untouched until `sync` (which is when
+    /// host rows being written are complete).
+    pub fn copy_rows(
         &self,
-        dst: u64,
-        dpitch: usize,
-        src: u64,
-        spitch: usize,
+        src: End,
+        dst: End,
         width: usize,
         rows: usize,
     ) -> Result<(), DriverError> {
-        self.copy_rows(
-            End::Host(src, spitch),
-            End::Device(dst, dpitch),
-            width,
-            rows,
-        )
-    }
-
-    /// Asynchronous strided copy from device address `src` to registered host address `dst`;
-    /// the host rows are written by `sync`.
-    pub fn dtoh_rows(
-        &self,
-        dst: u64,
-        dpitch: usize,
-        src: u64,
-        spitch: usize,
-        width: usize,
-        rows: usize,
-    ) -> Result<(), DriverError> {
-        self.copy_rows(
-            End::Device(src, spitch),
-            End::Host(dst, dpitch),
-            width,
-            rows,
-        )
-    }
-
-    fn copy_rows(&self, src: End, dst: End, width: usize, rows: usize) -> Result<(), DriverError> {
         let mut c = copy_2d(width, rows);
         let (kind, host, device, pitch) = src.parts();
         (c.srcMemoryType, c.srcHost, c.srcDevice, c.srcPitch) =

@@ -8,7 +8,7 @@ use super::product::{self, product, Engine, Groups, Kind, Operands, TC_ITEMS};
 use super::{Sizes, MSG_STRIDE};
 use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
-use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostio::{self, Launch, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::worker::{Arg::*, Worker};
 use crate::gpu::{blocks, BLOCK_STREAM};

@@ -7,6 +7,7 @@ use super::module::CtruKernels;
 use super::product::{product, Engine, Kind, Operands};
 use super::tree;
 use super::Sizes;
+use crate::gpu::hostio::Launch;
 use crate::gpu::worker::{Arg::*, Worker};
 use crate::gpu::{blocks, BLOCK_STREAM};
 use cudarc::driver::DriverError;

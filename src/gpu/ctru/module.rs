@@ -47,10 +47,10 @@ pub struct CtruKernels {
     funcs: HashMap<&'static str, CudaFunction>,
 }
 
-impl CtruKernels {
+impl crate::gpu::hostio::Launch for CtruKernels {
     /// Launches kernel `name` on `w`'s stream: `grid` blocks of `block` threads, `args` in
     /// kernel order (the worker's one launch path, shared with the ML-DSA kernels).
-    pub fn launch(
+    fn launch(
         &self,
         w: &mut Worker,
         name: &'static str,
@@ -59,19 +59,6 @@ impl CtruKernels {
         args: &[Arg],
     ) -> Result<(), DriverError> {
         w.launch_function(&self.funcs[name], name, grid, block, args)
-    }
-}
-
-impl crate::gpu::hostio::Launch for CtruKernels {
-    fn launch_on(
-        &self,
-        w: &mut Worker,
-        name: &'static str,
-        grid: usize,
-        block: u32,
-        args: &[Arg],
-    ) -> Result<(), DriverError> {
-        self.launch(w, name, grid, block, args)
     }
 }
 

@@ -10,7 +10,7 @@
 
 use super::module::CtruKernels;
 use super::Sizes;
-use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostio::{self, Launch, Rows};
 use crate::gpu::worker::{Arg::*, Worker};
 use cudarc::driver::DriverError;
 

@@ -15,6 +15,7 @@
 
 use super::module::CtruKernels;
 use super::Sizes;
+use crate::gpu::hostio::Launch;
 use crate::gpu::worker::{Arg::*, Worker};
 use cudarc::driver::DriverError;
 
