@@ -2,10 +2,13 @@
 //!
 //! * [`mldsa`]: ML-DSA-44/65/87 (FIPS 204) on the CPU, the ground truth for every backend.
 //! * [`ctru`]: the CTRU-Prime KEM (NTRU over x^n - x - 1).
+//! * [`api`]: the safe call layer (batches and single calls into the caller's buffers) that
+//!   Rust users and the C ABI share.
 //! * [`backend`]: the batch interface and its CPU and GPU implementations.
 //! * [`ffi`]: the C ABI (`include/pqgpu.h`), the only place with `extern "C"`.
 
 pub mod alg;
+pub mod api;
 pub mod backend;
 pub mod ctru;
 pub mod error;

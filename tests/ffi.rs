@@ -368,20 +368,25 @@ fn mldsa_keygen_failures_leave_pk_untouched_and_zero_sk() {
     let (pl, sl) = (pqg_public_key_len(alg), pqg_secret_key_len(alg));
     let mut pk = vec![CANARY; pl + 1];
     let mut sk = vec![CANARY; sl + 1];
-    for (c, a, plen, slen, want) in [
-        (null_mut(), alg, pl, sl, PQG_ERR_NULL_POINTER),
-        (ctx.0, 99, pl, sl, PQG_ERR_INVALID_ARGUMENT),
-        (ctx.0, PQG_CTRU_PRIME_653, pl, sl, PQG_ERR_INVALID_ARGUMENT),
-        (ctx.0, alg, pl - 1, sl, PQG_ERR_BAD_LENGTH),
-        (ctx.0, alg, pl, sl + 1, PQG_ERR_BAD_LENGTH),
-        (ctx.0, alg, pl + 1, sl, PQG_ERR_BAD_LENGTH),
+    // The secret key is zeroed on failure only where its length is the algorithm's: a rejected
+    // sk_len, or no known ML-DSA length to hold it to, means nothing is written to it at all
+    // (contract v0.1, "Rejected lengths"; zeroing over a wrong length ran past the buffer).
+    for (c, a, plen, slen, want, zeroed) in [
+        (null_mut(), alg, pl, sl, PQG_ERR_NULL_POINTER, true),
+        (ctx.0, 99, pl, sl, PQG_ERR_INVALID_ARGUMENT, false),
+        (ctx.0, PQG_CTRU_PRIME_653, pl, sl, PQG_ERR_INVALID_ARGUMENT, false),
+        (ctx.0, alg, pl - 1, sl, PQG_ERR_BAD_LENGTH, true),
+        (ctx.0, alg, pl, sl + 1, PQG_ERR_BAD_LENGTH, false),
+        (ctx.0, alg, pl, sl - 1, PQG_ERR_BAD_LENGTH, false),
+        (ctx.0, alg, pl + 1, sl, PQG_ERR_BAD_LENGTH, true),
     ] {
         sk.fill(CANARY);
         let st =
             unsafe { pqg_mldsa_keygen(c, a, null(), pk.as_mut_ptr(), plen, sk.as_mut_ptr(), slen) };
         assert_eq!(st, want);
         assert!(pk.iter().all(|&b| b == CANARY), "pk untouched ({want})");
-        assert!(sk[..slen].iter().all(|&b| b == 0), "sk zeroed ({want})");
+        let fill = if zeroed { 0 } else { CANARY };
+        assert!(sk[..slen].iter().all(|&b| b == fill), "sk zeroed: {zeroed} ({want})");
         assert!(
             sk[slen..].iter().all(|&b| b == CANARY),
             "nothing past sk_len ({want})"
@@ -750,17 +755,18 @@ fn kem_failures_zero_the_shared_secret_and_leave_ct_untouched() {
     );
     assert_eq!(ss, [0; 32]);
     ss = [CANARY; 32];
+    // Not a KEM: no shared-secret length to hold ss to, so nothing is written to it.
     assert_eq!(
         encaps(&ctx, PQG_ML_DSA_44, &k.pk, None, &mut ct, &mut ss),
         PQG_ERR_INVALID_ARGUMENT
     );
-    assert_eq!(ss, [0; 32]);
-    ss = [CANARY; 32];
+    assert_eq!(ss, [CANARY; 32]);
+    // ss's own length rejected: nothing written to it, zeroing included.
     assert_eq!(
         encaps(&ctx, alg, &k.pk, None, &mut ct, &mut ss[..31]),
         PQG_ERR_BAD_LENGTH
     );
-    assert_eq!(ss[..31], [0; 31]);
+    assert_eq!(ss, [CANARY; 32]);
 
     assert_eq!(encaps(&ctx, alg, &k.pk, None, &mut ct, &mut ss), PQG_OK);
     let mut out = [CANARY; 32];
@@ -802,7 +808,8 @@ fn kem_failures_zero_the_shared_secret_and_leave_ct_untouched() {
         )
     };
     assert_eq!(st, PQG_ERR_INVALID_ARGUMENT);
-    assert!(pk.iter().all(|&b| b == CANARY) && sk.iter().all(|&b| b == 0));
+    // Not a KEM: no secret-key length to hold sk to, so nothing is written.
+    assert!(pk.iter().all(|&b| b == CANARY) && sk.iter().all(|&b| b == CANARY));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1270,14 +1277,12 @@ fn panics_are_caught_and_reported() {
         )
     };
     assert_eq!(st, PQG_ERR_PANIC);
-    assert!(
-        pk.iter().all(|&b| b == CANARY),
-        "pk untouched after a panic"
-    );
+    // The backend writes in place and was cut short: what it left is cleared, not kept.
+    assert!(pk.iter().all(|&b| b == 0), "pk cleared after a panic");
     assert!(sk.iter().all(|&b| b == 0), "sk zeroed after a panic");
     let mut sig = vec![CANARY; 2420];
     assert_eq!(sign(&ctx, alg, &sk, b"m", b"", &mut sig), PQG_ERR_PANIC);
-    assert!(sig.iter().all(|&b| b == CANARY));
+    assert!(sig.iter().all(|&b| b == 0), "sig cleared after a panic");
     assert_eq!(verify(&ctx, alg, &pk, b"m", b"", &sig), PQG_ERR_PANIC);
 
     let kem = PQG_CTRU_PRIME_1277;
@@ -1288,7 +1293,7 @@ fn panics_are_caught_and_reported() {
         encaps(&ctx, kem, &kpk, None, &mut ct, &mut ss),
         PQG_ERR_PANIC
     );
-    assert!(ct.iter().all(|&b| b == CANARY) && ss == [0; 32]);
+    assert!(ct.iter().all(|&b| b == 0) && ss == [0; 32], "ct cleared, ss zeroed after a panic");
     ss = [CANARY; 32];
     assert_eq!(
         decaps(&ctx, kem, &vec![0u8; 2738], &ct, &mut ss),
@@ -1342,7 +1347,8 @@ fn a_panicking_batch_still_gives_every_item_a_status() {
         ]
     );
     assert!(sigs[..3].iter().all(|s| s.iter().all(|&b| b == 1)));
-    assert!(sigs[3..].iter().all(|s| s.iter().all(|&b| b == CANARY)));
+    // The panic cut these short while the backend wrote in place: cleared, not half-written.
+    assert!(sigs[3..].iter().all(|s| s.iter().all(|&b| b == 0)));
 
     // KEM keygen batch: failed items' secret keys are zeroed.
     let mut pks = vec![CANARY; n * 994];
@@ -1373,7 +1379,8 @@ fn a_panicking_batch_still_gives_every_item_a_status() {
         ]
     );
     assert!(sks[3 * 1353..].iter().all(|&b| b == 0));
-    assert!(pks[3 * 994..].iter().all(|&b| b == CANARY));
+    assert!(pks[3 * 994..].iter().all(|&b| b == 0));
+    assert!(sks[..3 * 1353].iter().all(|&b| b == 1));
 }
 
 /// A backend whose verify batches block until the test opens the gate.

@@ -69,16 +69,49 @@ pub(crate) unsafe fn optional<'a, const N: usize>(ptr: *const u8) -> Option<&'a 
     (!ptr.is_null()).then(|| unsafe { &*ptr.cast::<[u8; N]>() })
 }
 
-/// A FIPS 204 context string: at most 255 bytes (`InvalidArgument`).
-pub(crate) fn context_string(ctx: &[u8]) -> Result<&[u8], Error> {
-    if ctx.len() > 255 {
+/// A FIPS 204 context string: over 255 bytes is `InvalidArgument`, whatever the length (the
+/// length is judged before the pointer, so an absurd one is not `BadLength`).
+///
+/// # Safety
+/// As for [`input`].
+pub(crate) unsafe fn context_string<'a>(ptr: *const u8, len: usize) -> Result<&'a [u8], Error> {
+    if len > 255 {
         return Err(Error::InvalidArgument);
     }
-    Ok(ctx)
+    // SAFETY: forwarded from the caller.
+    unsafe { input(ptr, len) }
 }
 
-/// A caller-owned output buffer. It is only written through [`Out::write`] (on success) or
-/// [`Out::zero`] (secret outputs on failure), never read.
+/// A signature to verify: NULL is `NullPointer`; any length but `want` is `VerifyFailed`,
+/// whatever the length (the contract: a wrong-length signature does not verify).
+///
+/// # Safety
+/// As for [`input`].
+pub(crate) unsafe fn signature<'a>(
+    ptr: *const u8,
+    len: usize,
+    want: usize,
+) -> Result<&'a [u8], Error> {
+    if ptr.is_null() {
+        return Err(Error::NullPointer);
+    }
+    if len != want {
+        return Err(Error::VerifyFailed);
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { input(ptr, len) }
+}
+
+/// The address range of an input, for the no-overlap check (empty for NULL).
+pub(crate) fn span_of(ptr: *const u8, len: usize) -> (usize, usize) {
+    match ptr.is_null() {
+        true => (0, 0),
+        false => (ptr as usize, len),
+    }
+}
+
+/// A caller-owned output buffer, handed to the backend as a slice ([`Out::slice`]) once its
+/// length and disjointness are checked.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Out {
     ptr: *mut u8,
@@ -120,33 +153,20 @@ impl Out {
         Ok(self)
     }
 
-    /// Item `i` of an array of `len`-byte items starting at this buffer (bounds checked
-    /// against this buffer's length).
-    pub(crate) fn chunk(self, i: usize, len: usize) -> Out {
-        assert!((i + 1) * len <= self.len, "chunk within the checked array");
-        Out {
-            ptr: self.ptr.wrapping_add(i * len),
-            len,
-        }
+    /// The buffer's address range, for the no-overlap check.
+    pub(crate) fn span(self) -> (usize, usize) {
+        (self.ptr as usize, self.len)
     }
 
-    /// Copies `data` into the buffer (which must be exactly as long).
+    /// The buffer as a slice the backend writes into directly.
     ///
     /// # Safety
-    /// The buffer must be `len` writable bytes, not overlapping `data`.
-    pub(crate) unsafe fn write(self, data: &[u8]) {
-        assert_eq!(data.len(), self.len, "output length checked up front");
-        // SAFETY: lengths equal; writability and non-overlap are the caller's promise.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr, self.len) }
-    }
-
-    /// Zeroes the buffer (a secret output of a failed call).
-    ///
-    /// # Safety
-    /// The buffer must be `len` writable bytes.
-    pub(crate) unsafe fn zero(self) {
-        // SAFETY: writability is the caller's promise; no other reference to it exists here.
-        unsafe { zero_secret(self.ptr, self.len) }
+    /// The buffer must be `len` writable bytes (`len` at most `isize::MAX`: an array checked by
+    /// [`Out::array`] or a length checked against the algorithm), valid for `'a`, and not
+    /// overlapping any other buffer referenced during `'a` (see `batch::disjoint`).
+    pub(crate) unsafe fn slice<'a>(self) -> &'a mut [u8] {
+        // SAFETY: the caller's promises above; the pointer is non-NULL (checked at creation).
+        unsafe { slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 }
 

@@ -3,14 +3,14 @@
 //! Same conventions as the ML-DSA functions; the secret outputs are `sk` and the shared
 //! secret `ss`, zeroed on failure.
 
-use super::batch::{self, Accepted};
+use super::batch::{disjoint, Accepted};
 use super::context::{context, pqg_context};
-use super::guard::{boundary, optional, requests, required, zero_secret, Out};
+use super::guard::{boundary, optional, requests, required, span_of, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
-use super::{kem_params, pqg_alg, pqg_secret_key_len, pqg_shared_secret_len, pqg_status, PQG_OK};
-use crate::backend::{Backend, DecapsItem, EncapsItem};
-use crate::{ctru, Error};
+use super::{kem_params, pqg_alg, pqg_status, PQG_OK};
+use crate::backend::{DecapsItem, EncapsItem};
+use crate::{api, Alg, Error};
 
 /// One encapsulation request of `pqg_kem_encaps_submit`.
 #[repr(C)]
@@ -45,8 +45,8 @@ pub struct pqg_decaps_request {
 /// @param alg   `PQG_CTRU_PRIME_653`, `PQG_CTRU_PRIME_761` or `PQG_CTRU_PRIME_1277`.
 /// @param[in]  seed  64 bytes (d || z) for deterministic generation, or NULL for fresh randomness.
 /// @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
-/// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed (over
-///                   `sk_len` bytes) on any failure.
+/// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
+///                   failure except a rejected `sk_len` (then nothing is written to it).
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
 ///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
 #[no_mangle]
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn pqg_kem_keygen(
     sk_len: usize,
 ) -> pqg_status {
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::one::<64, _>(ctx, seed, pk, pk_len, sk, sk_len, || kem_keygen_for(alg)) }
+    unsafe { keygen::one(ctx, seed, pk, pk_len, sk, sk_len, kem_params(alg).map(Alg::Ctru)) }
 }
 
 /// Encapsulates a fresh shared secret to a CTRU-Prime public key.
@@ -68,8 +68,8 @@ pub unsafe extern "C" fn pqg_kem_keygen(
 /// @param[in]  pk     the public key, `pqg_public_key_len(alg)` bytes.
 /// @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
 /// @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
-/// @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed (over
-///                    `ss_len` bytes) on any failure.
+/// @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
+///                    failure except a rejected `ss_len` (then nothing is written to it).
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
 ///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode); `PQG_ERR_RNG`;
 ///         `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
@@ -85,6 +85,7 @@ pub unsafe extern "C" fn pqg_kem_encaps(
     ss: *mut u8,
     ss_len: usize,
 ) -> pqg_status {
+    let coins_ptr = coins;
     let status = boundary(|| {
         // SAFETY: ctx is NULL or live; pk is NULL or pk_len readable bytes; coins is NULL or 32
         // readable bytes (caller's promise).
@@ -98,20 +99,27 @@ pub unsafe extern "C" fn pqg_kem_encaps(
         }
         let ct = ct.expect_len(p.ciphertext_len())?;
         let ss = ss.expect_len(p.shared_secret_len())?;
-        let (statuses, cts, sss) = batch::kem_encaps(&*ctx.backend, p, &[EncapsItem { pk, coins }]);
-        statuses[0]?;
-        // SAFETY: ct and ss are writable buffers of the checked lengths (caller's promise).
-        unsafe {
-            ct.write(&cts);
-            ss.write(&sss);
+        let inputs = [span_of(pk.as_ptr(), pk.len()), span_of(coins_ptr, 32)];
+        disjoint(vec![ct.span(), ss.span()])?;
+        for out in [ct.span(), ss.span()] {
+            inputs.iter().try_for_each(|&i| disjoint(vec![out, i]))?;
         }
-        Ok(())
+        // SAFETY: ct and ss are writable for their checked lengths during this call and
+        // overlap neither each other nor an input (checked above).
+        let (ct, ss) = unsafe { (ct.slice(), ss.slice()) };
+        api::kem_encaps_one(&*ctx.backend, p, pk, coins, ct, ss)
     });
-    if status != PQG_OK {
+    if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
         unsafe { zero_secret(ss, ss_len) };
     }
     status
+}
+
+/// The shared-secret length of a KEM `alg` (`None` for anything else): only a secret output
+/// of the right length is zeroed after a failure.
+fn shared_secret_len(alg: pqg_alg) -> Option<usize> {
+    kem_params(alg).ok().map(|p| p.shared_secret_len())
 }
 
 /// Decapsulates a CTRU-Prime ciphertext.
@@ -121,8 +129,8 @@ pub unsafe extern "C" fn pqg_kem_encaps(
 ///
 /// @param[in]  sk  the secret key, `pqg_secret_key_len(alg)` bytes.
 /// @param[in]  ct  the ciphertext, `pqg_ciphertext_len(alg)` bytes.
-/// @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed (over
-///                 `ss_len` bytes) on any failure.
+/// @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
+///                 failure except a rejected `ss_len` (then nothing is written to it).
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
 ///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk); `PQG_ERR_DEVICE`;
 ///         `PQG_ERR_PANIC`. Thread-safe.
@@ -147,13 +155,13 @@ pub unsafe extern "C" fn pqg_kem_decaps(
             return Err(Error::BadLength);
         }
         let ss = ss.expect_len(p.shared_secret_len())?;
-        let (statuses, sss) = batch::kem_decaps(&*ctx.backend, p, &[DecapsItem { sk, ct }]);
-        statuses[0]?;
-        // SAFETY: ss is a writable buffer of the checked length (caller's promise).
-        unsafe { ss.write(&sss) };
-        Ok(())
+        for input in [span_of(sk.as_ptr(), sk.len()), span_of(ct.as_ptr(), ct.len())] {
+            disjoint(vec![ss.span(), input])?;
+        }
+        // SAFETY: ss is writable for its checked length during this call and overlaps no input.
+        api::kem_decaps_one(&*ctx.backend, p, sk, ct, unsafe { ss.slice() })
     });
-    if status != PQG_OK {
+    if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
         unsafe { zero_secret(ss, ss_len) };
     }
@@ -177,10 +185,9 @@ pub unsafe extern "C" fn pqg_kem_keygen_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    let resolve = || kem_keygen_for(alg);
-    let sk_len = pqg_secret_key_len(alg);
+    let alg = kem_params(alg).map(Alg::Ctru);
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, sk_len, resolve) }
+    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, alg) }
 }
 
 /// Zeroes the shared-secret outputs of a rejected encaps/decaps submit, where they can be
@@ -189,9 +196,8 @@ pub unsafe extern "C" fn pqg_kem_keygen_submit(
 /// # Safety
 /// Each request's `ss` is NULL or `pqg_shared_secret_len(alg)` writable bytes.
 unsafe fn zero_rejected<R>(alg: pqg_alg, reqs: *const R, n: usize, ss: impl Fn(&R) -> *mut u8) {
-    let len = pqg_shared_secret_len(alg);
     // SAFETY: reqs is NULL or n readable requests (caller's promise).
-    if let (true, Ok(reqs)) = (len > 0, unsafe { requests(reqs, n) }) {
+    if let (Some(len), Ok(reqs)) = (shared_secret_len(alg), unsafe { requests(reqs, n) }) {
         for r in reqs {
             // SAFETY: as documented above.
             unsafe { zero_secret(ss(r), len) };
@@ -239,13 +245,33 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
                     unsafe { (required(r.pk, p.public_key_len())?, optional(r.coins)) };
                 let ct = Out::new(r.ct, p.ciphertext_len())?;
                 let ss = Out::new(r.ss, p.shared_secret_len())?;
-                Ok((EncapsItem { pk, coins }, ct, ss))
+                Ok((EncapsItem { pk, coins }, (ct, ss)))
             };
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, p.shared_secret_len()) })
         }));
+        disjoint(
+            accepted
+                .outs
+                .iter()
+                .flat_map(|(ct, ss)| [ct.span(), ss.span()])
+                .collect(),
+        )?;
         let backend = ctx.backend.clone();
-        let work: job::Work = Box::new(move || encaps_work(&*backend, p, accepted));
+        let work: job::Work = Box::new(move || {
+            // SAFETY: every accepted ct/ss buffer is writable for its length until the job
+            // completes (contract) and they are pairwise disjoint (checked at submit).
+            let (mut cts, mut sss): (Vec<&mut [u8]>, Vec<&mut [u8]>) = accepted
+                .outs
+                .iter()
+                .map(|(ct, ss)| unsafe { (ct.slice(), ss.slice()) })
+                .unzip();
+            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            // A whole-call error is already in every status (and the secrets are zeroed).
+            let _ = api::kem_encaps(&*backend, p, &accepted.items, &mut cts, &mut sss, &mut ran);
+            drop((cts, sss));
+            accepted.merge(&ran)
+        });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
         Ok(())
@@ -255,32 +281,6 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
         unsafe { zero_rejected(alg, reqs, n, |r| r.ss) };
     }
     status
-}
-
-type EncapsAccepted = Accepted<(EncapsItem<'static>, Out, Out)>;
-
-fn encaps_work(
-    backend: &dyn crate::backend::Backend,
-    p: ctru::ParamSet,
-    accepted: EncapsAccepted,
-) -> Vec<crate::Status> {
-    let (ct_len, ss_len) = (p.ciphertext_len(), p.shared_secret_len());
-    let items: Vec<EncapsItem<'_>> = accepted.items.iter().map(|(it, _, _)| *it).collect();
-    let (ran, cts, sss) = batch::kem_encaps(backend, p, &items);
-    let outs: Vec<(Out, Out)> = accepted.items.iter().map(|&(_, c, s)| (c, s)).collect();
-    accepted.merge(&ran, |_, k, st| {
-        let (ct, ss) = outs[k];
-        // SAFETY: the request's ct/ss buffers are valid until completion (contract).
-        unsafe {
-            match st {
-                Ok(()) => {
-                    ct.write(&cts[k * ct_len..][..ct_len]);
-                    ss.write(&sss[k * ss_len..][..ss_len]);
-                }
-                Err(_) => ss.zero(),
-            }
-        }
-    })
 }
 
 /// Starts `n` decapsulations.
@@ -326,20 +326,18 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, ss_len) })
         }));
+        disjoint(accepted.outs.iter().map(|ss| ss.span()).collect())?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            let items: Vec<DecapsItem<'_>> = accepted.items.iter().map(|(it, _)| *it).collect();
-            let (ran, sss) = batch::kem_decaps(&*backend, p, &items);
-            let outs: Vec<Out> = accepted.items.iter().map(|&(_, o)| o).collect();
-            accepted.merge(&ran, |_, k, st| {
-                // SAFETY: the request's ss buffer is valid until completion (contract).
-                unsafe {
-                    match st {
-                        Ok(()) => outs[k].write(&sss[k * ss_len..][..ss_len]),
-                        Err(_) => outs[k].zero(),
-                    }
-                }
-            })
+            // SAFETY: every accepted ss buffer is writable for its length until the job
+            // completes (contract) and they are pairwise disjoint (checked at submit).
+            let mut sss: Vec<&mut [u8]> =
+                accepted.outs.iter().map(|ss| unsafe { ss.slice() }).collect();
+            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            // A whole-call error is already in every status (and the secrets are zeroed).
+            let _ = api::kem_decaps(&*backend, p, &accepted.items, &mut sss, &mut ran);
+            drop(sss);
+            accepted.merge(&ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
@@ -350,17 +348,4 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
         unsafe { zero_rejected(alg, reqs, n, |r| r.ss) };
     }
     status
-}
-
-/// The CTRU-Prime key generator for `alg`, with its item sizes (`InvalidArgument` for another alg).
-fn kem_keygen_for(alg: pqg_alg) -> Result<(keygen::Shape, impl keygen::Keygen), Error> {
-    let p = kem_params(alg)?;
-    let shape = keygen::Shape {
-        seed_len: 64,
-        pk_len: p.public_key_len(),
-        sk_len: p.secret_key_len(),
-    };
-    Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
-        batch::kem_keygen(b, p, seeds, n)
-    }))
 }

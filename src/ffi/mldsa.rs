@@ -4,15 +4,15 @@
 //! Check order, the same everywhere: NULL context, algorithm, NULL pointers, buffer lengths,
 //! then the message's own shape (context over 255 bytes, digest or mu length).
 
-use super::batch::{self, Accepted};
+use super::batch::{disjoint, Accepted};
 use super::context::{context, pqg_context};
-use super::guard::{boundary, context_string, input, optional, required, Out};
+use super::guard::{boundary, context_string, input, optional, required, signature, span_of, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
-use super::{mldsa_params, pqg_alg, pqg_secret_key_len, pqg_status};
-use crate::backend::{Backend, SignItem, VerifyItem};
+use super::{mldsa_params, pqg_alg, pqg_status};
+use crate::backend::{SignItem, VerifyItem};
 use crate::mldsa::{Message, PreHash};
-use crate::Error;
+use crate::{api, Error};
 
 /// A HashML-DSA pre-hash function (`PQG_HASH_*`).
 ///
@@ -101,8 +101,8 @@ pub struct pqg_verify_request {
 /// @param alg   `PQG_ML_DSA_44`, `PQG_ML_DSA_65` or `PQG_ML_DSA_87`.
 /// @param[in]  seed  32 bytes (xi) for deterministic generation, or NULL for fresh randomness.
 /// @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
-/// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed (over
-///                   `sk_len` bytes) on any failure.
+/// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
+///                   failure except a rejected `sk_len` (then nothing is written to it).
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-ML-DSA
 ///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
 #[no_mangle]
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn pqg_mldsa_keygen(
     sk_len: usize,
 ) -> pqg_status {
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::one::<32, _>(ctx, seed, pk, pk_len, sk, sk_len, || mldsa_keygen_for(alg)) }
+    unsafe { keygen::one(ctx, seed, pk, pk_len, sk, sk_len, mldsa_params(alg).map(crate::Alg::MlDsa)) }
 }
 
 /// Signs with the secret key; shared by the pure, pre-hash and external-mu forms.
@@ -146,13 +146,33 @@ unsafe fn sign_one<'a>(
     }
     let sig = sig.expect_len(p.signature_len())?;
     msg.validate()?;
+    let mut inputs = vec![sig.span(), span_of(sk.as_ptr(), sk.len()), span_of(rnd, 32)];
+    inputs.extend(message_spans(&msg));
+    disjoint_from_first(inputs)?;
     // SAFETY: rnd is NULL or 32 readable bytes (caller's promise).
     let rnd = unsafe { optional::<32>(rnd) };
-    let (statuses, sigs) = batch::mldsa_sign(&*ctx.backend, p, &[SignItem { sk, msg, rnd }]);
-    statuses[0]?;
-    // SAFETY: sig is a writable buffer of the checked length, disjoint from our temporary.
-    unsafe { sig.write(&sigs) };
-    Ok(())
+    // SAFETY: sig is writable for its checked length during this call and overlaps no input.
+    let sig = unsafe { sig.slice() };
+    api::mldsa_sign_one(&*ctx.backend, p, sk, msg, rnd, sig)
+}
+
+/// The address ranges of a message's caller buffers.
+fn message_spans(msg: &Message<'_>) -> [(usize, usize); 2] {
+    let span = |b: &[u8]| span_of(b.as_ptr(), b.len());
+    match *msg {
+        Message::Pure { ctx, msg } => [span(ctx), span(msg)],
+        Message::PreHashed { ctx, digest, .. } => [span(ctx), span(digest)],
+        Message::Internal(m) | Message::Mu(m) => [span(m), (0, 0)],
+    }
+}
+
+/// `InvalidArgument` when the first range (an output) overlaps any other (the inputs, which
+/// may overlap each other).
+fn disjoint_from_first(spans: Vec<(usize, usize)>) -> Result<(), Error> {
+    let out = spans[0];
+    spans[1..]
+        .iter()
+        .try_for_each(|&input| disjoint(vec![out, input]))
 }
 
 /// Verifies a signature; shared by the pure, pre-hash and external-mu forms.
@@ -171,17 +191,16 @@ unsafe fn verify_one<'a>(
     // SAFETY: ctx is NULL or live (caller's promise).
     let ctx = unsafe { context(ctx) }?;
     let p = mldsa_params(alg)?;
-    // SAFETY: pk and sig are NULL or readable for their lengths (caller's promise).
-    let (pk, sig) = unsafe { (required(pk, pk_len)?, required(sig, sig_len)?) };
+    // SAFETY: pk is NULL or pk_len readable bytes (caller's promise).
+    let pk = unsafe { required(pk, pk_len) }?;
     let msg = message()?;
     if pk.len() != p.public_key_len() {
         return Err(Error::BadLength);
     }
     msg.validate()?;
-    if sig.len() != p.signature_len() {
-        return Err(Error::VerifyFailed);
-    }
-    batch::mldsa_verify(&*ctx.backend, p, &[VerifyItem { pk, msg, sig }])[0]
+    // SAFETY: sig is NULL or sig_len readable bytes (caller's promise).
+    let sig = unsafe { signature(sig, sig_len, p.signature_len()) }?;
+    api::mldsa_verify_one(&*ctx.backend, p, pk, msg, sig)
 }
 
 /// Signs a message with ML-DSA (FIPS 204 ML-DSA.Sign, pure form).
@@ -214,7 +233,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign(
     boundary(|| {
         let message = || {
             // SAFETY: msg and context are NULL or readable for their lengths (caller's promise).
-            let (msg, ctx) = unsafe { (input(msg, msg_len)?, input(context, context_len)?) };
+            let (msg, ctx) = unsafe { (input(msg, msg_len)?, context_string(context, context_len)?) };
             Ok(Message::Pure { ctx, msg })
         };
         // SAFETY: the pointer arguments are forwarded under the caller's promise.
@@ -249,7 +268,7 @@ pub unsafe extern "C" fn pqg_mldsa_verify(
     boundary(|| {
         let message = || {
             // SAFETY: msg and context are NULL or readable for their lengths (caller's promise).
-            let (msg, ctx) = unsafe { (input(msg, msg_len)?, input(context, context_len)?) };
+            let (msg, ctx) = unsafe { (input(msg, msg_len)?, context_string(context, context_len)?) };
             Ok(Message::Pure { ctx, msg })
         };
         // SAFETY: the pointer arguments are forwarded under the caller's promise.
@@ -283,7 +302,7 @@ pub unsafe extern "C" fn pqg_hash_mldsa_sign(
         let message = || {
             // SAFETY: digest and context are NULL or readable for their lengths.
             let (digest, ctx) =
-                unsafe { (required(digest, digest_len)?, input(context, context_len)?) };
+                unsafe { (required(digest, digest_len)?, context_string(context, context_len)?) };
             let ph = PreHash::from_code(ph)?;
             Ok(Message::PreHashed { ctx, ph, digest })
         };
@@ -313,7 +332,7 @@ pub unsafe extern "C" fn pqg_hash_mldsa_verify(
         let message = || {
             // SAFETY: digest and context are NULL or readable for their lengths.
             let (digest, ctx) =
-                unsafe { (required(digest, digest_len)?, input(context, context_len)?) };
+                unsafe { (required(digest, digest_len)?, context_string(context, context_len)?) };
             let ph = PreHash::from_code(ph)?;
             Ok(Message::PreHashed { ctx, ph, digest })
         };
@@ -396,10 +415,8 @@ pub unsafe extern "C" fn pqg_mldsa_keygen_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    let resolve = || mldsa_keygen_for(alg);
-    let sk_len = pqg_secret_key_len(alg);
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, sk_len, resolve) }
+    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, mldsa_params(alg).map(crate::Alg::MlDsa)) }
 }
 
 /// Checks one signing request; a bad one gets its own status and does not run.
@@ -416,28 +433,26 @@ unsafe fn sign_item(
         (
             required(r.sk, p.secret_key_len())?,
             input(r.msg, r.msg_len)?,
-            input(r.context, r.context_len)?,
+            context_string(r.context, r.context_len)?,
             optional::<32>(r.rnd),
         )
     };
     let sig = Out::new(r.sig, p.signature_len())?;
-    let msg = Message::Pure {
-        ctx: context_string(ctx)?,
-        msg,
-    };
-    Ok((SignItem { sk, msg, rnd }, sig))
+    Ok((SignItem { sk, msg: Message::Pure { ctx, msg }, rnd }, sig))
 }
 
 /// Starts signing `n` messages (ML-DSA.Sign, pure form), each with its own key, context and
-/// randomness.
+/// randomness. Signatures are written straight into each request's `sig` buffer.
 ///
 /// @param[in]  reqs      `n` requests; the array itself may be freed once this returns, the
 ///                       buffers it points to must stay valid until the job completes.
+///                       Output buffers must not overlap each other or any input.
 /// @param[out] statuses  `n` entries, written when the job completes: per item the status
 ///                       `pqg_mldsa_sign` would return (a bad item does not stop the rest).
 /// @param[out] job       receives the job (free it with `pqg_job_free`); NULL on failure.
 /// @return `PQG_OK` when the job was started; `PQG_ERR_NULL_POINTER` (ctx or job, reqs or
-///         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (unknown alg); `PQG_ERR_PANIC`.
+///         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (unknown alg, overlapping
+///         signature buffers); `PQG_ERR_PANIC`.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_mldsa_sign_submit(
     ctx: *mut pqg_context,
@@ -456,25 +471,47 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
         if n > 0 && statuses.is_null() {
             return Err(Error::NullPointer);
         }
-        let sig_len = p.signature_len();
         // SAFETY: each request's buffers are valid until completion (contract).
         let accepted = Accepted::from_results(reqs.iter().map(|r| unsafe { sign_item(p, r) }));
+        disjoint(accepted.outs.iter().map(|o| o.span()).collect())?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            let items: Vec<SignItem<'_>> = accepted.items.iter().map(|(it, _)| *it).collect();
-            let (ran, sigs) = batch::mldsa_sign(&*backend, p, &items);
-            let outs: Vec<Out> = accepted.items.iter().map(|(_, o)| *o).collect();
-            accepted.merge(&ran, |_, k, st| {
-                if st.is_ok() {
-                    // SAFETY: the request's sig buffer is valid until completion (contract).
-                    unsafe { outs[k].write(&sigs[k * sig_len..][..sig_len]) };
-                }
-            })
+            // SAFETY: every accepted sig buffer is writable for the signature length until the
+            // job completes (contract) and they are pairwise disjoint (checked at submit).
+            let mut sigs: Vec<&mut [u8]> =
+                accepted.outs.iter().map(|o| unsafe { o.slice() }).collect();
+            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            // A whole-call error is already in every status.
+            let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
+            drop(sigs);
+            accepted.merge(&ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
         Ok(())
     })
+}
+
+/// Checks one verification request; a bad one gets its own status and does not run.
+///
+/// # Safety
+/// The request's pointers are NULL or valid for their lengths until the job completes.
+unsafe fn verify_item(
+    p: crate::mldsa::ParamSet,
+    r: &pqg_verify_request,
+) -> Result<(VerifyItem<'static>, ()), Error> {
+    // SAFETY: the caller keeps the request's buffers valid until the job has completed, and
+    // the job drops these references before it reports completion.
+    let (pk, msg, ctx) = unsafe {
+        (
+            required(r.pk, p.public_key_len())?,
+            input(r.msg, r.msg_len)?,
+            context_string(r.context, r.context_len)?,
+        )
+    };
+    // SAFETY: as above.
+    let sig = unsafe { signature(r.sig, r.sig_len, p.signature_len()) }?;
+    Ok((VerifyItem { pk, msg: Message::Pure { ctx, msg }, sig }, ()))
 }
 
 /// Starts verifying `n` signatures (ML-DSA.Verify, pure form).
@@ -503,28 +540,14 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
         if n > 0 && statuses.is_null() {
             return Err(Error::NullPointer);
         }
-        let accepted = Accepted::from_results(reqs.iter().map(|r| {
-            // SAFETY: the request's buffers are valid until completion (contract) and the job
-            // drops these references before it reports completion.
-            let (pk, msg, ctx, sig) = unsafe {
-                (
-                    required(r.pk, p.public_key_len())?,
-                    input(r.msg, r.msg_len)?,
-                    input(r.context, r.context_len)?,
-                    required(r.sig, r.sig_len)?,
-                )
-            };
-            let ctx = context_string(ctx)?;
-            if sig.len() != p.signature_len() {
-                return Err(Error::VerifyFailed);
-            }
-            let msg = Message::Pure { ctx, msg };
-            Ok(VerifyItem { pk, msg, sig })
-        }));
+        // SAFETY: each request's buffers are valid until completion (contract).
+        let accepted = Accepted::from_results(reqs.iter().map(|r| unsafe { verify_item(p, r) }));
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            let ran = batch::mldsa_verify(&*backend, p, &accepted.items);
-            accepted.merge(&ran, |_, _, _| {})
+            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            // A whole-call error is already in every status.
+            let _ = api::mldsa_verify(&*backend, p, &accepted.items, &mut ran);
+            accepted.merge(&ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
@@ -532,15 +555,3 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
     })
 }
 
-/// The ML-DSA key generator for `alg`, with its item sizes (`InvalidArgument` for another alg).
-fn mldsa_keygen_for(alg: pqg_alg) -> Result<(keygen::Shape, impl keygen::Keygen), Error> {
-    let p = mldsa_params(alg)?;
-    let shape = keygen::Shape {
-        seed_len: 32,
-        pk_len: p.public_key_len(),
-        sk_len: p.secret_key_len(),
-    };
-    Ok((shape, move |b: &dyn Backend, seeds: Option<&[u8]>, n| {
-        batch::mldsa_keygen(b, p, seeds, n)
-    }))
-}

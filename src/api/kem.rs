@@ -1,0 +1,136 @@
+//! CTRU-Prime batches and single calls.
+
+use super::run::{contained, failed, fresh, interrupted, reject, single, zero_outs, zero_rows};
+use crate::backend::{Backend, DecapsItem, EncapsItem};
+use crate::ctru::ParamSet;
+use crate::{Error, Status};
+
+/// KEM.KeyGen for `statuses.len()` items into the caller's contiguous arrays (row i of `pks`
+/// and `sks`). `seeds`: one 64-byte d || z per item, or `None` (one bulk draw). A failed item's
+/// secret key is zeroed. `Err(BadLength)` (nothing written) for arrays of the wrong size.
+pub fn kem_keygen(
+    b: &dyn Backend,
+    p: ParamSet,
+    seeds: Option<&[u8]>,
+    pks: &mut [u8],
+    sks: &mut [u8],
+    statuses: &mut [Status],
+) -> Result<(), Error> {
+    let n = statuses.len();
+    if pks.len() != n * p.public_key_len()
+        || sks.len() != n * p.secret_key_len()
+        || seeds.is_some_and(|s| s.len() != n * 64)
+    {
+        return reject(statuses, Error::BadLength);
+    }
+    let drawn;
+    let seeds = match seeds {
+        Some(s) => s,
+        None => {
+            drawn = match fresh(n, 64) {
+                Ok(d) => d,
+                Err(e) => return reject(statuses, e),
+            };
+            &drawn[..]
+        }
+    };
+    contained(statuses, |st| b.kem_keygen(p, Some(seeds), pks, sks, st));
+    zero_rows(sks, p.secret_key_len(), statuses, failed);
+    zero_rows(pks, p.public_key_len(), statuses, interrupted);
+    Ok(())
+}
+
+/// Encapsulates to every item's public key (many items may share one key slice);
+/// `cts[i]` and `sss[i]` receive item i's ciphertext and shared secret, a failed item's
+/// shared secret is zeroed. Items without coins get theirs from one bulk draw.
+pub fn kem_encaps(
+    b: &dyn Backend,
+    p: ParamSet,
+    items: &[EncapsItem<'_>],
+    cts: &mut [&mut [u8]],
+    sss: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) -> Result<(), Error> {
+    let n = statuses.len();
+    if items.len() != n || cts.len() != n || sss.len() != n {
+        return reject(statuses, Error::BadLength);
+    }
+    let unseeded = items.iter().filter(|it| it.coins.is_none()).count();
+    if unseeded == 0 {
+        contained(statuses, |st| b.kem_encaps(p, items, cts, sss, st));
+    } else {
+        let coins = match fresh(unseeded, 32) {
+            Ok(c) => c,
+            Err(e) => return reject(statuses, e),
+        };
+        let mut drawn = coins.chunks_exact(32).map(|c| c.try_into().expect("32-byte row"));
+        let items: Vec<EncapsItem<'_>> = items
+            .iter()
+            .map(|it| EncapsItem {
+                coins: it.coins.or_else(|| drawn.next()),
+                ..*it
+            })
+            .collect();
+        contained(statuses, |st| b.kem_encaps(p, &items, cts, sss, st));
+    }
+    zero_outs(sss, statuses, failed);
+    zero_outs(cts, statuses, interrupted);
+    Ok(())
+}
+
+/// Decapsulates every item; `sss[i]` receives item i's shared secret (zeroed if it fails).
+pub fn kem_decaps(
+    b: &dyn Backend,
+    p: ParamSet,
+    items: &[DecapsItem<'_>],
+    sss: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) -> Result<(), Error> {
+    if items.len() != statuses.len() || sss.len() != statuses.len() {
+        return reject(statuses, Error::BadLength);
+    }
+    contained(statuses, |st| b.kem_decaps(p, items, sss, st));
+    zero_outs(sss, statuses, failed);
+    Ok(())
+}
+
+/// One key pair; `seed`: d || z or `None`.
+pub fn kem_keygen_one(
+    b: &dyn Backend,
+    p: ParamSet,
+    seed: Option<&[u8; 64]>,
+    pk: &mut [u8],
+    sk: &mut [u8],
+) -> Status {
+    let mut st = [Err(Error::Panic)];
+    let r = kem_keygen(b, p, seed.map(|s| &s[..]), pk, sk, &mut st);
+    single(r, st)
+}
+
+/// One encapsulation into `ct` and `ss`; `coins`: 32 bytes or `None`.
+pub fn kem_encaps_one(
+    b: &dyn Backend,
+    p: ParamSet,
+    pk: &[u8],
+    coins: Option<&[u8; 32]>,
+    ct: &mut [u8],
+    ss: &mut [u8],
+) -> Status {
+    let mut st = [Err(Error::Panic)];
+    let r = kem_encaps(
+        b,
+        p,
+        &[EncapsItem { pk, coins }],
+        &mut [ct],
+        &mut [ss],
+        &mut st,
+    );
+    single(r, st)
+}
+
+/// One decapsulation into `ss`.
+pub fn kem_decaps_one(b: &dyn Backend, p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Status {
+    let mut st = [Err(Error::Panic)];
+    let r = kem_decaps(b, p, &[DecapsItem { sk, ct }], &mut [ss], &mut st);
+    single(r, st)
+}

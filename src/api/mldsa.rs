@@ -1,0 +1,134 @@
+//! ML-DSA batches and single calls (any FIPS 204 interface: see [`Message`]).
+
+use super::run::{contained, failed, fresh, interrupted, reject, single, zero_outs, zero_rows};
+use crate::backend::{Backend, SignItem, VerifyItem};
+use crate::mldsa::{Message, ParamSet};
+use crate::{Error, Status};
+
+/// ML-DSA.KeyGen for `statuses.len()` items into the caller's contiguous arrays: item i's keys
+/// are row i of `pks` (`p.public_key_len()` bytes) and `sks`. `seeds`: one 32-byte xi per item,
+/// or `None` for fresh randomness (one bulk draw). A failed item's secret key is zeroed
+/// (and its public key too when a backend panic cut it short).
+/// `Err(BadLength)` (nothing written) when an array does not hold exactly n rows; `Err(Rng)`
+/// when fresh randomness is unavailable (every status then says so too).
+pub fn mldsa_keygen(
+    b: &dyn Backend,
+    p: ParamSet,
+    seeds: Option<&[u8]>,
+    pks: &mut [u8],
+    sks: &mut [u8],
+    statuses: &mut [Status],
+) -> Result<(), Error> {
+    let n = statuses.len();
+    if pks.len() != n * p.public_key_len()
+        || sks.len() != n * p.secret_key_len()
+        || seeds.is_some_and(|s| s.len() != n * 32)
+    {
+        return reject(statuses, Error::BadLength);
+    }
+    let drawn;
+    let seeds = match seeds {
+        Some(s) => s,
+        None => {
+            drawn = match fresh(n, 32) {
+                Ok(d) => d,
+                Err(e) => return reject(statuses, e),
+            };
+            &drawn[..]
+        }
+    };
+    contained(statuses, |st| b.mldsa_keygen(p, Some(seeds), pks, sks, st));
+    zero_rows(sks, p.secret_key_len(), statuses, failed);
+    zero_rows(pks, p.public_key_len(), statuses, interrupted);
+    Ok(())
+}
+
+/// Signs every item; `sigs[i]` receives item i's signature (`p.signature_len()` bytes).
+/// Hedged items (`rnd: None`) get their randomness from one bulk draw. Item errors as
+/// [`crate::mldsa::sign`]; `Err(BadLength)` when the three slices differ in length.
+pub fn mldsa_sign(
+    b: &dyn Backend,
+    p: ParamSet,
+    items: &[SignItem<'_>],
+    sigs: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) -> Result<(), Error> {
+    if items.len() != statuses.len() || sigs.len() != statuses.len() {
+        return reject(statuses, Error::BadLength);
+    }
+    let hedged = items.iter().filter(|it| it.rnd.is_none()).count();
+    if hedged == 0 {
+        contained(statuses, |st| b.mldsa_sign(p, items, sigs, st));
+        zero_outs(sigs, statuses, interrupted);
+        return Ok(());
+    }
+    let rnd = match fresh(hedged, 32) {
+        Ok(r) => r,
+        Err(e) => return reject(statuses, e),
+    };
+    let mut drawn = rnd.chunks_exact(32).map(|r| r.try_into().expect("32-byte row"));
+    let items: Vec<SignItem<'_>> = items
+        .iter()
+        .map(|it| SignItem {
+            rnd: it.rnd.or_else(|| drawn.next()),
+            ..*it
+        })
+        .collect();
+    contained(statuses, |st| b.mldsa_sign(p, &items, sigs, st));
+    zero_outs(sigs, statuses, interrupted);
+    Ok(())
+}
+
+/// Verifies every item: `Ok` valid, `Err(VerifyFailed)` invalid or malformed.
+pub fn mldsa_verify(
+    b: &dyn Backend,
+    p: ParamSet,
+    items: &[VerifyItem<'_>],
+    statuses: &mut [Status],
+) -> Result<(), Error> {
+    if items.len() != statuses.len() {
+        return reject(statuses, Error::BadLength);
+    }
+    contained(statuses, |st| b.mldsa_verify(p, items, st));
+    Ok(())
+}
+
+/// One key pair into `pk` and `sk` (exact lengths, else `BadLength`); `seed`: xi or `None`.
+pub fn mldsa_keygen_one(
+    b: &dyn Backend,
+    p: ParamSet,
+    seed: Option<&[u8; 32]>,
+    pk: &mut [u8],
+    sk: &mut [u8],
+) -> Status {
+    let mut st = [Err(Error::Panic)];
+    let r = mldsa_keygen(b, p, seed.map(|s| &s[..]), pk, sk, &mut st);
+    single(r, st)
+}
+
+/// One signature into `sig` (exactly `p.signature_len()` bytes).
+pub fn mldsa_sign_one(
+    b: &dyn Backend,
+    p: ParamSet,
+    sk: &[u8],
+    msg: Message<'_>,
+    rnd: Option<&[u8; 32]>,
+    sig: &mut [u8],
+) -> Status {
+    let mut st = [Err(Error::Panic)];
+    let r = mldsa_sign(b, p, &[SignItem { sk, msg, rnd }], &mut [sig], &mut st);
+    single(r, st)
+}
+
+/// One verification.
+pub fn mldsa_verify_one(
+    b: &dyn Backend,
+    p: ParamSet,
+    pk: &[u8],
+    msg: Message<'_>,
+    sig: &[u8],
+) -> Status {
+    let mut st = [Err(Error::Panic)];
+    let r = mldsa_verify(b, p, &[VerifyItem { pk, msg, sig }], &mut st);
+    single(r, st)
+}

@@ -1,0 +1,67 @@
+//! What every batch call does around its backend call.
+
+use crate::{Error, Status};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use zeroize::{Zeroize, Zeroizing};
+
+/// Runs a backend batch call. Statuses start as `Panic` and the backend overwrites each one it
+/// finishes, so after a caught panic the unfinished items carry `Panic`.
+pub(super) fn contained(statuses: &mut [Status], call: impl FnOnce(&mut [Status])) {
+    statuses.fill(Err(Error::Panic));
+    // AssertUnwindSafe: after a panic only `statuses` (plain values) is read.
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| call(statuses))) {
+        // Dropping the payload runs foreign code (its Drop); keep that inside a guard too.
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+    }
+}
+
+/// `count` items of `len` fresh random bytes, drawn at once (ChaCha20 keyed by the OS for
+/// large draws: never one system call per item).
+pub(super) fn fresh(count: usize, len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let mut v = Zeroizing::new(vec![0u8; count * len]);
+    if !v.is_empty() {
+        crate::rng::fill_bulk(&mut v)?;
+    }
+    Ok(v)
+}
+
+/// Zeroes row i of `rows` (rows of `len` bytes) for every item i whose status `hit` selects.
+pub(super) fn zero_rows(rows: &mut [u8], len: usize, statuses: &[Status], hit: fn(&Status) -> bool) {
+    for (row, st) in rows.chunks_exact_mut(len).zip(statuses) {
+        if hit(st) {
+            row.zeroize();
+        }
+    }
+}
+
+/// Zeroes `outs[i]` for every item i whose status `hit` selects.
+pub(super) fn zero_outs(outs: &mut [&mut [u8]], statuses: &[Status], hit: fn(&Status) -> bool) {
+    for (out, st) in outs.iter_mut().zip(statuses) {
+        if hit(st) {
+            out.zeroize();
+        }
+    }
+}
+
+/// Failed: a secret output of this item must not keep anything.
+pub(super) fn failed(st: &Status) -> bool {
+    st.is_err()
+}
+
+/// Cut short by a backend panic: the backend may have been writing this item's public
+/// outputs in place when it died, so they are cleared rather than left half-written. (Every
+/// other failure leaves public outputs untouched: the backends write only successful items.)
+pub(super) fn interrupted(st: &Status) -> bool {
+    *st == Err(Error::Panic)
+}
+
+/// Sets every status to `e` and hands `e` back: a call rejected as a whole.
+pub(super) fn reject(statuses: &mut [Status], e: Error) -> Result<(), Error> {
+    statuses.fill(Err(e));
+    Err(e)
+}
+
+/// The status of a single-item call.
+pub(super) fn single(r: Result<(), Error>, st: [Status; 1]) -> Status {
+    r.and(st[0])
+}
