@@ -1,6 +1,11 @@
 //! pqgpu's main job: batched keygen/sign/verify (ML-DSA) and keygen/encaps/decaps (CTRU-Prime)
 //! on the GPU and the CPU, side by side, every result checked.
 //!
+//! Every end-to-end figure goes through the exported C ABI (`pqg_*_submit` + `pqg_job_wait`,
+//! single calls through `pqg_mldsa_sign` etc.), the way a C server calls the library: GPU
+//! batches once with registered buffers and once with plain heap memory, next to the
+//! kernel-only figure (an internal measurement with inputs already on the device).
+//!
 //! `cargo run --release --bin pqgpu-bench` picks the GPU when one is usable and also measures the
 //! CPU backend; `--backend cpu|gpu` forces one. `--sweep` adds batch-size sweeps, `--json FILE`
 //! writes every figure.
@@ -10,12 +15,11 @@ mod workload;
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use pqgpu::backend::{self, Backend, BackendKind};
+use pqgpu::ffi::pqg_backend_values::{PQG_BACKEND_CPU, PQG_BACKEND_GPU};
 use pqgpu::{ctru, gpu, mldsa};
-use report::{Latency, Row};
-use std::sync::Arc;
+use report::{Latency, Memory, Row};
 use std::time::Duration;
-use workload::{KemBatch, MlDsaBatch, Registered};
+use workload::{Context, KemBatch, MlDsaBatch, Registered};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BackendArg {
@@ -67,9 +71,10 @@ struct Args {
     /// Write all figures as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// The GPU batches' host buffers: registered with the backend once, up front (DMA and
-    /// zero-copy kernels, no staging copies), or plain pageable memory (staged by the host).
-    #[arg(long, value_enum, default_value_t = HostMemory::Registered)]
+    /// The GPU batches' host buffers: registered with `pqg_host_register` once, up front (DMA
+    /// and zero-copy kernels, no staging copies), plain pageable memory (staged by the
+    /// library), or both, one after the other.
+    #[arg(long, value_enum, default_value_t = HostMemory::Both)]
     host_memory: HostMemory,
     /// CTRU-Prime encaps/decaps batches cycle through this many key pairs (1: one server key;
     /// the batch size: every item its own key).
@@ -81,12 +86,14 @@ struct Args {
 enum HostMemory {
     Registered,
     Pageable,
+    Both,
 }
 
-/// One backend to measure, with its batch size and label.
+/// One context to measure, with its batch size and label.
 struct Target {
     label: String,
-    backend: Arc<dyn Backend>,
+    ctx: Context,
+    is_gpu: bool,
     batch: usize,
     max_sweep: usize,
 }
@@ -116,13 +123,22 @@ fn main() {
     let steps = targets.len()
         * (usize::from(args.alg != Family::Ctru) * 3 + usize::from(args.alg != Family::Mldsa) * 3);
     let bar = ProgressBar::new(steps as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("template"));
-    let cpu = backend::cpu_backend();
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}] {msg}")
+            .expect("template"),
+    );
+    let cpu = match Context::new(PQG_BACKEND_CPU as i32) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("pqgpu-bench: {e}");
+            std::process::exit(2);
+        }
+    };
     for t in &targets {
         if args.alg != Family::Ctru {
             for p in mldsa::ParamSet::ALL {
                 bar.set_message(format!("{} {}", t.label, p.name()));
-                let r = run_mldsa(&args, t, p, cpu.as_ref(), &mut rows, &mut latencies);
+                let r = run_mldsa(&args, t, p, &cpu, &mut rows, &mut latencies);
                 fail_on_error(&bar, r);
                 bar.inc(1);
             }
@@ -161,43 +177,46 @@ fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
     } else {
         args.cpu_batch
     };
-    let cpu = Target {
-        label: format!("cpu x{threads}"),
-        backend: backend::cpu_backend(),
-        batch: cpu_batch,
-        max_sweep: 4096,
+    let cpu = || -> Result<Target, String> {
+        Ok(Target {
+            label: format!("cpu x{threads}"),
+            ctx: Context::new(PQG_BACKEND_CPU as i32)?,
+            is_gpu: false,
+            batch: cpu_batch,
+            max_sweep: 4096,
+        })
     };
-    let gpu = |b: Arc<dyn Backend>| Target {
-        label: "gpu".into(),
-        backend: b,
-        batch: args.gpu_batch,
-        max_sweep: args.max_batch,
+    let gpu = || -> Result<Target, String> {
+        let ctx = Context::new(PQG_BACKEND_GPU as i32).map_err(|e| match gpu::unavailable_reason() {
+            Some(why) => format!("{e} ({why})"),
+            None => e,
+        })?;
+        Ok(Target {
+            label: "gpu".into(),
+            ctx,
+            is_gpu: true,
+            batch: args.gpu_batch,
+            max_sweep: args.max_batch,
+        })
     };
     match args.backend {
-        BackendArg::Cpu => Ok(vec![cpu]),
-        BackendArg::Gpu => backend::select(BackendKind::Gpu)
-            .map(|b| vec![gpu(b)])
-            .map_err(|e| format!("GPU backend: {}", why_no_gpu(e))),
-        BackendArg::Auto => match backend::select(BackendKind::Gpu) {
-            Ok(b) => Ok(vec![gpu(b), cpu]),
+        BackendArg::Cpu => Ok(vec![cpu()?]),
+        BackendArg::Gpu => Ok(vec![gpu().map_err(|e| format!("GPU backend: {e}"))?]),
+        BackendArg::Auto => match gpu() {
+            Ok(g) => Ok(vec![g, cpu()?]),
             Err(e) => {
-                println!(
-                    "no usable GPU ({}): measuring the CPU backend only",
-                    why_no_gpu(e)
-                );
-                Ok(vec![cpu])
+                println!("no usable GPU: {e}; measuring the CPU backend only");
+                Ok(vec![cpu()?])
             }
         },
     }
 }
 
-/// The GPU backend's own reason (missing library, no device, kernel compile log), else `e`.
-fn why_no_gpu(e: pqgpu::Error) -> String {
-    gpu::unavailable_reason().unwrap_or_else(|| e.to_string())
-}
-
 fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory, kem_keys: usize) {
-    println!("pqgpu {} benchmark", env!("CARGO_PKG_VERSION"));
+    println!(
+        "pqgpu {} benchmark (every figure through the C ABI unless marked kernel-only)",
+        env!("CARGO_PKG_VERSION")
+    );
     println!("cpu: {} threads used", threads);
     if let Some(d) = gpu::device_description() {
         println!("gpu: {d}");
@@ -205,7 +224,7 @@ fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory
     for t in targets {
         println!("target {}: batch {}", t.label, t.batch);
     }
-    if targets.iter().any(|t| t.backend.kind() == BackendKind::Gpu) {
+    if targets.iter().any(|t| t.is_gpu) {
         println!("gpu host buffers: {host_memory:?} (--host-memory)");
     }
     if kem_keys > 1 {
@@ -226,17 +245,28 @@ fn median_rate(
     Ok(n as f64 / times[times.len() / 2].as_secs_f64())
 }
 
-/// Registers a batch's buffers with a GPU backend when `--host-memory registered` (what a
+/// The host-memory kinds measured on a target: both (by default) on a GPU, plain memory on
+/// the CPU (registration moves nothing there).
+fn memories(args: &Args, t: &Target) -> Vec<Memory> {
+    match (t.is_gpu, args.host_memory) {
+        (false, _) => vec![Memory::Pageable],
+        (true, HostMemory::Registered) => vec![Memory::Registered],
+        (true, HostMemory::Pageable) => vec![Memory::Pageable],
+        (true, HostMemory::Both) => vec![Memory::Registered, Memory::Pageable],
+    }
+}
+
+/// Registers a batch's buffers with `pqg_host_register` for `Memory::Registered` (what a
 /// server does once for its long-lived buffers); unregistered when the guard drops.
 fn register<'a>(
-    args: &Args,
-    be: &'a dyn Backend,
+    mem: Memory,
+    ctx: &'a Context,
     bufs: &[&[u8]],
 ) -> Result<Option<Registered<'a>>, String> {
-    if args.host_memory != HostMemory::Registered || be.kind() != BackendKind::Gpu {
-        return Ok(None);
+    match mem {
+        Memory::Pageable => Ok(None),
+        Memory::Registered => Registered::new(ctx, bufs).map(Some),
     }
-    Registered::new(be, bufs).map(Some)
 }
 
 fn sweep_sizes(max: usize) -> Vec<usize> {
@@ -263,61 +293,45 @@ fn run_mldsa(
     args: &Args,
     t: &Target,
     p: mldsa::ParamSet,
-    cpu: &dyn Backend,
+    cpu: &Context,
     rows: &mut Vec<Row>,
     lat: &mut Vec<Latency>,
 ) -> Result<(), String> {
-    let be = t.backend.as_ref();
-    let is_gpu = be.kind() == BackendKind::Gpu;
     for n in batch_sizes(args, t) {
-        let mut w = MlDsaBatch::new(p, n);
-        let _pinned = register(args, be, &w.host_buffers())?;
-        let kg = median_rate(args.reps, n, || w.keygen(be))?;
-        let sg = median_rate(args.reps, n, || w.sign(be))?;
-        let vf = median_rate(args.reps, n, || w.verify(be))?;
-        if is_gpu {
-            w.cross_check(cpu, 256)?;
+        let mut figures = [
+            Row::new(&t.label, p.name(), "keygen", n),
+            Row::new(&t.label, p.name(), "sign", n),
+            Row::new(&t.label, p.name(), "verify", n),
+        ];
+        for mem in memories(args, t) {
+            let mut w = MlDsaBatch::new(p, n);
+            let _pinned = register(mem, &t.ctx, &w.host_buffers())?;
+            figures[0].set(mem, median_rate(args.reps, n, || w.keygen(&t.ctx))?);
+            figures[1].set(mem, median_rate(args.reps, n, || w.sign(&t.ctx))?);
+            figures[2].set(mem, median_rate(args.reps, n, || w.verify(&t.ctx))?);
+            if t.is_gpu {
+                w.cross_check(&t.ctx, cpu, 256)?;
+            }
         }
-        // Kernel-only figures; a failure (including its own signatures not verifying) aborts.
-        let kernel = |op: gpu::Op| match is_gpu {
-            false => Ok(None),
-            true => gpu::kernel_throughput(p, op, n)
-                .map(Some)
-                .map_err(|e| format!("{} kernel-only {op:?}: {e}", p.name())),
-        };
-        rows.push(Row::new(
-            &t.label,
-            p.name(),
-            "keygen",
-            n,
-            kg,
-            kernel(gpu::Op::Keygen)?,
-        ));
-        rows.push(Row::new(
-            &t.label,
-            p.name(),
-            "sign",
-            n,
-            sg,
-            kernel(gpu::Op::Sign)?,
-        ));
-        rows.push(Row::new(
-            &t.label,
-            p.name(),
-            "verify",
-            n,
-            vf,
-            kernel(gpu::Op::Verify)?,
-        ));
+        if t.is_gpu {
+            // Kernel-only (internal): a failure, including its own signatures not verifying,
+            // aborts.
+            for (row, op) in
+                figures
+                    .iter_mut()
+                    .zip([gpu::Op::Keygen, gpu::Op::Sign, gpu::Op::Verify])
+            {
+                let k = gpu::kernel_throughput(p, op, n)
+                    .map_err(|e| format!("{} kernel-only {op:?}: {e}", p.name()))?;
+                row.kernel = Some(k);
+            }
+        }
+        rows.extend(figures);
     }
     // Latency of single-item calls: what one TLS handshake or one certificate waits.
     let mut w = MlDsaBatch::new(p, 1);
     for op in ["keygen", "sign", "verify"] {
-        let call = || match op {
-            "keygen" => w.keygen(be),
-            "sign" => w.sign(be),
-            _ => w.verify(be),
-        };
+        let call = || w.single(&t.ctx, op);
         lat.push(Latency::measure(
             &t.label,
             p.name(),
@@ -336,24 +350,24 @@ fn run_kem(
     rows: &mut Vec<Row>,
     lat: &mut Vec<Latency>,
 ) -> Result<(), String> {
-    let be = t.backend.as_ref();
     for n in batch_sizes(args, t) {
-        let mut w = KemBatch::new(p, n, args.kem_keys);
-        let _pinned = register(args, be, &w.host_buffers())?;
-        let kg = median_rate(args.reps, n, || w.keygen(be))?;
-        let en = median_rate(args.reps, n, || w.encaps(be))?;
-        let de = median_rate(args.reps, n, || w.decaps(be))?;
-        rows.push(Row::new(&t.label, p.name(), "keygen", n, kg, None));
-        rows.push(Row::new(&t.label, p.name(), "encaps", n, en, None));
-        rows.push(Row::new(&t.label, p.name(), "decaps", n, de, None));
+        let mut figures = [
+            Row::new(&t.label, p.name(), "keygen", n),
+            Row::new(&t.label, p.name(), "encaps", n),
+            Row::new(&t.label, p.name(), "decaps", n),
+        ];
+        for mem in memories(args, t) {
+            let mut w = KemBatch::new(p, n, args.kem_keys);
+            let _pinned = register(mem, &t.ctx, &w.host_buffers())?;
+            figures[0].set(mem, median_rate(args.reps, n, || w.keygen(&t.ctx))?);
+            figures[1].set(mem, median_rate(args.reps, n, || w.encaps(&t.ctx))?);
+            figures[2].set(mem, median_rate(args.reps, n, || w.decaps(&t.ctx))?);
+        }
+        rows.extend(figures);
     }
     let mut w = KemBatch::new(p, 1, 1);
     for op in ["keygen", "encaps", "decaps"] {
-        let call = || match op {
-            "keygen" => w.keygen(be),
-            "encaps" => w.encaps(be),
-            _ => w.decaps(be),
-        };
+        let call = || w.single(&t.ctx, op);
         lat.push(Latency::measure(
             &t.label,
             p.name(),

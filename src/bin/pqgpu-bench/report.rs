@@ -3,32 +3,44 @@
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-/// One throughput figure: a batch call timed end to end.
+/// Where a batch's buffers live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    /// Registered with `pqg_host_register` (DMA and zero-copy kernels).
+    Registered,
+    /// Plain heap memory (staged through pinned buffers by the library).
+    Pageable,
+}
+
+/// The figures of one operation at one batch size: through the C ABI with registered and
+/// with plain buffers, and kernel-only (internal, GPU only).
 pub struct Row {
     target: String,
     alg: &'static str,
     op: &'static str,
     batch: usize,
-    ops_per_s: f64,
-    kernel_ops_per_s: Option<f64>,
+    registered: Option<f64>,
+    pageable: Option<f64>,
+    pub kernel: Option<f64>,
 }
 
 impl Row {
-    pub fn new(
-        target: &str,
-        alg: &'static str,
-        op: &'static str,
-        batch: usize,
-        ops_per_s: f64,
-        kernel: Option<f64>,
-    ) -> Row {
+    pub fn new(target: &str, alg: &'static str, op: &'static str, batch: usize) -> Row {
         Row {
             target: target.to_string(),
             alg,
             op,
             batch,
-            ops_per_s,
-            kernel_ops_per_s: kernel,
+            registered: None,
+            pageable: None,
+            kernel: None,
+        }
+    }
+
+    pub fn set(&mut self, mem: Memory, ops_per_s: f64) {
+        match mem {
+            Memory::Registered => self.registered = Some(ops_per_s),
+            Memory::Pageable => self.pageable = Some(ops_per_s),
         }
     }
 }
@@ -94,22 +106,24 @@ fn us(d: Duration) -> String {
 
 pub fn print_throughput(rows: &[Row]) {
     println!(
-        "\nThroughput (end-to-end: host buffers in, host buffers out; median of the timed reps)"
+        "\nThroughput, ops/s through the C ABI (submit + wait; median of the timed reps), \
+         registered and plain host buffers; kernel-only is internal (inputs already on the GPU)"
     );
     println!(
-        "{:<10} {:<16} {:<7} {:>9} {:>12} {:>14}",
-        "backend", "algorithm", "op", "batch", "ops/s", "kernel ops/s"
+        "{:<10} {:<16} {:<7} {:>9} {:>12} {:>12} {:>12}",
+        "backend", "algorithm", "op", "batch", "registered", "pageable", "kernel-only"
     );
+    let f = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
     for r in rows {
-        let k = r.kernel_ops_per_s.map_or_else(|| "-".to_string(), si);
         println!(
-            "{:<10} {:<16} {:<7} {:>9} {:>12} {:>14}",
+            "{:<10} {:<16} {:<7} {:>9} {:>12} {:>12} {:>12}",
             r.target,
             r.alg,
             r.op,
             r.batch,
-            si(r.ops_per_s),
-            k
+            f(r.registered),
+            f(r.pageable),
+            f(r.kernel)
         );
     }
 }
@@ -142,12 +156,24 @@ pub fn to_json(rows: &[Row], lat: &[Latency], threads: usize, gpu: Option<String
         "gpu": gpu,
         "throughput": rows.iter().map(|r| json!({
             "backend": r.target, "alg": r.alg, "op": r.op, "batch": r.batch,
-            "ops_per_s": r.ops_per_s, "kernel_ops_per_s": r.kernel_ops_per_s,
+            "c_abi_registered_ops_per_s": r.registered.map(round),
+            "c_abi_pageable_ops_per_s": r.pageable.map(round),
+            "kernel_only_ops_per_s": r.kernel.map(round),
         })).collect::<Vec<_>>(),
         "latency_us": lat.iter().map(|l| json!({
             "backend": l.target, "alg": l.alg, "op": l.op, "samples": l.samples,
-            "p50": l.p50.as_secs_f64() * 1e6, "p90": l.p90.as_secs_f64() * 1e6,
-            "p99": l.p99.as_secs_f64() * 1e6, "max": l.max.as_secs_f64() * 1e6,
+            "p50": micros(l.p50), "p90": micros(l.p90),
+            "p99": micros(l.p99), "max": micros(l.max),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// Whole operations per second: more digits than that are noise.
+fn round(x: f64) -> f64 {
+    x.round()
+}
+
+/// Microseconds to one decimal.
+fn micros(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e7).round() / 10.0
 }
