@@ -418,18 +418,7 @@ fn kem_rows(ctx: &Ctx, cpu: &Ctx, p: ctru::ParamSet, n: usize, mem: Memory) {
         }
         let mut ss = vec![0u8; ssl];
         // SAFETY: buffers of the stated lengths.
-        let r = unsafe {
-            pqg_kem_decaps(
-                cpu.0,
-                alg,
-                d.sk,
-                skl,
-                d.ct,
-                ctl,
-                ss.as_mut_ptr(),
-                ssl,
-            )
-        };
+        let r = unsafe { pqg_kem_decaps(cpu.0, alg, d.sk, skl, d.ct, ctl, ss.as_mut_ptr(), ssl) };
         assert_eq!((st[i], r), (PQG_OK, PQG_OK));
         assert!(ss == row, "{}: decaps row {i}", p.name());
         assert_eq!(
@@ -698,5 +687,77 @@ fn absurd_lengths_get_the_contract_statuses() {
         );
         poll_then_free(job);
         assert_eq!(st, [PQG_ERR_INVALID_ARGUMENT, PQG_ERR_VERIFY_FAILED]);
+    }
+}
+
+/// Large batches check their requests on all cores; a batch with a bad request falls back to
+/// checking one by one. Both must give every request its own status in order.
+#[test]
+fn large_batches_keep_request_order() {
+    let ctx = Ctx::new(PQG_BACKEND_CPU as i32).unwrap();
+    let p = mldsa::ParamSet::MlDsa44;
+    let alg = Alg::MlDsa(p).code();
+    let (pkl, skl, sgl) = (p.public_key_len(), p.secret_key_len(), p.signature_len());
+    let (mut pk, mut sk, mut sig) = (vec![0u8; pkl], vec![0u8; skl], vec![0u8; sgl]);
+    // SAFETY: buffers of the stated lengths.
+    unsafe {
+        assert_eq!(
+            pqg_mldsa_keygen(
+                ctx.0,
+                alg,
+                null(),
+                pk.as_mut_ptr(),
+                pkl,
+                sk.as_mut_ptr(),
+                skl
+            ),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_mldsa_sign(
+                ctx.0,
+                alg,
+                sk.as_ptr(),
+                skl,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sgl
+            ),
+            PQG_OK
+        );
+    }
+    let n = 5000;
+    for bad in [None, Some(4321)] {
+        let reqs: Vec<pqg_verify_request> = (0..n)
+            .map(|i| pqg_verify_request {
+                pk: if Some(i) == bad { null() } else { pk.as_ptr() },
+                msg: b"mx".as_ptr(),
+                msg_len: 1 + usize::from(i % 5 == 0), // every fifth message differs
+                context: null(),
+                context_len: 0,
+                sig: sig.as_ptr(),
+                sig_len: sgl,
+            })
+            .collect();
+        let mut st = vec![PQG_PENDING; n];
+        let mut job = null_mut();
+        // SAFETY: requests point into live buffers.
+        let r = unsafe {
+            pqg_mldsa_verify_submit(ctx.0, alg, reqs.as_ptr(), n, st.as_mut_ptr(), &mut job)
+        };
+        assert_eq!(r, PQG_OK);
+        poll_then_free(job);
+        for (i, &s) in st.iter().enumerate() {
+            let want = match i {
+                _ if Some(i) == bad => PQG_ERR_NULL_POINTER,
+                _ if i % 5 == 0 => PQG_ERR_VERIFY_FAILED,
+                _ => PQG_OK,
+            };
+            assert_eq!(s, want, "item {i} (bad item {bad:?})");
+        }
     }
 }

@@ -1,12 +1,12 @@
 //! CTRU-Prime batches and single calls.
 
-use super::run::{contained, failed, fresh, interrupted, reject, single, zero_outs, zero_rows};
+use super::run::{contained, failed, interrupted, reject, single, zero_outs, zero_rows};
 use crate::backend::{Backend, DecapsItem, EncapsItem};
 use crate::ctru::ParamSet;
 use crate::{Error, Status};
 
 /// KEM.KeyGen for `statuses.len()` items into the caller's contiguous arrays (row i of `pks`
-/// and `sks`). `seeds`: one 64-byte d || z per item, or `None` (one bulk draw). A failed item's
+/// and `sks`). `seeds`: one 64-byte d || z per item, or `None` (drawn in bulk by the backend). A failed item's
 /// secret key is zeroed. `Err(BadLength)` (nothing written) for arrays of the wrong size.
 pub fn kem_keygen(
     b: &dyn Backend,
@@ -23,18 +23,7 @@ pub fn kem_keygen(
     {
         return reject(statuses, Error::BadLength);
     }
-    let drawn;
-    let seeds = match seeds {
-        Some(s) => s,
-        None => {
-            drawn = match fresh(n, 64) {
-                Ok(d) => d,
-                Err(e) => return reject(statuses, e),
-            };
-            &drawn[..]
-        }
-    };
-    contained(statuses, |st| b.kem_keygen(p, Some(seeds), pks, sks, st));
+    contained(statuses, |st| b.kem_keygen(p, seeds, pks, sks, st));
     zero_rows(sks, p.secret_key_len(), statuses, failed);
     zero_rows(pks, p.public_key_len(), statuses, interrupted);
     Ok(())
@@ -42,7 +31,7 @@ pub fn kem_keygen(
 
 /// Encapsulates to every item's public key (many items may share one key slice);
 /// `cts[i]` and `sss[i]` receive item i's ciphertext and shared secret, a failed item's
-/// shared secret is zeroed. Items without coins get theirs from one bulk draw.
+/// shared secret is zeroed. Items without coins get theirs from the backend's bulk draws.
 pub fn kem_encaps(
     b: &dyn Backend,
     p: ParamSet,
@@ -55,24 +44,7 @@ pub fn kem_encaps(
     if items.len() != n || cts.len() != n || sss.len() != n {
         return reject(statuses, Error::BadLength);
     }
-    let unseeded = items.iter().filter(|it| it.coins.is_none()).count();
-    if unseeded == 0 {
-        contained(statuses, |st| b.kem_encaps(p, items, cts, sss, st));
-    } else {
-        let coins = match fresh(unseeded, 32) {
-            Ok(c) => c,
-            Err(e) => return reject(statuses, e),
-        };
-        let mut drawn = coins.chunks_exact(32).map(|c| c.try_into().expect("32-byte row"));
-        let items: Vec<EncapsItem<'_>> = items
-            .iter()
-            .map(|it| EncapsItem {
-                coins: it.coins.or_else(|| drawn.next()),
-                ..*it
-            })
-            .collect();
-        contained(statuses, |st| b.kem_encaps(p, &items, cts, sss, st));
-    }
+    contained(statuses, |st| b.kem_encaps(p, items, cts, sss, st));
     zero_outs(sss, statuses, failed);
     zero_outs(cts, statuses, interrupted);
     Ok(())

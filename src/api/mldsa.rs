@@ -1,13 +1,13 @@
 //! ML-DSA batches and single calls (any FIPS 204 interface: see [`Message`]).
 
-use super::run::{contained, failed, fresh, interrupted, reject, single, zero_outs, zero_rows};
+use super::run::{contained, failed, interrupted, reject, single, zero_outs, zero_rows};
 use crate::backend::{Backend, SignItem, VerifyItem};
 use crate::mldsa::{Message, ParamSet};
 use crate::{Error, Status};
 
 /// ML-DSA.KeyGen for `statuses.len()` items into the caller's contiguous arrays: item i's keys
 /// are row i of `pks` (`p.public_key_len()` bytes) and `sks`. `seeds`: one 32-byte xi per item,
-/// or `None` for fresh randomness (one bulk draw). A failed item's secret key is zeroed
+/// or `None` for fresh randomness (drawn in bulk by the backend). A failed item's secret key is zeroed
 /// (and its public key too when a backend panic cut it short).
 /// `Err(BadLength)` (nothing written) when an array does not hold exactly n rows; `Err(Rng)`
 /// when fresh randomness is unavailable (every status then says so too).
@@ -26,25 +26,14 @@ pub fn mldsa_keygen(
     {
         return reject(statuses, Error::BadLength);
     }
-    let drawn;
-    let seeds = match seeds {
-        Some(s) => s,
-        None => {
-            drawn = match fresh(n, 32) {
-                Ok(d) => d,
-                Err(e) => return reject(statuses, e),
-            };
-            &drawn[..]
-        }
-    };
-    contained(statuses, |st| b.mldsa_keygen(p, Some(seeds), pks, sks, st));
+    contained(statuses, |st| b.mldsa_keygen(p, seeds, pks, sks, st));
     zero_rows(sks, p.secret_key_len(), statuses, failed);
     zero_rows(pks, p.public_key_len(), statuses, interrupted);
     Ok(())
 }
 
 /// Signs every item; `sigs[i]` receives item i's signature (`p.signature_len()` bytes).
-/// Hedged items (`rnd: None`) get their randomness from one bulk draw. Item errors as
+/// Hedged items (`rnd: None`) get their randomness from the backend's bulk draws. Item errors as
 /// [`crate::mldsa::sign`]; `Err(BadLength)` when the three slices differ in length.
 pub fn mldsa_sign(
     b: &dyn Backend,
@@ -56,25 +45,7 @@ pub fn mldsa_sign(
     if items.len() != statuses.len() || sigs.len() != statuses.len() {
         return reject(statuses, Error::BadLength);
     }
-    let hedged = items.iter().filter(|it| it.rnd.is_none()).count();
-    if hedged == 0 {
-        contained(statuses, |st| b.mldsa_sign(p, items, sigs, st));
-        zero_outs(sigs, statuses, interrupted);
-        return Ok(());
-    }
-    let rnd = match fresh(hedged, 32) {
-        Ok(r) => r,
-        Err(e) => return reject(statuses, e),
-    };
-    let mut drawn = rnd.chunks_exact(32).map(|r| r.try_into().expect("32-byte row"));
-    let items: Vec<SignItem<'_>> = items
-        .iter()
-        .map(|it| SignItem {
-            rnd: it.rnd.or_else(|| drawn.next()),
-            ..*it
-        })
-        .collect();
-    contained(statuses, |st| b.mldsa_sign(p, &items, sigs, st));
+    contained(statuses, |st| b.mldsa_sign(p, items, sigs, st));
     zero_outs(sigs, statuses, interrupted);
     Ok(())
 }

@@ -7,7 +7,6 @@
 //! through pinned staging otherwise): no batch-sized buffer is allocated, zeroed or copied
 //! here. Around the backend call this layer
 //! * checks the call shape (array lengths): a bad shape is an `Err`, and nothing is written;
-//! * draws the randomness of items without seeds, coins or `rnd` in one bulk draw per batch;
 //! * contains a backend panic (unfinished items report `Panic`);
 //! * zeroes the secret outputs (secret keys, shared secrets) of every item that failed, and
 //!   the public outputs of items a backend panic cut short (they may be half-written).

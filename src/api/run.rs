@@ -2,7 +2,7 @@
 
 use crate::{Error, Status};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroize;
 
 /// Runs a backend batch call. Statuses start as `Panic` and the backend overwrites each one it
 /// finishes, so after a caught panic the unfinished items carry `Panic`.
@@ -15,18 +15,13 @@ pub(super) fn contained(statuses: &mut [Status], call: impl FnOnce(&mut [Status]
     }
 }
 
-/// `count` items of `len` fresh random bytes, drawn at once (ChaCha20 keyed by the OS for
-/// large draws: never one system call per item).
-pub(super) fn fresh(count: usize, len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let mut v = Zeroizing::new(vec![0u8; count * len]);
-    if !v.is_empty() {
-        crate::rng::fill_bulk(&mut v)?;
-    }
-    Ok(v)
-}
-
 /// Zeroes row i of `rows` (rows of `len` bytes) for every item i whose status `hit` selects.
-pub(super) fn zero_rows(rows: &mut [u8], len: usize, statuses: &[Status], hit: fn(&Status) -> bool) {
+pub(super) fn zero_rows(
+    rows: &mut [u8],
+    len: usize,
+    statuses: &[Status],
+    hit: fn(&Status) -> bool,
+) {
     for (row, st) in rows.chunks_exact_mut(len).zip(statuses) {
         if hit(st) {
             row.zeroize();

@@ -1,9 +1,12 @@
 //! The CPU backend: the reference implementations, spread over all cores with rayon.
 //! A batch of one runs inline on the caller's thread, paying no thread-pool overhead.
+//! Items without seeds, coins or `rnd` get theirs from one bulk draw per batch, never from
+//! one system call each.
 
 use super::{Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem};
 use crate::{ctru, mldsa, Error, Status};
 use rayon::prelude::*;
+use zeroize::Zeroizing;
 
 /// Items handed to one rayon task at a time: big enough to amortise scheduling, small enough
 /// to balance signing's variable retry count.
@@ -34,6 +37,28 @@ where
         .zip(statuses.par_iter_mut())
         .with_min_len(MIN_CHUNK)
         .for_each(|(it, st)| *st = f(it));
+}
+
+/// Fresh randomness for `count` items of `len` bytes, in one draw.
+fn drawn(count: usize, len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let mut v = Zeroizing::new(vec![0u8; count * len]);
+    if count > 0 {
+        crate::rng::fill_bulk(&mut v)?;
+    }
+    Ok(v)
+}
+
+/// `given`, or `n * len` bytes from one fresh draw (kept alive in `store`).
+fn seeds_or_drawn<'a>(
+    given: Option<&'a [u8]>,
+    n: usize,
+    len: usize,
+    store: &'a mut Option<Zeroizing<Vec<u8>>>,
+) -> Result<&'a [u8], Error> {
+    match given {
+        Some(s) => Ok(s),
+        None => Ok(&store.insert(drawn(n, len)?)[..]),
+    }
 }
 
 /// One keygen item: its seed (or `None` for fresh randomness) and its pk and sk outputs.
@@ -81,6 +106,11 @@ impl Backend for CpuBackend {
         statuses: &mut [Status],
     ) {
         let n = statuses.len();
+        let mut store = None;
+        let seeds = match seeds_or_drawn(seeds, n, 32, &mut store) {
+            Ok(s) => Some(s),
+            Err(e) => return statuses.fill(Err(e)),
+        };
         match keygen_items(
             n,
             seeds,
@@ -105,9 +135,21 @@ impl Backend for CpuBackend {
         sigs: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
-        let work: Vec<_> = items.iter().zip(sigs.iter_mut()).collect();
-        for_each(work, statuses, |(it, sig)| {
-            mldsa::sign(p, it.sk, &it.msg, it.rnd, sig)
+        let hedged = items.iter().filter(|it| it.rnd.is_none()).count();
+        let rnd = match drawn(hedged, 32) {
+            Ok(r) => r,
+            Err(e) => return statuses.fill(Err(e)),
+        };
+        let mut fresh = rnd
+            .chunks_exact(32)
+            .map(|r| r.try_into().expect("32-byte row"));
+        let work: Vec<_> = items
+            .iter()
+            .map(|it| (it, it.rnd.or_else(|| fresh.next())))
+            .zip(sigs.iter_mut())
+            .collect();
+        for_each(work, statuses, |((it, rnd), sig)| {
+            mldsa::sign(p, it.sk, &it.msg, rnd, sig)
         });
     }
 
@@ -127,6 +169,11 @@ impl Backend for CpuBackend {
         statuses: &mut [Status],
     ) {
         let n = statuses.len();
+        let mut store = None;
+        let seeds = match seeds_or_drawn(seeds, n, 64, &mut store) {
+            Ok(s) => Some(s),
+            Err(e) => return statuses.fill(Err(e)),
+        };
         match keygen_items(
             n,
             seeds,
@@ -152,14 +199,27 @@ impl Backend for CpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        let unseeded = items.iter().filter(|it| it.coins.is_none()).count();
+        let coins = match drawn(unseeded, 32) {
+            Ok(c) => c,
+            Err(e) => return statuses.fill(Err(e)),
+        };
+        let mut fresh = coins
+            .chunks_exact(32)
+            .map(|c| c.try_into().expect("32-byte row"));
         let work: Vec<_> = items
             .iter()
+            .map(|it| {
+                (
+                    it.pk,
+                    it.coins.or_else(|| fresh.next()).expect("coins drawn"),
+                )
+            })
             .zip(cts.iter_mut())
             .zip(sss.iter_mut())
             .collect();
-        for_each(work, statuses, |((it, ct), ss)| match it.coins {
-            Some(e) => ctru::encaps_derand(p, it.pk, e, ct, ss),
-            None => ctru::encaps(p, it.pk, ct, ss),
+        for_each(work, statuses, |(((pk, e), ct), ss)| {
+            ctru::encaps_derand(p, pk, e, ct, ss)
         });
     }
 

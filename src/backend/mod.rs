@@ -1,7 +1,9 @@
 //! The batch interface every backend implements, and backend selection.
 //!
 //! A batch call is blocking and writes one [`Status`] per item; a bad item never spoils its
-//! neighbours. The C ABI's asynchronous jobs run these calls on their own threads.
+//! neighbours. Outputs are written in place, and only for items that succeed. Randomness for
+//! items without seeds, coins or `rnd` is drawn in bulk by the backend (never one system call
+//! per item). Callers reach backends through [`crate::api`].
 
 mod cpu;
 

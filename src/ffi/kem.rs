@@ -60,7 +60,17 @@ pub unsafe extern "C" fn pqg_kem_keygen(
     sk_len: usize,
 ) -> pqg_status {
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::one(ctx, seed, pk, pk_len, sk, sk_len, kem_params(alg).map(Alg::Ctru)) }
+    unsafe {
+        keygen::one(
+            ctx,
+            seed,
+            pk,
+            pk_len,
+            sk,
+            sk_len,
+            kem_params(alg).map(Alg::Ctru),
+        )
+    }
 }
 
 /// Encapsulates a fresh shared secret to a CTRU-Prime public key.
@@ -100,9 +110,11 @@ pub unsafe extern "C" fn pqg_kem_encaps(
         let ct = ct.expect_len(p.ciphertext_len())?;
         let ss = ss.expect_len(p.shared_secret_len())?;
         let inputs = [span_of(pk.as_ptr(), pk.len()), span_of(coins_ptr, 32)];
-        disjoint(vec![ct.span(), ss.span()])?;
+        disjoint(vec![vec![ct.span(), ss.span()]])?;
         for out in [ct.span(), ss.span()] {
-            inputs.iter().try_for_each(|&i| disjoint(vec![out, i]))?;
+            inputs
+                .iter()
+                .try_for_each(|&i| disjoint(vec![vec![out, i]]))?;
         }
         // SAFETY: ct and ss are writable for their checked lengths during this call and
         // overlap neither each other nor an input (checked above).
@@ -155,8 +167,11 @@ pub unsafe extern "C" fn pqg_kem_decaps(
             return Err(Error::BadLength);
         }
         let ss = ss.expect_len(p.shared_secret_len())?;
-        for input in [span_of(sk.as_ptr(), sk.len()), span_of(ct.as_ptr(), ct.len())] {
-            disjoint(vec![ss.span(), input])?;
+        for input in [
+            span_of(sk.as_ptr(), sk.len()),
+            span_of(ct.as_ptr(), ct.len()),
+        ] {
+            disjoint(vec![vec![ss.span(), input]])?;
         }
         // SAFETY: ss is writable for its checked length during this call and overlaps no input.
         api::kem_decaps_one(&*ctx.backend, p, sk, ct, unsafe { ss.slice() })
@@ -237,7 +252,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
         if n > 0 && statuses.is_null() {
             return Err(Error::NullPointer);
         }
-        let accepted = Accepted::from_results(reqs.iter().map(|r| {
+        let accepted = Accepted::check(reqs, |r| {
             let item = || {
                 // SAFETY: the request's buffers are valid until completion (contract) and the
                 // job drops these references before it reports completion.
@@ -249,14 +264,11 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
             };
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, p.shared_secret_len()) })
-        }));
-        disjoint(
-            accepted
-                .outs
-                .iter()
-                .flat_map(|(ct, ss)| [ct.span(), ss.span()])
-                .collect(),
-        )?;
+        });
+        disjoint(vec![
+            accepted.outs.iter().map(|(ct, _)| ct.span()).collect(),
+            accepted.outs.iter().map(|(_, ss)| ss.span()).collect(),
+        ])?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ct/ss buffer is writable for its length until the job
@@ -270,7 +282,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
             // A whole-call error is already in every status (and the secrets are zeroed).
             let _ = api::kem_encaps(&*backend, p, &accepted.items, &mut cts, &mut sss, &mut ran);
             drop((cts, sss));
-            accepted.merge(&ran)
+            accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
@@ -311,7 +323,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             return Err(Error::NullPointer);
         }
         let ss_len = p.shared_secret_len();
-        let accepted = Accepted::from_results(reqs.iter().map(|r| {
+        let accepted = Accepted::check(reqs, |r| {
             let item = || {
                 // SAFETY: the request's buffers are valid until completion (contract) and the
                 // job drops these references before it reports completion.
@@ -325,19 +337,22 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             };
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, ss_len) })
-        }));
-        disjoint(accepted.outs.iter().map(|ss| ss.span()).collect())?;
+        });
+        disjoint(vec![accepted.outs.iter().map(|ss| ss.span()).collect()])?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ss buffer is writable for its length until the job
             // completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sss: Vec<&mut [u8]> =
-                accepted.outs.iter().map(|ss| unsafe { ss.slice() }).collect();
+            let mut sss: Vec<&mut [u8]> = accepted
+                .outs
+                .iter()
+                .map(|ss| unsafe { ss.slice() })
+                .collect();
             let mut ran = vec![Err(Error::Panic); accepted.items.len()];
             // A whole-call error is already in every status (and the secrets are zeroed).
             let _ = api::kem_decaps(&*backend, p, &accepted.items, &mut sss, &mut ran);
             drop(sss);
-            accepted.merge(&ran)
+            accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };

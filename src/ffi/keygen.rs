@@ -76,7 +76,11 @@ pub(crate) unsafe fn one(
         let sk = Out::new(sk, sk_len)?;
         let pk = pk.expect_len(shape.pk_len)?;
         let sk = sk.expect_len(shape.sk_len)?;
-        disjoint(vec![pk.span(), sk.span(), span_of(seed, shape.seed_len)])?;
+        disjoint(vec![vec![
+            pk.span(),
+            sk.span(),
+            span_of(seed, shape.seed_len),
+        ]])?;
         let seed = match seed.is_null() {
             true => None,
             // SAFETY: non-NULL: seed_len readable bytes (caller's promise).
@@ -131,7 +135,11 @@ pub(crate) unsafe fn submit(
             return Err(Error::NullPointer);
         }
         let seed_bytes = array_len(n, shape.seed_len)?;
-        disjoint(vec![pk_out.span(), sk_out.span(), span_of(seeds, seed_bytes)])?;
+        disjoint(vec![vec![
+            pk_out.span(),
+            sk_out.span(),
+            span_of(seeds, seed_bytes),
+        ]])?;
         let seeds: Option<&'static [u8]> = match seeds.is_null() || n == 0 {
             true => None,
             // SAFETY: n * seed_len readable bytes that the caller keeps valid until the job

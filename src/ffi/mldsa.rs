@@ -116,7 +116,17 @@ pub unsafe extern "C" fn pqg_mldsa_keygen(
     sk_len: usize,
 ) -> pqg_status {
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::one(ctx, seed, pk, pk_len, sk, sk_len, mldsa_params(alg).map(crate::Alg::MlDsa)) }
+    unsafe {
+        keygen::one(
+            ctx,
+            seed,
+            pk,
+            pk_len,
+            sk,
+            sk_len,
+            mldsa_params(alg).map(crate::Alg::MlDsa),
+        )
+    }
 }
 
 /// Signs with the secret key; shared by the pure, pre-hash and external-mu forms.
@@ -172,7 +182,7 @@ fn disjoint_from_first(spans: Vec<(usize, usize)>) -> Result<(), Error> {
     let out = spans[0];
     spans[1..]
         .iter()
-        .try_for_each(|&input| disjoint(vec![out, input]))
+        .try_for_each(|&input| disjoint(vec![vec![out, input]]))
 }
 
 /// Verifies a signature; shared by the pure, pre-hash and external-mu forms.
@@ -233,7 +243,8 @@ pub unsafe extern "C" fn pqg_mldsa_sign(
     boundary(|| {
         let message = || {
             // SAFETY: msg and context are NULL or readable for their lengths (caller's promise).
-            let (msg, ctx) = unsafe { (input(msg, msg_len)?, context_string(context, context_len)?) };
+            let (msg, ctx) =
+                unsafe { (input(msg, msg_len)?, context_string(context, context_len)?) };
             Ok(Message::Pure { ctx, msg })
         };
         // SAFETY: the pointer arguments are forwarded under the caller's promise.
@@ -268,7 +279,8 @@ pub unsafe extern "C" fn pqg_mldsa_verify(
     boundary(|| {
         let message = || {
             // SAFETY: msg and context are NULL or readable for their lengths (caller's promise).
-            let (msg, ctx) = unsafe { (input(msg, msg_len)?, context_string(context, context_len)?) };
+            let (msg, ctx) =
+                unsafe { (input(msg, msg_len)?, context_string(context, context_len)?) };
             Ok(Message::Pure { ctx, msg })
         };
         // SAFETY: the pointer arguments are forwarded under the caller's promise.
@@ -301,8 +313,12 @@ pub unsafe extern "C" fn pqg_hash_mldsa_sign(
     boundary(|| {
         let message = || {
             // SAFETY: digest and context are NULL or readable for their lengths.
-            let (digest, ctx) =
-                unsafe { (required(digest, digest_len)?, context_string(context, context_len)?) };
+            let (digest, ctx) = unsafe {
+                (
+                    required(digest, digest_len)?,
+                    context_string(context, context_len)?,
+                )
+            };
             let ph = PreHash::from_code(ph)?;
             Ok(Message::PreHashed { ctx, ph, digest })
         };
@@ -331,8 +347,12 @@ pub unsafe extern "C" fn pqg_hash_mldsa_verify(
     boundary(|| {
         let message = || {
             // SAFETY: digest and context are NULL or readable for their lengths.
-            let (digest, ctx) =
-                unsafe { (required(digest, digest_len)?, context_string(context, context_len)?) };
+            let (digest, ctx) = unsafe {
+                (
+                    required(digest, digest_len)?,
+                    context_string(context, context_len)?,
+                )
+            };
             let ph = PreHash::from_code(ph)?;
             Ok(Message::PreHashed { ctx, ph, digest })
         };
@@ -416,7 +436,18 @@ pub unsafe extern "C" fn pqg_mldsa_keygen_submit(
     job: *mut *mut pqg_job,
 ) -> pqg_status {
     // SAFETY: the pointers carry the promises of this function's documentation.
-    unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, mldsa_params(alg).map(crate::Alg::MlDsa)) }
+    unsafe {
+        keygen::submit(
+            ctx,
+            n,
+            seeds,
+            pks,
+            sks,
+            statuses,
+            job,
+            mldsa_params(alg).map(crate::Alg::MlDsa),
+        )
+    }
 }
 
 /// Checks one signing request; a bad one gets its own status and does not run.
@@ -438,7 +469,14 @@ unsafe fn sign_item(
         )
     };
     let sig = Out::new(r.sig, p.signature_len())?;
-    Ok((SignItem { sk, msg: Message::Pure { ctx, msg }, rnd }, sig))
+    Ok((
+        SignItem {
+            sk,
+            msg: Message::Pure { ctx, msg },
+            rnd,
+        },
+        sig,
+    ))
 }
 
 /// Starts signing `n` messages (ML-DSA.Sign, pure form), each with its own key, context and
@@ -472,8 +510,8 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
             return Err(Error::NullPointer);
         }
         // SAFETY: each request's buffers are valid until completion (contract).
-        let accepted = Accepted::from_results(reqs.iter().map(|r| unsafe { sign_item(p, r) }));
-        disjoint(accepted.outs.iter().map(|o| o.span()).collect())?;
+        let accepted = Accepted::check(reqs, |r| unsafe { sign_item(p, r) });
+        disjoint(vec![accepted.outs.iter().map(|o| o.span()).collect()])?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted sig buffer is writable for the signature length until the
@@ -484,7 +522,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
             // A whole-call error is already in every status.
             let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
             drop(sigs);
-            accepted.merge(&ran)
+            accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
@@ -511,7 +549,14 @@ unsafe fn verify_item(
     };
     // SAFETY: as above.
     let sig = unsafe { signature(r.sig, r.sig_len, p.signature_len()) }?;
-    Ok((VerifyItem { pk, msg: Message::Pure { ctx, msg }, sig }, ()))
+    Ok((
+        VerifyItem {
+            pk,
+            msg: Message::Pure { ctx, msg },
+            sig,
+        },
+        (),
+    ))
 }
 
 /// Starts verifying `n` signatures (ML-DSA.Verify, pure form).
@@ -541,17 +586,16 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
             return Err(Error::NullPointer);
         }
         // SAFETY: each request's buffers are valid until completion (contract).
-        let accepted = Accepted::from_results(reqs.iter().map(|r| unsafe { verify_item(p, r) }));
+        let accepted = Accepted::check(reqs, |r| unsafe { verify_item(p, r) });
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             let mut ran = vec![Err(Error::Panic); accepted.items.len()];
             // A whole-call error is already in every status.
             let _ = api::mldsa_verify(&*backend, p, &accepted.items, &mut ran);
-            accepted.merge(&ran)
+            accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
         unsafe { hand_out(job::start(n, statuses, work), job) };
         Ok(())
     })
 }
-
