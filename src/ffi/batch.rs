@@ -1,6 +1,8 @@
 //! Batch plumbing of the C ABI: which requests passed their own checks (and where each came
 //! from), and the no-overlap check that makes caller output rows safe to hand out as slices.
 
+use super::guard::Out;
+use super::recycle::{give, take, Pooled};
 use crate::{Error, Status};
 use rayon::prelude::*;
 
@@ -30,68 +32,96 @@ impl<R> Requests<'_, R> {
     }
 }
 
-impl<T: Send, O: Send> Accepted<T, O> {
-    /// Checks every request with `check`: in parallel for a large batch whose requests are
-    /// all good (the usual case), one by one otherwise.
+impl<T: Pooled, O: Pooled> Accepted<T, O> {
+    /// Checks every request with `check`: on all cores for a large batch whose requests are
+    /// all good (the usual case: a first pass only asks whether they are), one by one
+    /// otherwise. The lists reuse earlier batches' memory.
     pub(crate) fn check<R>(
         reqs: &[R],
         check: impl Fn(&R) -> Result<(T, O), Error> + Sync + Send,
     ) -> Self {
-        if reqs.len() >= PARALLEL_CHECKS_FROM {
-            let shared = Requests(reqs);
-            let all: Result<(Vec<T>, Vec<O>), Error> = (0..reqs.len())
+        let n = reqs.len();
+        let (mut items, mut outs) = (take(), take());
+        let shared = Requests(reqs);
+        if n >= PARALLEL_CHECKS_FROM && (0..n).into_par_iter().all(|i| check(shared.get(i)).is_ok())
+        {
+            (0..n)
                 .into_par_iter()
-                .map(|i| check(shared.get(i)))
-                .collect();
-            if let Ok((items, outs)) = all {
-                return Accepted {
-                    items,
-                    outs,
-                    rejected: Vec::new(),
-                };
-            }
+                .map(|i| match check(shared.get(i)) {
+                    Ok(checked) => checked,
+                    // The requests are read-only and the checks pure: the first pass decided.
+                    Err(_) => unreachable!("a request that passed its check failed it"),
+                })
+                .unzip_into_vecs(&mut items, &mut outs);
+            return Accepted {
+                items,
+                outs,
+                rejected: Vec::new(),
+            };
         }
-        Accepted::from_results(reqs.iter().map(check))
-    }
-}
-
-impl<T, O> Accepted<T, O> {
-    pub(crate) fn from_results(results: impl IntoIterator<Item = Result<(T, O), Error>>) -> Self {
-        let results = results.into_iter();
-        let n = results.size_hint().0;
-        let mut acc = Accepted {
-            items: Vec::with_capacity(n),
-            outs: Vec::with_capacity(n),
-            rejected: Vec::new(),
-        };
-        for (i, r) in results.enumerate() {
-            match r {
+        let mut rejected = Vec::new();
+        for (i, r) in reqs.iter().enumerate() {
+            match check(r) {
                 Ok((item, out)) => {
-                    acc.items.push(item);
-                    acc.outs.push(out);
+                    items.push(item);
+                    outs.push(out);
                 }
-                Err(e) => acc.rejected.push((i, e)),
+                Err(e) => rejected.push((i, e)),
             }
         }
-        acc
+        Accepted {
+            items,
+            outs,
+            rejected,
+        }
     }
 
     /// Every request's status in request order: the backend's (`ran`, one per accepted item)
-    /// merged with the rejected requests' own errors.
+    /// merged with the rejected requests' own errors. The lists go back to their pools.
     pub(crate) fn merge(self, ran: Vec<Status>) -> Vec<Status> {
+        give(self.items);
+        give(self.outs);
         if self.rejected.is_empty() {
             return ran;
         }
         let n = ran.len() + self.rejected.len();
-        let mut ran = ran.into_iter();
+        let mut merged = take();
+        let mut backend = ran.iter().copied();
         let mut rejected = self.rejected.into_iter().peekable();
-        (0..n)
-            .map(|i| match rejected.next_if(|&(at, _)| at == i) {
-                Some((_, e)) => Err(e),
-                None => ran.next().unwrap_or(Err(Error::Panic)),
-            })
-            .collect()
+        merged.extend((0..n).map(|i| match rejected.next_if(|&(at, _)| at == i) {
+            Some((_, e)) => Err(e),
+            None => backend.next().unwrap_or(Err(Error::Panic)),
+        }));
+        give(ran);
+        merged
     }
+}
+
+/// A list for `n` statuses, all `Panic` until the backend reports.
+pub(crate) fn pending(n: usize) -> Vec<Status> {
+    let mut v = take();
+    v.resize(n, Err(Error::Panic));
+    v
+}
+
+/// Output buffers as the slices the backend writes, in a recycled list (give it back when the
+/// backend is done).
+///
+/// # Safety
+/// As [`Out::slice`] for every buffer, for as long as the list is used: each is writable for
+/// its length and none overlaps another (checked with [`disjoint`]).
+pub(crate) unsafe fn rows(outs: impl Iterator<Item = Out>) -> Vec<&'static mut [u8]> {
+    let mut v = take();
+    // SAFETY: forwarded from the caller.
+    v.extend(outs.map(|o| unsafe { o.slice() }));
+    v
+}
+
+/// The address ranges of one kind of output, in a recycled list.
+pub(crate) fn spans(ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let mut v = take();
+    v.extend(ranges);
+    v
 }
 
 /// `InvalidArgument` unless the byte ranges `(address, length)` of all groups are pairwise
@@ -100,7 +130,7 @@ impl<T, O> Accepted<T, O> {
 /// is not already in address order (a caller's arrays are), then the groups are merged, so
 /// the usual case is linear.
 pub(crate) fn disjoint(groups: Vec<Vec<(usize, usize)>>) -> Result<(), Error> {
-    let mut merged: Vec<(usize, usize)> = Vec::new();
+    let mut merged: Vec<(usize, usize)> = take();
     for mut g in groups {
         g.retain(|&(_, len)| len > 0);
         if !g.windows(2).all(|w| w[0] <= w[1]) {
@@ -111,6 +141,7 @@ pub(crate) fn disjoint(groups: Vec<Vec<(usize, usize)>>) -> Result<(), Error> {
     let apart = merged
         .windows(2)
         .all(|w| w[0].0.checked_add(w[0].1).is_some_and(|end| end <= w[1].0));
+    give(merged);
     match apart {
         true => Ok(()),
         false => Err(Error::InvalidArgument),
@@ -120,19 +151,24 @@ pub(crate) fn disjoint(groups: Vec<Vec<(usize, usize)>>) -> Result<(), Error> {
 /// Merges two address-ordered lists into one.
 fn merge_sorted(a: Vec<(usize, usize)>, b: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     if a.is_empty() {
+        give(a);
         return b;
     }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    let mut out = take();
+    out.reserve(a.len() + b.len());
+    let (mut x, mut y) = (a.iter().peekable(), b.iter().peekable());
     loop {
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => x <= y,
+        let take_x = match (x.peek(), y.peek()) {
+            (Some(p), Some(q)) => p <= q,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (None, None) => return out,
+            (None, None) => break,
         };
-        out.extend(if take_a { a.next() } else { b.next() });
+        out.extend(if take_x { x.next() } else { y.next() });
     }
+    give(a);
+    give(b);
+    out
 }
 
 #[cfg(test)]
@@ -142,14 +178,15 @@ mod tests {
 
     #[test]
     fn merged_statuses_keep_request_order() {
-        let results = [
-            Ok((1, ())),
-            Err(Error::NullPointer),
-            Ok((2, ())),
-            Err(Error::BadLength),
+        let bad = |e| Err::<((), ()), Error>(e);
+        let reqs = [
+            Ok(((), ())),
+            bad(Error::NullPointer),
+            Ok(((), ())),
+            bad(Error::BadLength),
         ];
-        let acc = Accepted::from_results(results);
-        assert_eq!(acc.items, [1, 2]);
+        let acc = Accepted::check(&reqs, |r| *r);
+        assert_eq!(acc.items.len(), 2);
         let merged = acc.merge(vec![Ok(()), Err(Error::BadKey)]);
         assert_eq!(
             merged,
@@ -160,8 +197,26 @@ mod tests {
                 Err(Error::BadLength)
             ]
         );
-        let all = Accepted::from_results([Ok((1, ())), Ok((2, ()))]);
+        let all = Accepted::check(&[Ok(((), ())); 2], |r| *r);
         assert_eq!(all.merge(vec![Ok(()), Ok(())]), [Ok(()), Ok(())]);
+        // A large batch, checked on all cores, with and without a rejected request.
+        for reject in [None, Some(5000)] {
+            let reqs: Vec<_> = (0..9000)
+                .map(|i| match Some(i) == reject {
+                    true => bad(Error::NullPointer),
+                    false => Ok(((), ())),
+                })
+                .collect();
+            let acc = Accepted::check(&reqs, |r| *r);
+            assert_eq!(acc.items.len(), 9000 - usize::from(reject.is_some()));
+            let n = acc.items.len();
+            let merged = acc.merge(vec![Ok(()); n]);
+            assert_eq!(merged.len(), 9000);
+            assert!(merged
+                .iter()
+                .enumerate()
+                .all(|(i, s)| s.is_ok() != (Some(i) == reject)));
+        }
     }
 
     #[test]

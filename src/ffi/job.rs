@@ -77,6 +77,11 @@ impl StatusSink {
     /// Writes one status per item; items the work did not report on get `PQG_ERR_PANIC`.
     fn write(self, statuses: Option<Vec<Status>>) {
         let statuses = statuses.unwrap_or_default();
+        self.write_codes(&statuses);
+        super::recycle::give(statuses);
+    }
+
+    fn write_codes(&self, statuses: &[Status]) {
         for i in 0..self.n {
             let code = match statuses.get(i) {
                 Some(Ok(())) => PQG_OK,

@@ -3,11 +3,12 @@
 //! Same conventions as the ML-DSA functions; the secret outputs are `sk` and the shared
 //! secret `ss`, zeroed on failure.
 
-use super::batch::{disjoint, Accepted};
+use super::batch::{disjoint, pending, rows, spans, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{boundary, optional, requests, required, span_of, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
+use super::recycle::give;
 use super::{kem_params, pqg_alg, pqg_status, PQG_OK};
 use crate::backend::{DecapsItem, EncapsItem};
 use crate::{api, Alg, Error};
@@ -266,22 +267,24 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
             item().inspect_err(|_| unsafe { zero_secret(r.ss, p.shared_secret_len()) })
         });
         disjoint(vec![
-            accepted.outs.iter().map(|(ct, _)| ct.span()).collect(),
-            accepted.outs.iter().map(|(_, ss)| ss.span()).collect(),
+            spans(accepted.outs.iter().map(|(ct, _)| ct.span())),
+            spans(accepted.outs.iter().map(|(_, ss)| ss.span())),
         ])?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ct/ss buffer is writable for its length until the job
             // completes (contract) and they are pairwise disjoint (checked at submit).
-            let (mut cts, mut sss): (Vec<&mut [u8]>, Vec<&mut [u8]>) = accepted
-                .outs
-                .iter()
-                .map(|(ct, ss)| unsafe { (ct.slice(), ss.slice()) })
-                .unzip();
-            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            let (mut cts, mut sss) = unsafe {
+                (
+                    rows(accepted.outs.iter().map(|o| o.0)),
+                    rows(accepted.outs.iter().map(|o| o.1)),
+                )
+            };
+            let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status (and the secrets are zeroed).
             let _ = api::kem_encaps(&*backend, p, &accepted.items, &mut cts, &mut sss, &mut ran);
-            drop((cts, sss));
+            give(cts);
+            give(sss);
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
@@ -338,20 +341,16 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, ss_len) })
         });
-        disjoint(vec![accepted.outs.iter().map(|ss| ss.span()).collect()])?;
+        disjoint(vec![spans(accepted.outs.iter().map(|ss| ss.span()))])?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ss buffer is writable for its length until the job
             // completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sss: Vec<&mut [u8]> = accepted
-                .outs
-                .iter()
-                .map(|ss| unsafe { ss.slice() })
-                .collect();
-            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            let mut sss = unsafe { rows(accepted.outs.iter().copied()) };
+            let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status (and the secrets are zeroed).
             let _ = api::kem_decaps(&*backend, p, &accepted.items, &mut sss, &mut ran);
-            drop(sss);
+            give(sss);
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.

@@ -151,7 +151,7 @@ pub(crate) unsafe fn submit(
             // SAFETY: the arrays are writable for their checked sizes until the job completes
             // (contract) and overlap neither each other nor the seeds (checked at submit).
             let (pks, sks) = unsafe { (pk_out.slice(), sk_out.slice()) };
-            let mut st = vec![Err(Error::Panic); n];
+            let mut st = super::batch::pending(n);
             // A whole-call error is already in every status.
             let _ = generate(alg, &*backend, seeds, pks, sks, &mut st);
             st

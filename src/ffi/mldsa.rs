@@ -4,11 +4,12 @@
 //! Check order, the same everywhere: NULL context, algorithm, NULL pointers, buffer lengths,
 //! then the message's own shape (context over 255 bytes, digest or mu length).
 
-use super::batch::{disjoint, Accepted};
+use super::batch::{disjoint, pending, rows, spans, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{boundary, context_string, input, optional, required, signature, span_of, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
+use super::recycle::give;
 use super::{mldsa_params, pqg_alg, pqg_status};
 use crate::backend::{SignItem, VerifyItem};
 use crate::mldsa::{Message, PreHash};
@@ -511,17 +512,16 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
         }
         // SAFETY: each request's buffers are valid until completion (contract).
         let accepted = Accepted::check(reqs, |r| unsafe { sign_item(p, r) });
-        disjoint(vec![accepted.outs.iter().map(|o| o.span()).collect()])?;
+        disjoint(vec![spans(accepted.outs.iter().map(|o| o.span()))])?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted sig buffer is writable for the signature length until the
             // job completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sigs: Vec<&mut [u8]> =
-                accepted.outs.iter().map(|o| unsafe { o.slice() }).collect();
-            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            let mut sigs = unsafe { rows(accepted.outs.iter().copied()) };
+            let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status.
             let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
-            drop(sigs);
+            give(sigs);
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
@@ -589,7 +589,7 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
         let accepted = Accepted::check(reqs, |r| unsafe { verify_item(p, r) });
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            let mut ran = vec![Err(Error::Panic); accepted.items.len()];
+            let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status.
             let _ = api::mldsa_verify(&*backend, p, &accepted.items, &mut ran);
             accepted.merge(ran)

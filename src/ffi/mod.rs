@@ -22,6 +22,7 @@ mod job;
 mod kem;
 mod keygen;
 mod mldsa;
+mod recycle;
 
 pub use context::*;
 pub use job::*;
