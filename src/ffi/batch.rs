@@ -129,7 +129,14 @@ pub(crate) fn spans(ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(usize,
 /// of output (the signatures, the ciphertexts, the shared secrets): each is sorted only if it
 /// is not already in address order (a caller's arrays are), then the groups are merged, so
 /// the usual case is linear.
-pub(crate) fn disjoint(groups: Vec<Vec<(usize, usize)>>) -> Result<(), Error> {
+pub(crate) fn disjoint(mut groups: Vec<Vec<(usize, usize)>>) -> Result<(), Error> {
+    if let Some(apart) = separate_arrays(&mut groups) {
+        groups.into_iter().for_each(give);
+        return match apart {
+            true => Ok(()),
+            false => Err(Error::InvalidArgument),
+        };
+    }
     let mut merged: Vec<(usize, usize)> = take();
     for mut g in groups {
         g.retain(|&(_, len)| len > 0);
@@ -146,6 +153,31 @@ pub(crate) fn disjoint(groups: Vec<Vec<(usize, usize)>>) -> Result<(), Error> {
         true => Ok(()),
         false => Err(Error::InvalidArgument),
     }
+}
+
+/// The usual layout, decided without merging: every group in address order, its rows apart,
+/// and the groups' spans apart (separate arrays). `Some(false)` for rows that overlap within a
+/// group; `None` when the layout is another one (the caller merges).
+fn separate_arrays(groups: &mut [Vec<(usize, usize)>]) -> Option<bool> {
+    let mut bounds = Vec::with_capacity(groups.len());
+    for g in groups.iter_mut() {
+        g.retain(|&(_, len)| len > 0);
+        let (Some(first), Some(last)) = (g.first(), g.last()) else {
+            continue;
+        };
+        if !g.windows(2).all(|w| w[0].0 <= w[1].0) {
+            return None;
+        }
+        if !g
+            .windows(2)
+            .all(|w| w[0].0.checked_add(w[0].1).is_some_and(|end| end <= w[1].0))
+        {
+            return Some(false);
+        }
+        bounds.push((first.0, last.0.checked_add(last.1)?));
+    }
+    bounds.sort_unstable();
+    bounds.windows(2).all(|w| w[0].1 <= w[1].0).then_some(true)
 }
 
 /// Merges two address-ordered lists into one.

@@ -57,18 +57,20 @@ pub fn keygen_dev(
     Ok((pk, sk))
 }
 
-/// One chunk end to end: seeds in, keys out (host memory). Key arrays in registered memory
-/// (`reg`) are written by the copy engine directly, with no host copy.
+/// One chunk end to end: seeds in (or drawn here, in bulk, into the staging buffer), keys out
+/// (host memory). Key arrays in registered memory (`reg`) are written by the copy engine
+/// directly, with no host copy. The chunk's status: `Err(Rng)` when seeds could not be drawn
+/// (nothing is written then).
 pub fn keygen_chunk(
     w: &mut Worker,
     k: &Kernels,
     g: &Geometry,
     reg: &Ranges,
-    seeds: &[u8],
+    seeds: Option<&[u8]>,
     pks: &mut [u8],
     sks: &mut [u8],
-) -> Result<(), DriverError> {
-    let n = seeds.len() / 32;
+) -> Result<crate::Status, DriverError> {
+    let n = pks.len() / g.pk_len;
     let direct = reg.covers(pks) && reg.covers(sks);
     let out_bytes = if direct { 0 } else { n * (g.pk_len + g.sk_len) };
     let mut stage = w.take_host("kg_stage", n * 32)?;
@@ -76,7 +78,14 @@ pub fn keygen_chunk(
     w.lap(3);
     let r = (|| {
         let host = stage.as_mut_slice()?;
-        host[..n * 32].copy_from_slice(seeds);
+        match seeds {
+            Some(s) => host[..n * 32].copy_from_slice(s),
+            None => {
+                if let Err(e) = crate::rng::fill_bulk(&mut host[..n * 32]) {
+                    return Ok(Err(e));
+                }
+            }
+        }
         let xi = w.dev("kg_xi", n * 32)?;
         w.htod(xi, &host[..n * 32])?;
         let (pk, sk) = keygen_dev(w, k, g, n, xi)?;
@@ -111,7 +120,7 @@ pub fn keygen_chunk(
         // The seeds are secret: do not leave them in the staging buffer.
         host[..n * 32].fill(0);
         w.lap(2);
-        Ok(())
+        Ok(Ok(()))
     })();
     w.put_host("kg_stage", stage);
     w.put_host("kg_out", out);

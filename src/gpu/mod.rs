@@ -285,23 +285,16 @@ impl Backend for GpuBackend {
             statuses.iter_mut().for_each(|s| *s = Err(Error::BadLength));
             return;
         }
-        let fresh;
-        let seeds = match seeds {
-            Some(s) => s,
-            None => {
-                let mut v = zeroize::Zeroizing::new(vec![0u8; n * 32]);
-                if crate::rng::fill_bulk(&mut v).is_err() {
-                    statuses.iter_mut().for_each(|s| *s = Err(Error::Rng));
-                    return;
-                }
-                fresh = v;
-                &fresh[..]
-            }
-        };
         let set = set_index(p);
         let reg = hostmem::snapshot();
-        let chunks: Vec<_> = seeds
-            .chunks(self.keygen_chunk * 32)
+        // Without seeds, each chunk draws its own into its pinned staging buffer (in bulk, on
+        // its worker, overlapping other chunks' GPU work): no batch-sized buffer of secrets.
+        let seed_chunks: Vec<Option<&[u8]>> = match seeds {
+            Some(s) => s.chunks(self.keygen_chunk * 32).map(Some).collect(),
+            None => vec![None; n.div_ceil(self.keygen_chunk)],
+        };
+        let chunks: Vec<_> = seed_chunks
+            .into_iter()
             .zip(pks.chunks_mut(self.keygen_chunk * g.pk_len))
             .zip(sks.chunks_mut(self.keygen_chunk * g.sk_len))
             .zip(statuses.chunks_mut(self.keygen_chunk))
@@ -312,12 +305,13 @@ impl Backend for GpuBackend {
                 self.mldsa_workers,
                 chunks,
                 |e, w, (((sd, pk), sk), st)| {
-                    keygen::keygen_chunk(w, &e.kernels[set], &g, &reg, sd, pk, sk)
-                        .map_err(|e| format!("{e:?}"))?;
-                    st.iter_mut().for_each(|s| *s = Ok(()));
+                    match keygen::keygen_chunk(w, &e.kernels[set], &g, &reg, *sd, pk, sk) {
+                        Ok(drawn) => st.fill(drawn),
+                        Err(e) => return Err(format!("{e:?}")),
+                    }
                     Ok(())
                 },
-                |(((sd, pk), sk), st)| cpu_backend().mldsa_keygen(p, Some(sd), pk, sk, st),
+                |(((sd, pk), sk), st)| cpu_backend().mldsa_keygen(p, sd, pk, sk, st),
             )
         });
     }
