@@ -36,7 +36,7 @@ TOML
 : >"$work/fetch/src/lib.rs"
 (cd "$work/fetch" && cargo fetch --quiet)
 manifest=$(cd "$work/fetch" && cargo metadata --format-version 1 --quiet |
-  python3 -c 'import json,sys; m=json.load(sys.stdin); print([p["manifest_path"] for p in m["packages"] if p["name"]=="openssl-src"][0])')
+  grep -o '"manifest_path":"[^"]*/openssl-src-[^"]*/Cargo.toml"' | head -1 | cut -d'"' -f4)
 src="$(dirname "$manifest")/openssl"
 [ -f "$src/Configure" ] || { echo "openssl-src sources not found at $src" >&2; exit 1; }
 

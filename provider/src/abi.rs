@@ -119,8 +119,12 @@ pub type CoreGetParams = unsafe extern "C" fn(handle: *const c_void, params: *mu
 /// `OSSL_FUNC_core_new_error`.
 pub type CoreNewError = unsafe extern "C" fn(handle: *const c_void);
 /// `OSSL_FUNC_core_set_error_debug`.
-pub type CoreSetErrorDebug =
-    unsafe extern "C" fn(handle: *const c_void, file: *const c_char, line: c_int, func: *const c_char);
+pub type CoreSetErrorDebug = unsafe extern "C" fn(
+    handle: *const c_void,
+    file: *const c_char,
+    line: c_int,
+    func: *const c_char,
+);
 /// `OSSL_FUNC_core_vset_error`; its `va_list` argument is passed as a pointer on x86-64 and
 /// aarch64 Linux, and a format without conversions never reads it.
 pub type CoreVsetError =
@@ -129,20 +133,22 @@ pub type CoreVsetError =
 /// One dispatch entry from a typed function pointer.
 #[macro_export]
 macro_rules! entry {
-    ($id:expr, $f:expr) => {
+    ($id:expr, $f:expr) => {{
+        let f = $f as *const ();
         $crate::abi::Dispatch {
             id: $id,
             // SAFETY: OpenSSL calls the entry through the type its id names, which is the
             // type of `$f`; an untyped `fn()` is how OSSL_DISPATCH stores every function.
-            function: Some(unsafe {
-                std::mem::transmute::<*const (), unsafe extern "C" fn()>($f as *const ())
-            }),
+            function: Some(unsafe { std::mem::transmute::<*const (), unsafe extern "C" fn()>(f) }),
         }
-    };
+    }};
 }
 
 /// The end of a dispatch table.
-pub const DISPATCH_END: Dispatch = Dispatch { id: 0, function: None };
+pub const DISPATCH_END: Dispatch = Dispatch {
+    id: 0,
+    function: None,
+};
 
 /// The end of a parameter array.
 pub const PARAM_END: Param = Param {

@@ -14,7 +14,8 @@ use std::sync::{Arc, Condvar, Mutex};
 type GetCurrentJob = unsafe extern "C" fn() -> *mut c_void;
 type GetWaitCtx = unsafe extern "C" fn(job: *mut c_void) -> *mut c_void;
 type PauseJob = unsafe extern "C" fn() -> c_int;
-type Cleanup = unsafe extern "C" fn(ctx: *mut c_void, key: *const c_void, fd: c_int, data: *mut c_void);
+type Cleanup =
+    unsafe extern "C" fn(ctx: *mut c_void, key: *const c_void, fd: c_int, data: *mut c_void);
 type SetWaitFd = unsafe extern "C" fn(
     ctx: *mut c_void,
     key: *const c_void,
@@ -22,11 +23,18 @@ type SetWaitFd = unsafe extern "C" fn(
     data: *mut c_void,
     cleanup: Option<Cleanup>,
 ) -> c_int;
-type GetFd =
-    unsafe extern "C" fn(ctx: *mut c_void, key: *const c_void, fd: *mut c_int, data: *mut *mut c_void) -> c_int;
+type GetFd = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    key: *const c_void,
+    fd: *mut c_int,
+    data: *mut *mut c_void,
+) -> c_int;
 type Callback = unsafe extern "C" fn(arg: *mut c_void) -> c_int;
-type GetCallback =
-    unsafe extern "C" fn(ctx: *mut c_void, cb: *mut Option<Callback>, arg: *mut *mut c_void) -> c_int;
+type GetCallback = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    cb: *mut Option<Callback>,
+    arg: *mut *mut c_void,
+) -> c_int;
 
 struct AsyncFns {
     current_job: GetCurrentJob,
@@ -79,7 +87,12 @@ pub fn init() -> bool {
 }
 
 /// Closes our eventfd when OpenSSL frees the wait context.
-unsafe extern "C" fn close_fd(_ctx: *mut c_void, _key: *const c_void, fd: c_int, _data: *mut c_void) {
+unsafe extern "C" fn close_fd(
+    _ctx: *mut c_void,
+    _key: *const c_void,
+    fd: c_int,
+    _data: *mut c_void,
+) {
     // SAFETY: the fd is the eventfd this module created for this wait context.
     unsafe { libc::close(fd) };
 }
@@ -101,7 +114,9 @@ struct Slot<R> {
 /// OpenSSL async job it runs on a helper thread while the job is paused; outside one, or when
 /// pausing is impossible, it runs here.
 pub fn run<R: Send + 'static>(work: impl FnOnce() -> R + Send + 'static) -> R {
-    let Some(Some(fns)) = FNS.get() else { return work() };
+    let Some(Some(fns)) = FNS.get() else {
+        return work();
+    };
     // SAFETY: ASYNC_get_current_job has no preconditions.
     let job = unsafe { (fns.current_job)() };
     if job.is_null() {
@@ -114,7 +129,10 @@ pub fn run<R: Send + 'static>(work: impl FnOnce() -> R + Send + 'static) -> R {
         return crate::pool::run_blocking(work);
     };
     drain(waker);
-    let slot = Arc::new(Slot { value: Mutex::new(None), done: Condvar::new() });
+    let slot = Arc::new(Slot {
+        value: Mutex::new(None),
+        done: Condvar::new(),
+    });
     let s2 = slot.clone();
     crate::pool::spawn(Box::new(move || {
         let r = work();

@@ -104,7 +104,10 @@ pub enum MessageKind {
 impl OwnedMessage {
     fn view(&self) -> Message<'_> {
         match self.kind {
-            MessageKind::Pure => Message::Pure { ctx: &self.ctx, msg: &self.data },
+            MessageKind::Pure => Message::Pure {
+                ctx: &self.ctx,
+                msg: &self.data,
+            },
             MessageKind::Raw => Message::Internal(&self.data),
             MessageKind::Mu => Message::Mu(&self.data),
         }
@@ -135,7 +138,11 @@ pub fn sign(
     run(move || {
         let b = backend()?;
         let mut sig = vec![0u8; p.signature_len()];
-        let item = SignItem { sk: &sk, msg: msg.view(), rnd: Some(&rnd) };
+        let item = SignItem {
+            sk: &sk,
+            msg: msg.view(),
+            rnd: Some(&rnd),
+        };
         let mut st: [Status; 1] = [Ok(())];
         b.mldsa_sign(p, &[item], &mut [&mut sig[..]], &mut st);
         st[0]?;
@@ -148,7 +155,11 @@ pub fn sign(
 pub fn verify(p: ParamSet, pk: Arc<Vec<u8>>, msg: OwnedMessage, sig: Vec<u8>) -> Result<(), Error> {
     run(move || {
         let b = backend()?;
-        let item = VerifyItem { pk: &pk, msg: msg.view(), sig: &sig };
+        let item = VerifyItem {
+            pk: &pk,
+            msg: msg.view(),
+            sig: &sig,
+        };
         let mut st: [Status; 1] = [Ok(())];
         b.mldsa_verify(p, &[item], &mut st);
         trace("verify", p, &*b);

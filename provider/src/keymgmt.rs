@@ -26,14 +26,24 @@ pub struct Key {
 
 impl Key {
     fn empty(set: ParamSet) -> Key {
-        Key { set, seed: None, sk: None, pk: None }
+        Key {
+            set,
+            seed: None,
+            sk: None,
+            pk: None,
+        }
     }
 
     /// Expands a seed (ML-DSA.KeyGen_internal).
     fn from_seed(set: ParamSet, seed: &[u8; 32]) -> Option<Key> {
         let seed = Zeroizing::new(*seed);
         let (pk, sk) = engine::keygen(set, seed.clone()).ok()?;
-        Some(Key { set, seed: Some(Arc::new(seed)), sk: Some(sk), pk: Some(Arc::new(pk)) })
+        Some(Key {
+            set,
+            seed: Some(Arc::new(seed)),
+            sk: Some(sk),
+            pk: Some(Arc::new(pk)),
+        })
     }
 }
 
@@ -87,7 +97,12 @@ pub fn key_from_params(set: ParamSet, p: &Params, include_private: bool) -> Opti
             }
         }
         (None, Some(_), None) => return None,
-        (None, None, Some(pk)) => Key { set, seed: None, sk: None, pk: Some(Arc::new(pk.to_vec())) },
+        (None, None, Some(pk)) => Key {
+            set,
+            seed: None,
+            sk: None,
+            pk: Some(Arc::new(pk.to_vec())),
+        },
         (None, None, None) => return None,
     };
     if pk.is_some_and(|pk| key.pk.as_deref().map(|v| &v[..]) != Some(pk)) {
@@ -106,7 +121,9 @@ unsafe fn key<'a>(k: *const c_void) -> Option<&'a Key> {
 }
 
 unsafe extern "C" fn new<const S: usize>(_provctx: *mut c_void) -> *mut c_void {
-    guard(ptr::null_mut(), || Box::into_raw(Box::new(Key::empty(set_of(S)))).cast())
+    guard(ptr::null_mut(), || {
+        Box::into_raw(Box::new(Key::empty(set_of(S)))).cast()
+    })
 }
 
 unsafe extern "C" fn free(k: *mut c_void) {
@@ -121,7 +138,9 @@ unsafe extern "C" fn free(k: *mut c_void) {
 unsafe extern "C" fn has(k: *const c_void, selection: c_int) -> c_int {
     guard(0, || {
         // SAFETY: OpenSSL passes a key of this key management.
-        let Some(k) = (unsafe { key(k) }) else { return 0 };
+        let Some(k) = (unsafe { key(k) }) else {
+            return 0;
+        };
         let priv_ok = selection & abi::SELECT_PRIVATE_KEY == 0 || k.sk.is_some();
         let pub_ok = selection & abi::SELECT_PUBLIC_KEY == 0 || k.pk.is_some();
         status(priv_ok && pub_ok)
@@ -131,7 +150,9 @@ unsafe extern "C" fn has(k: *const c_void, selection: c_int) -> c_int {
 unsafe extern "C" fn matches(a: *const c_void, b: *const c_void, selection: c_int) -> c_int {
     guard(0, || {
         // SAFETY: OpenSSL passes keys of this key management.
-        let (Some(a), Some(b)) = (unsafe { key(a) }, unsafe { key(b) }) else { return 0 };
+        let (Some(a), Some(b)) = (unsafe { key(a) }, unsafe { key(b) }) else {
+            return 0;
+        };
         if a.set != b.set {
             return 0;
         }
@@ -190,7 +211,9 @@ unsafe extern "C" fn export(
 ) -> c_int {
     guard(0, || {
         // SAFETY: OpenSSL passes a key of ours.
-        let (Some(k), Some(cb)) = (unsafe { key(k) }, cb) else { return 0 };
+        let (Some(k), Some(cb)) = (unsafe { key(k) }, cb) else {
+            return 0;
+        };
         if selection & abi::SELECT_KEYPAIR == 0 {
             return 0;
         }
@@ -229,15 +252,23 @@ fn security_bits(set: ParamSet) -> i32 {
 unsafe extern "C" fn get_params(k: *mut c_void, params: *mut Param) -> c_int {
     guard(0, || {
         // SAFETY: OpenSSL passes a key of ours and a terminated, writable array.
-        let (Some(k), p) = (unsafe { key(k) }, unsafe { Params::new(params) }) else { return 0 };
+        let (Some(k), p) = (unsafe { key(k) }, unsafe { Params::new(params) }) else {
+            return 0;
+        };
         let s = k.set;
         let ok = p.set_int(c"bits", 8 * s.public_key_len() as i32).is_ok()
             && p.set_int(c"security-bits", security_bits(s)).is_ok()
             && p.set_int(c"max-size", s.signature_len() as i32).is_ok()
             && p.set_utf8(c"mandatory-digest", c"").is_ok()
-            && k.seed.as_ref().is_none_or(|v| p.set_octets(c"seed", &v[..]).is_ok())
-            && k.sk.as_ref().is_none_or(|v| p.set_octets(c"priv", v).is_ok())
-            && k.pk.as_ref().is_none_or(|v| p.set_octets(c"pub", v).is_ok());
+            && k.seed
+                .as_ref()
+                .is_none_or(|v| p.set_octets(c"seed", &v[..]).is_ok())
+            && k.sk
+                .as_ref()
+                .is_none_or(|v| p.set_octets(c"priv", v).is_ok())
+            && k.pk
+                .as_ref()
+                .is_none_or(|v| p.set_octets(c"pub", v).is_ok());
         status(ok)
     })
 }
@@ -268,7 +299,9 @@ unsafe extern "C" fn validate(k: *const c_void, selection: c_int, _check: c_int)
         if selection & abi::SELECT_KEYPAIR != abi::SELECT_KEYPAIR {
             return 1;
         }
-        let (Some(sk), Some(pk)) = (&k.sk, &k.pk) else { return 0 };
+        let (Some(sk), Some(pk)) = (&k.sk, &k.pk) else {
+            return 0;
+        };
         let seed_ok = k.seed.as_ref().is_none_or(|s| {
             Key::from_seed(k.set, s).is_some_and(|e| e.pk.as_deref() == Some(&**pk))
         });
@@ -279,7 +312,9 @@ unsafe extern "C" fn validate(k: *const c_void, selection: c_int, _check: c_int)
 unsafe extern "C" fn dup(k: *const c_void, selection: c_int) -> *mut c_void {
     guard(ptr::null_mut(), || {
         // SAFETY: OpenSSL passes a key of ours.
-        let Some(k) = (unsafe { key(k) }) else { return ptr::null_mut() };
+        let Some(k) = (unsafe { key(k) }) else {
+            return ptr::null_mut();
+        };
         let mut d = k.clone();
         if selection & abi::SELECT_PRIVATE_KEY == 0 {
             d.seed = None;
@@ -311,7 +346,11 @@ fn gen_set(g: &mut GenCtx, p: &Params) -> bool {
     p.utf8(c"properties").is_ok()
 }
 
-unsafe extern "C" fn gen_init(_provctx: *mut c_void, selection: c_int, params: *const Param) -> *mut c_void {
+unsafe extern "C" fn gen_init(
+    _provctx: *mut c_void,
+    selection: c_int,
+    params: *const Param,
+) -> *mut c_void {
     guard(ptr::null_mut(), || {
         if selection & abi::SELECT_KEYPAIR == 0 {
             return ptr::null_mut();
@@ -352,7 +391,9 @@ unsafe extern "C" fn generate<const S: usize>(
 ) -> *mut c_void {
     guard(ptr::null_mut(), || {
         // SAFETY: our generation context.
-        let Some(g) = (unsafe { (g as *mut GenCtx).as_ref() }) else { return ptr::null_mut() };
+        let Some(g) = (unsafe { (g as *mut GenCtx).as_ref() }) else {
+            return ptr::null_mut();
+        };
         let seed = match &g.seed {
             Some(s) => s.clone(),
             None => match pqgpu::rng::array32() {

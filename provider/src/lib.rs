@@ -36,15 +36,29 @@ pub const fn set_of(s: usize) -> ParamSet {
 const PROPS: *const c_char = c"provider=pqgpu".as_ptr();
 
 const fn alg(names: &'static std::ffi::CStr, f: &'static Table<Dispatch, 18>) -> Algorithm {
-    Algorithm { names: names.as_ptr(), properties: PROPS, implementation: f.as_ptr(), description: ptr::null() }
+    Algorithm {
+        names: names.as_ptr(),
+        properties: PROPS,
+        implementation: f.as_ptr(),
+        description: ptr::null(),
+    }
 }
 
 const fn sig(names: &'static std::ffi::CStr, f: &'static Table<Dispatch, 16>) -> Algorithm {
-    Algorithm { names: names.as_ptr(), properties: PROPS, implementation: f.as_ptr(), description: ptr::null() }
+    Algorithm {
+        names: names.as_ptr(),
+        properties: PROPS,
+        implementation: f.as_ptr(),
+        description: ptr::null(),
+    }
 }
 
-const ALG_END: Algorithm =
-    Algorithm { names: ptr::null(), properties: ptr::null(), implementation: ptr::null(), description: ptr::null() };
+const ALG_END: Algorithm = Algorithm {
+    names: ptr::null(),
+    properties: ptr::null(),
+    implementation: ptr::null(),
+    description: ptr::null(),
+};
 
 // OpenSSL 3.5's names for ML-DSA (providers/implementations/include/prov/names.h).
 const N44: &std::ffi::CStr = c"ML-DSA-44:MLDSA44:2.16.840.1.101.3.4.3.17:id-ml-dsa-44";
@@ -65,7 +79,11 @@ static SIGNATURE: Table<Algorithm, 4> = Table([
     ALG_END,
 ]);
 
-unsafe extern "C" fn query_operation(_provctx: *mut c_void, op: c_int, no_cache: *mut c_int) -> *const Algorithm {
+unsafe extern "C" fn query_operation(
+    _provctx: *mut c_void,
+    op: c_int,
+    no_cache: *mut c_int,
+) -> *const Algorithm {
     if !no_cache.is_null() {
         // SAFETY: OpenSSL's out-pointer.
         unsafe { *no_cache = 0 };
@@ -101,7 +119,8 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
         // SAFETY: a terminated, writable array from OpenSSL.
         let p = unsafe { Params::new(params) };
         status(
-            p.set_utf8(c"name", c"pqgpu: ML-DSA on NVIDIA GPUs and CPUs").is_ok()
+            p.set_utf8(c"name", c"pqgpu: ML-DSA on NVIDIA GPUs and CPUs")
+                .is_ok()
                 && p.set_utf8(c"version", VERSION).is_ok()
                 && p.set_utf8(c"buildinfo", VERSION).is_ok()
                 && p.set_int(c"status", 1).is_ok(),
@@ -131,7 +150,9 @@ unsafe fn config(handle: *const c_void, in_: *const Dispatch) -> (Option<String>
     unsafe {
         while !d.is_null() && (*d).id != 0 {
             if (*d).id == abi::CORE_GET_PARAMS {
-                get = (*d).function.map(|f| std::mem::transmute::<unsafe extern "C" fn(), abi::CoreGetParams>(f));
+                get = (*d)
+                    .function
+                    .map(|f| std::mem::transmute::<unsafe extern "C" fn(), abi::CoreGetParams>(f));
             }
             d = d.add(1);
         }
@@ -146,14 +167,22 @@ unsafe fn config(handle: *const c_void, in_: *const Dispatch) -> (Option<String>
         data_size: 0,
         return_size: abi::PARAM_UNMODIFIED,
     };
-    let mut arr = [ptr_param(c"backend", &mut backend), ptr_param(c"trace", &mut trace), abi::PARAM_END];
+    let mut arr = [
+        ptr_param(c"backend", &mut backend),
+        ptr_param(c"trace", &mut trace),
+        abi::PARAM_END,
+    ];
     // SAFETY: the core's get_params with our handle and a terminated array of UTF8_PTRs.
     if unsafe { get(handle, arr.as_mut_ptr()) } == 0 {
         return (None, None);
     }
     // SAFETY: the core set each pointer to a NUL-terminated config value, or left it NULL.
     let read = |p: *const c_char| {
-        (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        (!p.is_null()).then(|| {
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        })
     };
     (read(backend), read(trace))
 }

@@ -41,7 +41,9 @@ impl Params {
 
     /// An octet string parameter's bytes (`OSSL_PARAM_get_octet_string_ptr`).
     pub fn octets(&self, key: &CStr) -> Result<Option<&[u8]>, BadParam> {
-        let Some(p) = self.find(key) else { return Ok(None) };
+        let Some(p) = self.find(key) else {
+            return Ok(None);
+        };
         // SAFETY: `p` is an entry of the array; its data/size describe the caller's buffer.
         let p = unsafe { &*p };
         let data: *const u8 = match p.data_type {
@@ -57,12 +59,16 @@ impl Params {
             return Err(BadParam);
         }
         // SAFETY: non-NULL data of data_size bytes, the caller's promise for the array.
-        Ok(Some(unsafe { std::slice::from_raw_parts(data, p.data_size) }))
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts(data, p.data_size)
+        }))
     }
 
     /// An integer parameter (`OSSL_PARAM_get_int`): signed or unsigned, 4 or 8 bytes.
     pub fn int(&self, key: &CStr) -> Result<Option<i32>, BadParam> {
-        let Some(p) = self.find(key) else { return Ok(None) };
+        let Some(p) = self.find(key) else {
+            return Ok(None);
+        };
         // SAFETY: as in `octets`.
         let p = unsafe { &*p };
         if p.data.is_null() {
@@ -73,9 +79,12 @@ impl Params {
             match (p.data_type, p.data_size) {
                 (abi::PARAM_INTEGER, 4) => ptr::read_unaligned(p.data as *const i32) as i64,
                 (abi::PARAM_INTEGER, 8) => ptr::read_unaligned(p.data as *const i64),
-                (abi::PARAM_UNSIGNED_INTEGER, 4) => ptr::read_unaligned(p.data as *const u32) as i64,
+                (abi::PARAM_UNSIGNED_INTEGER, 4) => {
+                    ptr::read_unaligned(p.data as *const u32) as i64
+                }
                 (abi::PARAM_UNSIGNED_INTEGER, 8) => {
-                    i64::try_from(ptr::read_unaligned(p.data as *const u64)).map_err(|_| BadParam)?
+                    i64::try_from(ptr::read_unaligned(p.data as *const u64))
+                        .map_err(|_| BadParam)?
                 }
                 _ => return Err(BadParam),
             }
@@ -85,7 +94,9 @@ impl Params {
 
     /// A UTF-8 string parameter.
     pub fn utf8(&self, key: &CStr) -> Result<Option<String>, BadParam> {
-        let Some(p) = self.find(key) else { return Ok(None) };
+        let Some(p) = self.find(key) else {
+            return Ok(None);
+        };
         // SAFETY: as in `octets`.
         let p = unsafe { &*p };
         let data: *const u8 = match p.data_type {
@@ -100,12 +111,16 @@ impl Params {
         // SAFETY: data_size bytes (the terminating NUL not counted, or counted: cut at a NUL).
         let bytes = unsafe { std::slice::from_raw_parts(data, p.data_size) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        String::from_utf8(bytes[..end].to_vec()).map(Some).map_err(|_| BadParam)
+        String::from_utf8(bytes[..end].to_vec())
+            .map(Some)
+            .map_err(|_| BadParam)
     }
 
     /// Sets `key` to `v` if the array asks for it (`OSSL_PARAM_set_int`).
     pub fn set_int(&self, key: &CStr, v: i32) -> Result<(), BadParam> {
-        let Some(p) = self.find(key) else { return Ok(()) };
+        let Some(p) = self.find(key) else {
+            return Ok(());
+        };
         // SAFETY: `p` is an entry of a writable array (get_params' contract).
         let p = unsafe { &mut *p };
         match p.data_type {
@@ -133,7 +148,9 @@ impl Params {
 
     /// Sets `key` to the bytes `v` (`OSSL_PARAM_set_octet_string`); a NULL buffer learns the size.
     pub fn set_octets(&self, key: &CStr, v: &[u8]) -> Result<(), BadParam> {
-        let Some(p) = self.find(key) else { return Ok(()) };
+        let Some(p) = self.find(key) else {
+            return Ok(());
+        };
         // SAFETY: as in `set_int`.
         let p = unsafe { &mut *p };
         match p.data_type {
@@ -165,7 +182,9 @@ impl Params {
 
     /// Sets `key` to a static string (`OSSL_PARAM_set_utf8_string` / `_ptr`).
     pub fn set_utf8(&self, key: &CStr, v: &'static CStr) -> Result<(), BadParam> {
-        let Some(p) = self.find(key) else { return Ok(()) };
+        let Some(p) = self.find(key) else {
+            return Ok(());
+        };
         // SAFETY: as in `set_int`.
         let p = unsafe { &mut *p };
         let bytes = v.to_bytes();
@@ -222,15 +241,36 @@ mod tests {
 
     #[test]
     fn reads_and_writes_like_openssl() {
-        let mut seed = [7u8; 32];
+        let seed = [7u8; 32];
         let mut bits: i32 = 0;
         let mut name = [0u8; 8];
+        let mut out = [0u8; 4];
         let mut arr = [
             octet_param(c"seed", &seed),
-            Param { key: c"bits".as_ptr(), data_type: abi::PARAM_INTEGER, data: (&mut bits as *mut i32).cast(), data_size: 4, return_size: 0 },
-            Param { key: c"name".as_ptr(), data_type: abi::PARAM_UTF8_STRING, data: name.as_mut_ptr().cast(), data_size: 8, return_size: 0 },
+            Param {
+                key: c"bits".as_ptr(),
+                data_type: abi::PARAM_INTEGER,
+                data: (&mut bits as *mut i32).cast(),
+                data_size: 4,
+                return_size: 0,
+            },
+            Param {
+                key: c"name".as_ptr(),
+                data_type: abi::PARAM_UTF8_STRING,
+                data: name.as_mut_ptr().cast(),
+                data_size: 8,
+                return_size: 0,
+            },
+            Param {
+                key: c"out".as_ptr(),
+                data_type: abi::PARAM_OCTET_STRING,
+                data: out.as_mut_ptr().cast(),
+                data_size: 4,
+                return_size: 0,
+            },
             abi::PARAM_END,
         ];
+        // SAFETY: a terminated array over live locals.
         let p = unsafe { Params::new(arr.as_mut_ptr()) };
         assert_eq!(p.octets(c"seed").unwrap(), Some(&seed[..]));
         assert_eq!(p.octets(c"priv").unwrap(), None);
@@ -238,11 +278,11 @@ mod tests {
         p.set_int(c"bits", 10496).unwrap();
         assert_eq!(p.int(c"bits").unwrap(), Some(10496));
         p.set_utf8(c"name", c"abc").unwrap();
-        assert_eq!(&name[..4], b"abc\0");
         assert!(p.set_utf8(c"name", c"too long!").is_err());
-        assert!(p.set_octets(c"seed", &[1u8; 33]).is_err());
-        p.set_octets(c"seed", &[1u8; 3]).unwrap();
-        seed[0] = seed[0]; // the array borrowed seed's buffer
-        assert_eq!(arr[0].return_size, 3);
+        assert!(p.set_octets(c"out", &[1u8; 5]).is_err());
+        p.set_octets(c"out", &[1u8; 3]).unwrap();
+        assert_eq!(arr[3].return_size, 3);
+        assert_eq!(&name[..4], b"abc\0");
+        assert_eq!(out, [1, 1, 1, 0]);
     }
 }

@@ -15,14 +15,16 @@ static POOL: Mutex<Option<Pool>> = Mutex::new(None);
 
 /// Helper threads: enough to keep every core busy with single-item work.
 fn threads() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(2, 64)
+    std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .clamp(2, 64)
 }
 
 /// Queues `work` on a helper thread.
 pub fn spawn(work: Work) {
     let pid = std::process::id();
     let mut g = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if g.as_ref().map_or(true, |p| p.pid != pid) {
+    if g.as_ref().is_none_or(|p| p.pid != pid) {
         let (tx, rx) = channel::<Work>();
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads() {

@@ -35,7 +35,9 @@ fn algorithm_id(set: ParamSet) -> [u8; 13] {
         ParamSet::MlDsa65 => 0x12,
         ParamSet::MlDsa87 => 0x13,
     };
-    [0x30, 0x0b, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, last]
+    [
+        0x30, 0x0b, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, last,
+    ]
 }
 
 impl SigCtx {
@@ -65,7 +67,9 @@ impl SigCtx {
             Err(_) => return false,
         }
         let ints = [c"deterministic", c"message-encoding", c"mu"].map(|k| p.int(k));
-        let [Ok(det), Ok(enc), Ok(mu)] = ints else { return false };
+        let [Ok(det), Ok(enc), Ok(mu)] = ints else {
+            return false;
+        };
         if let Some(d) = det {
             self.deterministic = d == 1;
         }
@@ -89,7 +93,11 @@ impl SigCtx {
         } else {
             MessageKind::Pure
         };
-        OwnedMessage { kind, ctx: self.context.clone(), data: data.to_vec() }
+        OwnedMessage {
+            kind,
+            ctx: self.context.clone(),
+            data: data.to_vec(),
+        }
     }
 
     fn init(&mut self, k: *mut c_void, params: *const Param) -> bool {
@@ -112,7 +120,10 @@ unsafe fn ctx<'a>(c: *mut c_void) -> Option<&'a mut SigCtx> {
     unsafe { (c as *mut SigCtx).as_mut() }
 }
 
-unsafe extern "C" fn newctx<const S: usize>(_provctx: *mut c_void, _propq: *const c_char) -> *mut c_void {
+unsafe extern "C" fn newctx<const S: usize>(
+    _provctx: *mut c_void,
+    _propq: *const c_char,
+) -> *mut c_void {
     guard(ptr::null_mut(), || {
         let c = SigCtx {
             set: set_of(S),
@@ -161,7 +172,9 @@ unsafe extern "C" fn digest_init(
 ) -> c_int {
     guard(0, || {
         // SAFETY: a context of ours.
-        let Some(c) = (unsafe { ctx(c) }) else { return 0 };
+        let Some(c) = (unsafe { ctx(c) }) else {
+            return 0;
+        };
         // SAFETY: NULL or a NUL-terminated name.
         if !mdname.is_null() && !unsafe { CStr::from_ptr(mdname) }.is_empty() {
             return 0; // ML-DSA takes no external digest.
@@ -185,7 +198,9 @@ unsafe extern "C" fn sign(
 ) -> c_int {
     guard(0, || {
         // SAFETY: a context of ours.
-        let Some(c) = (unsafe { ctx(c) }) else { return 0 };
+        let Some(c) = (unsafe { ctx(c) }) else {
+            return 0;
+        };
         let Some(k) = c.key() else { return 0 };
         let len = c.set.signature_len();
         if siglen.is_null() {
@@ -237,16 +252,28 @@ unsafe extern "C" fn verify(
 ) -> c_int {
     guard(0, || {
         // SAFETY: a context of ours.
-        let Some(c) = (unsafe { ctx(c) }) else { return 0 };
-        let Some(pk) = c.key().and_then(|k| k.pk.clone()) else { return 0 };
+        let Some(c) = (unsafe { ctx(c) }) else {
+            return 0;
+        };
+        let Some(pk) = c.key().and_then(|k| k.pk.clone()) else {
+            return 0;
+        };
         if (sig.is_null() && siglen != 0) || (tbs.is_null() && tbslen != 0) {
             return 0;
         }
         // SAFETY: OpenSSL's contract: sig/tbs point to siglen/tbslen readable bytes.
         let (s, data) = unsafe {
             (
-                if siglen == 0 { &[][..] } else { std::slice::from_raw_parts(sig, siglen) },
-                if tbslen == 0 { &[][..] } else { std::slice::from_raw_parts(tbs, tbslen) },
+                if siglen == 0 {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(sig, siglen)
+                },
+                if tbslen == 0 {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(tbs, tbslen)
+                },
             )
         };
         status(engine::verify(c.set, pk, c.message(data), s.to_vec()).is_ok())
@@ -276,8 +303,14 @@ unsafe extern "C" fn settable_ctx_params(_c: *mut c_void, _provctx: *mut c_void)
 unsafe extern "C" fn get_ctx_params(c: *mut c_void, params: *mut Param) -> c_int {
     guard(0, || {
         // SAFETY: a context of ours and a terminated, writable array.
-        let Some(c) = (unsafe { ctx(c) }) else { return 0 };
-        status(unsafe { Params::new(params) }.set_octets(c"algorithm-id", &algorithm_id(c.set)).is_ok())
+        let Some(c) = (unsafe { ctx(c) }) else {
+            return 0;
+        };
+        status(
+            unsafe { Params::new(params) }
+                .set_octets(c"algorithm-id", &algorithm_id(c.set))
+                .is_ok(),
+        )
     })
 }
 
@@ -322,6 +355,9 @@ mod tests {
         // 2.16.840.1.101.3.4.3.17 = 60 86 48 01 65 03 04 03 11, in a SEQUENCE with no parameters.
         let der = super::algorithm_id(pqgpu::mldsa::ParamSet::MlDsa44);
         assert_eq!(der[..4], [0x30, 0x0b, 0x06, 0x09]);
-        assert_eq!(der[4..], [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11]);
+        assert_eq!(
+            der[4..],
+            [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11]
+        );
     }
 }

@@ -1,0 +1,549 @@
+//! The provider under the real `openssl` program (OpenSSL 3.5): listing, key generation from a
+//! seed, signatures against OpenSSL's own ML-DSA, a small PKI, and every private-key layout.
+//! OpenSSL's default provider is the independent reference; pqgpu's trace file proves that
+//! pqgpu, not the default provider, did each operation it is credited with.
+
+mod common;
+use common::{Cfg, Env, SETS};
+
+const SEED: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+#[test]
+fn list_shows_pqgpu_algorithms() {
+    let Some(e) = Env::new("list") else { return };
+    let providers = e.ok(Cfg::Pq, &["list", "-providers", "-verbose"]);
+    assert!(providers.contains("pqgpu"), "{providers}");
+    let after = &providers[providers.find("  pqgpu").expect("pqgpu listed")..];
+    assert!(after.contains("status: active"), "{providers}");
+    let sigs = e.ok(Cfg::Pq, &["list", "-signature-algorithms"]);
+    let keys = e.ok(Cfg::Pq, &["list", "-key-managers"]);
+    for (i, set) in SETS.iter().enumerate() {
+        let oid = format!("2.16.840.1.101.3.4.3.{}", 17 + i);
+        let line = sigs
+            .lines()
+            .find(|l| l.contains(set) && l.contains("@ pqgpu"))
+            .unwrap_or_else(|| panic!("{set} @ pqgpu not listed:\n{sigs}"));
+        assert!(
+            line.contains(&oid) && line.contains(&format!("id-ml-dsa-{}", &set[7..])),
+            "{line}"
+        );
+        assert!(
+            keys.lines()
+                .any(|l| l.contains(set) && l.contains("@ pqgpu")),
+            "{keys}"
+        );
+    }
+}
+
+#[test]
+fn genpkey_from_seed_equals_default_provider() {
+    let Some(e) = Env::new("genpkey") else { return };
+    for set in SETS {
+        let seed = format!("hexseed:{SEED}");
+        e.ok(
+            Cfg::Pq,
+            &[
+                "genpkey",
+                "-algorithm",
+                set,
+                "-pkeyopt",
+                &seed,
+                "-out",
+                "pq.pem",
+            ],
+        );
+        e.ok(
+            Cfg::Def,
+            &[
+                "genpkey",
+                "-algorithm",
+                set,
+                "-pkeyopt",
+                &seed,
+                "-out",
+                "def.pem",
+            ],
+        );
+        assert_eq!(
+            e.read("pq.pem"),
+            e.read("def.pem"),
+            "{set}: private keys differ"
+        );
+        e.ok(
+            Cfg::Pq,
+            &["pkey", "-in", "pq.pem", "-pubout", "-out", "pq.pub"],
+        );
+        e.ok(
+            Cfg::Def,
+            &["pkey", "-in", "def.pem", "-pubout", "-out", "def.pub"],
+        );
+        assert_eq!(
+            e.read("pq.pub"),
+            e.read("def.pub"),
+            "{set}: public keys differ"
+        );
+        assert_eq!(
+            e.traced(&format!("keygen {set}")),
+            1,
+            "{set}: pqgpu did not generate the key"
+        );
+        e.clear_trace();
+        // Fresh random keys from pqgpu are valid keys for OpenSSL's own check.
+        e.ok(Cfg::Pq, &["genpkey", "-algorithm", set, "-out", "rnd.pem"]);
+        e.ok(Cfg::Def, &["pkey", "-in", "rnd.pem", "-check", "-noout"]);
+        assert!(e.traced(&format!("keygen {set}")) >= 1);
+        e.clear_trace();
+    }
+}
+
+fn sign(e: &Env, cfg: Cfg, key: &str, input: &str, ctx: &str, det: bool, out: &str) {
+    let ctx = format!("context-string:{ctx}");
+    let mut args = vec![
+        "pkeyutl", "-sign", "-rawin", "-inkey", key, "-in", input, "-pkeyopt", &ctx,
+    ];
+    if det {
+        args.extend(["-pkeyopt", "deterministic:1"]);
+    }
+    args.extend(["-out", out]);
+    e.ok(cfg, &args);
+}
+
+fn verify_args<'a>(key: &'a str, input: &'a str, ctx: &'a str, sig: &'a str) -> Vec<&'a str> {
+    vec![
+        "pkeyutl", "-verify", "-rawin", "-inkey", key, "-in", input, "-pkeyopt", ctx, "-sigfile",
+        sig,
+    ]
+}
+
+#[test]
+fn signatures_match_openssl() {
+    let Some(e) = Env::new("sign") else { return };
+    let msg: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
+    e.write("msg", &msg);
+    let mut bad = msg.clone();
+    bad[500] ^= 1;
+    e.write("bad", &bad);
+    for set in SETS {
+        e.ok(Cfg::Def, &["genpkey", "-algorithm", set, "-out", "k.pem"]);
+        e.clear_trace();
+        // Deterministic with a context string: byte for byte OpenSSL's signature.
+        sign(&e, Cfg::Pq, "k.pem", "msg", "pqgpu test", true, "det.pq");
+        sign(&e, Cfg::Def, "k.pem", "msg", "pqgpu test", true, "det.def");
+        assert_eq!(
+            e.traced(&format!("sign {set}")),
+            1,
+            "{set}: pqgpu did not sign"
+        );
+        assert_eq!(
+            e.read("det.pq"),
+            e.read("det.def"),
+            "{set}: deterministic signatures differ"
+        );
+        // Hedged: different each time, and each provider accepts the other's.
+        sign(&e, Cfg::Pq, "k.pem", "msg", "pqgpu test", false, "h1.pq");
+        sign(&e, Cfg::Pq, "k.pem", "msg", "pqgpu test", false, "h2.pq");
+        assert_ne!(
+            e.read("h1.pq"),
+            e.read("h2.pq"),
+            "{set}: hedged signatures repeat"
+        );
+        sign(&e, Cfg::Def, "k.pem", "msg", "pqgpu test", false, "h.def");
+        let ctx = "context-string:pqgpu test";
+        e.ok(Cfg::Def, &verify_args("k.pem", "msg", ctx, "h1.pq"));
+        e.clear_trace();
+        e.ok(Cfg::Pq, &verify_args("k.pem", "msg", ctx, "h.def"));
+        assert_eq!(
+            e.traced(&format!("verify {set}")),
+            1,
+            "{set}: pqgpu did not verify"
+        );
+        // Wrong context, changed message, flipped signature byte: both providers refuse.
+        let mut flipped = e.read("h.def");
+        flipped[17] ^= 0x40;
+        e.write("flip.sig", &flipped);
+        for cfg in [Cfg::Pq, Cfg::Def] {
+            let pq = matches!(cfg, Cfg::Pq);
+            e.clear_trace();
+            let run = |args: Vec<&str>| {
+                let o = e.run(if pq { Cfg::Pq } else { Cfg::Def }, &args);
+                assert!(!o.status.success(), "{set}: {args:?} verified");
+            };
+            run(verify_args(
+                "k.pem",
+                "msg",
+                "context-string:pqgpu tesT",
+                "h1.pq",
+            ));
+            run(verify_args("k.pem", "bad", ctx, "h1.pq"));
+            run(verify_args("k.pem", "msg", ctx, "flip.sig"));
+            if pq {
+                assert_eq!(
+                    e.traced(&format!("verify {set}")),
+                    3,
+                    "{set}: pqgpu did not reject"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn small_pki() {
+    let Some(e) = Env::new("pki") else { return };
+    // CA: ML-DSA-87, self-signed by pqgpu.
+    e.ok(
+        Cfg::Pq,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ML-DSA-87",
+            "-keyout",
+            "ca.key",
+            "-noenc",
+            "-subj",
+            "/CN=pqgpu test CA",
+            "-days",
+            "30",
+            "-extensions",
+            "v3_ca",
+            "-out",
+            "ca.pem",
+        ],
+    );
+    assert!(e.traced("sign ML-DSA-87") >= 1);
+    // End entity ML-DSA-44: req -new, x509 -req -CA.
+    e.ok(
+        Cfg::Pq,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "ML-DSA-44",
+            "-keyout",
+            "ee44.key",
+            "-noenc",
+            "-subj",
+            "/CN=localhost",
+            "-out",
+            "ee44.csr",
+        ],
+    );
+    e.ok(
+        Cfg::Pq,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "ee44.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-days",
+            "30",
+            "-extfile",
+            "pq.cnf",
+            "-extensions",
+            "v3_ee",
+            "-out",
+            "ee44.pem",
+        ],
+    );
+    // End entity ML-DSA-65 through `ca -batch`.
+    e.ok(
+        Cfg::Pq,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "ML-DSA-65",
+            "-keyout",
+            "ee65.key",
+            "-noenc",
+            "-subj",
+            "/CN=ee65",
+            "-out",
+            "ee65.csr",
+        ],
+    );
+    e.ok(
+        Cfg::Pq,
+        &[
+            "ca", "-batch", "-config", "pq.cnf", "-cert", "ca.pem", "-keyfile", "ca.key", "-in",
+            "ee65.csr", "-out", "ee65.pem",
+        ],
+    );
+    assert!(e.traced("sign ML-DSA-44") >= 1 && e.traced("sign ML-DSA-65") >= 1);
+    // Both providers accept the chain; pqgpu verifies the 87 signatures itself.
+    e.clear_trace();
+    for ee in ["ee44.pem", "ee65.pem"] {
+        assert!(e
+            .ok(Cfg::Pq, &["verify", "-CAfile", "ca.pem", ee])
+            .contains("OK"));
+        assert!(e
+            .ok(Cfg::Def, &["verify", "-CAfile", "ca.pem", ee])
+            .contains("OK"));
+        e.ok(Cfg::Def, &["x509", "-in", ee, "-noout", "-text"]);
+    }
+    assert!(
+        e.traced("verify ML-DSA-87") >= 2,
+        "pqgpu did not verify the chain"
+    );
+    // A certificate from someone else's CA fails.
+    e.ok(
+        Cfg::Def,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ML-DSA-87",
+            "-keyout",
+            "ca2.key",
+            "-noenc",
+            "-subj",
+            "/CN=pqgpu test CA",
+            "-days",
+            "30",
+            "-extensions",
+            "v3_ca",
+            "-out",
+            "ca2.pem",
+        ],
+    );
+    e.fails(Cfg::Pq, &["verify", "-CAfile", "ca2.pem", "ee44.pem"]);
+    // CMS (SHA-512 digest, RFC 9882; OpenSSL 3.5 has no default digest for ML-DSA in CMS):
+    // signed by pqgpu, verified by both; a changed content fails.
+    e.write("doc.txt", b"a document to sign\n");
+    e.clear_trace();
+    e.ok(
+        Cfg::Pq,
+        &[
+            "cms",
+            "-sign",
+            "-md",
+            "sha512",
+            "-binary",
+            "-in",
+            "doc.txt",
+            "-signer",
+            "ee44.pem",
+            "-inkey",
+            "ee44.key",
+            "-outform",
+            "DER",
+            "-out",
+            "doc.p7s",
+            "-nodetach",
+        ],
+    );
+    assert!(
+        e.traced("sign ML-DSA-44") >= 1,
+        "pqgpu did not sign the CMS"
+    );
+    for cfg in [Cfg::Pq, Cfg::Def] {
+        e.ok(
+            cfg,
+            &[
+                "cms", "-verify", "-binary", "-inform", "DER", "-in", "doc.p7s", "-CAfile",
+                "ca.pem", "-out", "doc.out",
+            ],
+        );
+        assert_eq!(e.read("doc.out"), b"a document to sign\n");
+    }
+    e.ok(
+        Cfg::Pq,
+        &[
+            "cms", "-sign", "-md", "sha512", "-binary", "-in", "doc.txt", "-signer", "ee65.pem",
+            "-inkey", "ee65.key", "-outform", "DER", "-out", "det.p7s",
+        ],
+    );
+    e.write("doc2.txt", b"a document to sign!\n");
+    e.ok(
+        Cfg::Def,
+        &[
+            "cms",
+            "-verify",
+            "-binary",
+            "-inform",
+            "DER",
+            "-in",
+            "det.p7s",
+            "-content",
+            "doc.txt",
+            "-CAfile",
+            "ca.pem",
+            "-out",
+            "/dev/null",
+        ],
+    );
+    e.fails(
+        Cfg::Pq,
+        &[
+            "cms",
+            "-verify",
+            "-binary",
+            "-inform",
+            "DER",
+            "-in",
+            "det.p7s",
+            "-content",
+            "doc2.txt",
+            "-CAfile",
+            "ca.pem",
+            "-out",
+            "/dev/null",
+        ],
+    );
+    // dgst: one-shot ML-DSA through EVP_DigestSign.
+    e.clear_trace();
+    e.ok(
+        Cfg::Pq,
+        &["dgst", "-sign", "ee65.key", "-out", "doc.sig", "doc.txt"],
+    );
+    assert_eq!(e.traced("sign ML-DSA-65"), 1);
+    e.ok(
+        Cfg::Def,
+        &["pkey", "-in", "ee65.key", "-pubout", "-out", "ee65.pub"],
+    );
+    assert!(e
+        .ok(
+            Cfg::Def,
+            &[
+                "dgst",
+                "-verify",
+                "ee65.pub",
+                "-signature",
+                "doc.sig",
+                "doc.txt"
+            ]
+        )
+        .contains("Verified OK"));
+    assert!(e
+        .ok(
+            Cfg::Pq,
+            &[
+                "dgst",
+                "-verify",
+                "ee65.pub",
+                "-signature",
+                "doc.sig",
+                "doc.txt"
+            ]
+        )
+        .contains("Verified OK"));
+    let o = e.run(
+        Cfg::Pq,
+        &[
+            "dgst",
+            "-verify",
+            "ee65.pub",
+            "-signature",
+            "doc.sig",
+            "doc2.txt",
+        ],
+    );
+    assert!(!o.status.success());
+    // PKCS#12: export, read back, and sign with the key that came out.
+    e.ok(
+        Cfg::Pq,
+        &[
+            "pkcs12",
+            "-export",
+            "-in",
+            "ee44.pem",
+            "-inkey",
+            "ee44.key",
+            "-certfile",
+            "ca.pem",
+            "-passout",
+            "pass:pw",
+            "-out",
+            "ee44.p12",
+        ],
+    );
+    e.ok(
+        Cfg::Pq,
+        &[
+            "pkcs12", "-in", "ee44.p12", "-passin", "pass:pw", "-nocerts", "-noenc", "-out",
+            "p12.key",
+        ],
+    );
+    e.ok(
+        Cfg::Def,
+        &["pkcs12", "-in", "ee44.p12", "-passin", "pass:pw", "-noout"],
+    );
+    e.write("msg", b"pkcs12");
+    sign(&e, Cfg::Pq, "p12.key", "msg", "", true, "p12.sig");
+    sign(&e, Cfg::Def, "ee44.key", "msg", "", true, "ee.sig");
+    assert_eq!(e.read("p12.sig"), e.read("ee.sig"));
+}
+
+#[test]
+fn every_private_key_layout_loads_and_signs() {
+    let layouts = [
+        "seed-priv",
+        "seed-only",
+        "priv-only",
+        "oqskeypair",
+        "bare-seed",
+        "bare-priv",
+    ];
+    for layout in layouts {
+        let extra = format!("ml-dsa.output_formats = {layout}");
+        let Some(e) = Env::with_default_sect(layout, &extra) else {
+            return;
+        };
+        let mut seen = Vec::new();
+        for set in SETS {
+            let seed = format!("hexseed:{SEED}");
+            e.ok(
+                Cfg::Def,
+                &[
+                    "genpkey",
+                    "-algorithm",
+                    set,
+                    "-pkeyopt",
+                    &seed,
+                    "-outform",
+                    "DER",
+                    "-out",
+                    "k.der",
+                ],
+            );
+            seen.push(e.read("k.der").len());
+            e.write("msg", layout.as_bytes());
+            e.clear_trace();
+            let sign_args = |out: &'static str| -> Vec<String> {
+                [
+                    "pkeyutl",
+                    "-sign",
+                    "-rawin",
+                    "-keyform",
+                    "DER",
+                    "-inkey",
+                    "k.der",
+                    "-in",
+                    "msg",
+                    "-pkeyopt",
+                    "deterministic:1",
+                    "-out",
+                    out,
+                ]
+                .map(String::from)
+                .to_vec()
+            };
+            let a: Vec<String> = sign_args("pq.sig");
+            e.ok(Cfg::Pq, &a.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(
+                e.traced(&format!("sign {set}")),
+                1,
+                "{layout} {set}: pqgpu did not sign"
+            );
+            let a: Vec<String> = sign_args("def.sig");
+            e.ok(Cfg::Def, &a.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(e.read("pq.sig"), e.read("def.sig"), "{layout} {set}");
+        }
+        println!("{layout}: DER private keys of {seen:?} bytes");
+    }
+}
