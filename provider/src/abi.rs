@@ -75,6 +75,7 @@ pub const PROVIDER_TEARDOWN: c_int = 1024;
 pub const PROVIDER_GETTABLE_PARAMS: c_int = 1025;
 pub const PROVIDER_GET_PARAMS: c_int = 1026;
 pub const PROVIDER_QUERY_OPERATION: c_int = 1027;
+pub const PROVIDER_GET_CAPABILITIES: c_int = 1030;
 
 // Key management.
 pub const KEYMGMT_NEW: c_int = 1;

@@ -68,11 +68,15 @@ fn backend() -> Result<Arc<dyn Backend>, Error> {
     Ok(b)
 }
 
-/// Appends "op set backend" to the trace file, when one is configured.
+/// Appends "op set backend where" to the trace file, when one is configured; `where` is
+/// `helper` when the work ran on a helper thread (inside an OpenSSL async job), else `caller`.
 fn trace(op: &str, p: ParamSet, b: &dyn Backend) {
     let mut g = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = g.as_mut().and_then(|c| c.trace.as_mut()) {
-        let _ = writeln!(f, "{op} {} {:?}", p.name(), b.kind());
+        let helper = crate::pool::is_helper_thread();
+        let place = if helper { "helper" } else { "caller" };
+        // One write per line: lines from several processes sharing the file stay whole.
+        let _ = f.write_all(format!("{op} {} {:?} {place}\n", p.name(), b.kind()).as_bytes());
     }
 }
 

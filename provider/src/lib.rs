@@ -6,10 +6,11 @@
 //!
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
 //! `guard` (panic boundary), `keymgmt` and `signature` (the algorithms), `engine` (the one
-//! door into pqgpu), `async_job` and `pool` (OpenSSL async jobs, helper threads).
+//! door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool` (OpenSSL async jobs, helper threads).
 
 pub mod abi;
 mod async_job;
+mod caps;
 pub mod engine;
 pub mod guard;
 pub mod keymgmt;
@@ -130,7 +131,8 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
 
 unsafe extern "C" fn teardown(_provctx: *mut c_void) {}
 
-static OUT: Table<Dispatch, 5> = Table([
+static OUT: Table<Dispatch, 6> = Table([
+    entry!(abi::PROVIDER_GET_CAPABILITIES, caps::get_capabilities),
     entry!(abi::PROVIDER_TEARDOWN, teardown),
     entry!(abi::PROVIDER_GETTABLE_PARAMS, gettable_params),
     entry!(abi::PROVIDER_GET_PARAMS, get_params),

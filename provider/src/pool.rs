@@ -20,6 +20,15 @@ fn threads() -> usize {
         .clamp(2, 64)
 }
 
+const NAME: &str = "pqgpu-prov";
+
+/// Whether the current thread is one of these helpers.
+pub fn is_helper_thread() -> bool {
+    std::thread::current()
+        .name()
+        .is_some_and(|n| n.starts_with(NAME))
+}
+
 /// Queues `work` on a helper thread.
 pub fn spawn(work: Work) {
     let pid = std::process::id();
@@ -30,7 +39,7 @@ pub fn spawn(work: Work) {
         for i in 0..threads() {
             let rx = rx.clone();
             let spawned = std::thread::Builder::new()
-                .name(format!("pqgpu-prov-{i}"))
+                .name(format!("{NAME}-{i}"))
                 .spawn(move || loop {
                     let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     match job {

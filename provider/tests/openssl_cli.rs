@@ -547,3 +547,190 @@ fn every_private_key_layout_loads_and_signs() {
         println!("{layout}: DER private keys of {seen:?} bytes");
     }
 }
+
+/// s_server (also with -async) and s_client -verify_return_error: a TLS 1.3 handshake with an
+/// ML-DSA-44 certificate, the server's CertificateVerify signed by pqgpu.
+#[test]
+fn tls13_handshake_with_pqgpu_certificate() {
+    use std::io::{BufRead, BufReader};
+    let Some(e) = Env::new("tls") else { return };
+    e.ok(
+        Cfg::Pq,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ML-DSA-87",
+            "-keyout",
+            "ca.key",
+            "-noenc",
+            "-subj",
+            "/CN=pqgpu test CA",
+            "-days",
+            "30",
+            "-extensions",
+            "v3_ca",
+            "-out",
+            "ca.pem",
+        ],
+    );
+    e.ok(
+        Cfg::Pq,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "ML-DSA-44",
+            "-keyout",
+            "srv.key",
+            "-noenc",
+            "-subj",
+            "/CN=localhost",
+            "-out",
+            "srv.csr",
+        ],
+    );
+    e.ok(
+        Cfg::Pq,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-days",
+            "30",
+            "-extfile",
+            "pq.cnf",
+            "-extensions",
+            "v3_ee",
+            "-out",
+            "srv.pem",
+        ],
+    );
+    for async_mode in [false, true] {
+        e.clear_trace();
+        // A free port: bind, read it, release; s_server takes it a moment later.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let accept = format!("127.0.0.1:{port}");
+        let mut args = vec![
+            "s_server", "-accept", &accept, "-naccept", "1", "-www", "-tls1_3", "-cert", "srv.pem",
+            "-key", "srv.key",
+        ];
+        if async_mode {
+            args.push("-async");
+        }
+        let mut server = std::process::Command::new(&e.bin)
+            .args(&args)
+            .current_dir(&e.dir)
+            .env("OPENSSL_CONF", e.path("pq.cnf"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(server.stdout.take().unwrap());
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap() > 0 && !line.contains("ACCEPT") {
+            line.clear();
+        }
+        assert!(line.contains("ACCEPT"), "s_server did not start");
+        let client = std::process::Command::new(&e.bin)
+            .args([
+                "s_client",
+                "-connect",
+                &accept,
+                "-servername",
+                "localhost",
+                "-tls1_3",
+                "-verify_return_error",
+                "-CAfile",
+                "ca.pem",
+                "-ign_eof",
+            ])
+            .current_dir(&e.dir)
+            .env("OPENSSL_CONF", e.path("pq.cnf"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let mut stdin = client.stdin.as_ref().unwrap();
+        stdin.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let o = client.wait_with_output().unwrap();
+        let status = server.wait().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && status.success(),
+            "handshake failed (async {async_mode}):\n{text}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(text.contains("Peer signature type: mldsa44"), "{text}");
+        assert!(text.contains("Verify return code: 0 (ok)"), "{text}");
+        assert!(text.contains("Protocol: TLSv1.3"), "{text}");
+        let place = if async_mode { "helper" } else { "caller" };
+        assert_eq!(
+            e.traced(&format!("sign ML-DSA-44 Cpu {place}")),
+            1,
+            "pqgpu did not sign the handshake (async {async_mode})"
+        );
+        assert!(
+            e.traced("verify ML-DSA-44") >= 1,
+            "pqgpu did not verify the handshake"
+        );
+    }
+}
+
+/// `openssl speed -async_jobs 256 ML-DSA-44` under pqgpu completes, and every operation it
+/// counted went through pqgpu (inside async jobs the work runs on helper threads).
+#[test]
+fn speed_with_async_jobs() {
+    let Some(e) = Env::new("speed") else { return };
+    let o = e.ok_with_stderr(
+        Cfg::Pq,
+        &[
+            "speed",
+            "-seconds",
+            "1",
+            "-elapsed",
+            "-async_jobs",
+            "256",
+            "-propquery",
+            "provider=pqgpu",
+            "ML-DSA-44",
+        ],
+    );
+    let ops = |what: &str| -> usize {
+        let line = o
+            .lines()
+            .find(|l| l.contains(&format!("ML-DSA-44 signature {what} ops")))
+            .unwrap_or_else(|| panic!("{o}"));
+        line.split(": ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    for (what, op) in [("keygen", "keygen"), ("sign", "sign"), ("verify", "verify")] {
+        let n = ops(what);
+        assert!(n > 0, "{o}");
+        // The trace holds more: speed also signs and verifies once per job while setting up.
+        let t = e.traced(&format!("{op} ML-DSA-44"));
+        assert!(t >= n, "{what}: speed counted {n}, pqgpu traced {t}");
+        // The counted operations ran inside async jobs: on helper threads, not the jobs'
+        // small stacks (the setup, outside any job, runs on the caller).
+        let on_helpers = e.traced(&format!("{op} ML-DSA-44 Cpu helper"));
+        assert!(
+            on_helpers >= n,
+            "{what}: {on_helpers} of {n} on helper threads"
+        );
+    }
+}

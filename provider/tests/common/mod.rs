@@ -24,17 +24,15 @@ pub fn openssl() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-/// The provider module cargo built next to this test (target/<profile>/libpqgpu_provider.so).
+/// The provider module cargo built with this test: target/<profile>/deps/libpqgpu_provider.so
+/// (cargo test refreshes the copy in deps/, next to the test executable, not the uplifted one).
 pub fn module() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let so = dir.join("libpqgpu_provider.so");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let so = deps.join("libpqgpu_provider.so");
     assert!(
         so.is_file(),
-        "provider module not built: {} (cargo build -p pqgpu_provider)",
+        "provider module not built: {} (cargo test -p pqgpu_provider)",
         so.display()
     );
     so
@@ -166,6 +164,22 @@ impl Env {
             String::from_utf8_lossy(&o.stderr)
         );
         String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Runs and requires success; returns stdout and stderr together.
+    pub fn ok_with_stderr(&self, cfg: Cfg, args: &[&str]) -> String {
+        let o = self.run(cfg, args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            o.status.success(),
+            "openssl {} failed:\n{text}",
+            args.join(" ")
+        );
+        text
     }
 
     /// Runs and requires failure.
