@@ -8,6 +8,7 @@
 //! wakes it through the wait context's file descriptor (or its callback, when one is set).
 
 use once_cell::sync::OnceCell;
+use pqgpu::Error;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -104,65 +105,104 @@ enum Waker {
     Callback(Callback, usize),
 }
 
-/// One result handed from the helper thread to the caller.
-struct Slot<R> {
-    value: Mutex<Option<R>>,
+/// One result handed from whoever completes the work to the waiting caller.
+struct Slot<T> {
+    value: Mutex<Option<Result<T, Error>>>,
     done: Condvar,
 }
 
-/// Runs `work` (which must not borrow the caller's stack) and returns its result. Inside an
-/// OpenSSL async job it runs on a helper thread while the job is paused; outside one, or when
-/// pausing is impossible, it runs here.
-pub fn run<R: Send + 'static>(work: impl FnOnce() -> R + Send + 'static) -> R {
-    let Some(Some(fns)) = FNS.get() else {
-        return work();
-    };
-    // SAFETY: ASYNC_get_current_job has no preconditions.
-    let job = unsafe { (fns.current_job)() };
-    if job.is_null() {
-        return work();
+/// The completion of one operation submitted from inside an async job. `complete` wakes the
+/// job; dropping it uncompleted (a panic on the way) completes it with `Error::Panic`, so a
+/// paused job is always woken.
+pub struct Done<T> {
+    slot: Arc<Slot<T>>,
+    waker: Option<Waker>,
+    fired: bool,
+}
+
+impl<T> Done<T> {
+    pub fn complete(mut self, r: Result<T, Error>) {
+        self.fire(r);
     }
-    // SAFETY: `job` is the current job; its wait context lives as long as the job.
-    let ctx = unsafe { (fns.wait_ctx)(job) };
-    let Some(waker) = waker(fns, ctx) else {
-        // No way to be woken: do the work on a helper (the job's stack is small) and wait.
-        return crate::pool::run_blocking(work);
-    };
-    drain(waker);
-    let slot = Arc::new(Slot {
-        value: Mutex::new(None),
-        done: Condvar::new(),
-    });
-    let s2 = slot.clone();
-    crate::pool::spawn(Box::new(move || {
-        let r = work();
-        // Wake the job first, then publish: the caller continues only after the publish,
-        // so the fd (owned by the wait context) is still open when it is written.
-        match waker {
+
+    fn fire(&mut self, r: Result<T, Error>) {
+        if std::mem::replace(&mut self.fired, true) {
+            return;
+        }
+        // Wake the job first, then publish: the caller continues only after the publish, so
+        // the fd (owned by the wait context) is still open when it is written.
+        match self.waker {
             // SAFETY: the fd is the wait context's eventfd; writing 8 bytes increments it.
-            Waker::Fd(fd) => unsafe {
+            Some(Waker::Fd(fd)) => unsafe {
                 let one: u64 = 1;
                 libc::write(fd, (&one as *const u64).cast(), 8);
             },
             // SAFETY: the application's callback, with the argument it registered.
-            Waker::Callback(cb, arg) => unsafe {
+            Some(Waker::Callback(cb, arg)) => unsafe {
                 cb(arg as *mut c_void);
             },
+            None => {}
         }
-        *s2.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-        s2.done.notify_all();
-    }));
-    // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
-    unsafe { (fns.pause)() };
+        *self.slot.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        self.slot.done.notify_all();
+    }
+}
+
+impl<T> Drop for Done<T> {
+    fn drop(&mut self) {
+        self.fire(Err(Error::Panic));
+    }
+}
+
+/// Runs an operation on `input`. Outside an OpenSSL async job: `inline(input)` here. Inside
+/// one: `submit(input, done)` hands it to a helper thread or a batch, which calls
+/// `done.complete(..)`; the job pauses meanwhile (never working on its 32 KiB stack). When the
+/// job cannot be woken (no wait context), the caller blocks until `done` completes.
+pub fn dispatch<W, T>(
+    input: W,
+    inline: impl FnOnce(W) -> Result<T, Error>,
+    submit: impl FnOnce(W, Done<T>),
+) -> Result<T, Error> {
+    let Some(Some(fns)) = FNS.get() else {
+        return inline(input);
+    };
+    // SAFETY: ASYNC_get_current_job has no preconditions.
+    let job = unsafe { (fns.current_job)() };
+    if job.is_null() {
+        return inline(input);
+    }
+    // SAFETY: `job` is the current job; its wait context lives as long as the job.
+    let waker = waker(fns, unsafe { (fns.wait_ctx)(job) });
+    if let Some(w) = waker {
+        drain(w);
+    }
+    let slot = Arc::new(Slot {
+        value: Mutex::new(None),
+        done: Condvar::new(),
+    });
+    submit(
+        input,
+        Done {
+            slot: slot.clone(),
+            waker,
+            fired: false,
+        },
+    );
+    if waker.is_some() {
+        // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
+        unsafe { (fns.pause)() };
+    }
     let mut v = slot.value.lock().unwrap_or_else(|e| e.into_inner());
-    // Normally the helper has finished when the job is resumed. If the application resumed it
+    // Normally the work has finished when the job is resumed. If the application resumed it
     // early, or pausing is blocked (ASYNC_block_pause), wait here: the result is close.
     while v.is_none() {
         v = slot.done.wait(v).unwrap_or_else(|e| e.into_inner());
     }
     let r = v.take().expect("checked above");
     drop(v);
-    drain(waker);
+    if let Some(w) = waker {
+        drain(w);
+    }
     r
 }
 

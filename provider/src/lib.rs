@@ -6,10 +6,11 @@
 //!
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
 //! `guard` (panic boundary), `keymgmt` and `signature` (the algorithms), `engine` (the one
-//! door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool` (OpenSSL async jobs, helper threads).
+//! door into pqgpu), `caps` (TLS signature schemes), `async_job`, `batch` and `pool` (OpenSSL async jobs, coalescing, helper threads).
 
 pub mod abi;
 mod async_job;
+mod batch;
 mod caps;
 pub mod engine;
 pub mod guard;

@@ -2,7 +2,7 @@
 //! each process (threads do not survive fork(), so a forked child makes its own).
 
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 
 type Work = Box<dyn FnOnce() + Send + 'static>;
 
@@ -63,20 +63,4 @@ pub fn spawn(work: Work) {
     if let Err(e) = tx.send(work) {
         (e.0)();
     }
-}
-
-/// Runs `work` on a helper thread and blocks until it is done.
-pub fn run_blocking<R: Send + 'static>(work: impl FnOnce() -> R + Send + 'static) -> R {
-    let slot = Arc::new((Mutex::new(None), Condvar::new()));
-    let s2 = slot.clone();
-    spawn(Box::new(move || {
-        let r = work();
-        *s2.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-        s2.1.notify_all();
-    }));
-    let mut v = slot.0.lock().unwrap_or_else(|e| e.into_inner());
-    while v.is_none() {
-        v = slot.1.wait(v).unwrap_or_else(|e| e.into_inner());
-    }
-    v.take().expect("checked above")
 }

@@ -229,7 +229,12 @@ unsafe extern "C" fn sign(
             // SAFETY: tbs points to tbslen readable bytes (OpenSSL's contract).
             unsafe { std::slice::from_raw_parts(tbs, tbslen) }
         };
-        match engine::sign(c.set, sk, c.message(data), rnd) {
+        match engine::sign(engine::SignReq {
+            set: c.set,
+            sk,
+            msg: c.message(data),
+            rnd,
+        }) {
             Ok(s) => {
                 // SAFETY: sig has sigsize >= len writable bytes; siglen is writable.
                 unsafe {
@@ -276,7 +281,13 @@ unsafe extern "C" fn verify(
                 },
             )
         };
-        status(engine::verify(c.set, pk, c.message(data), s.to_vec()).is_ok())
+        let req = engine::VerifyReq {
+            set: c.set,
+            pk,
+            msg: c.message(data),
+            sig: s.to_vec(),
+        };
+        status(engine::verify(req).is_ok())
     })
 }
 

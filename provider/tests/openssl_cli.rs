@@ -733,4 +733,25 @@ fn speed_with_async_jobs() {
             "{what}: {on_helpers} of {n} on helper threads"
         );
     }
+    // Concurrent jobs' requests were coalesced: some backend batch held more than one.
+    let trace = std::fs::read_to_string(e.path("trace.log")).unwrap();
+    for op in ["sign", "verify"] {
+        let sizes: Vec<usize> = trace
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("batch {op} ML-DSA-44 Cpu n=")))
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let items: usize = sizes.iter().sum();
+        assert_eq!(
+            items,
+            e.traced(&format!("{op} ML-DSA-44")),
+            "{op}: batches cover every item"
+        );
+        let max = sizes.iter().max().copied().unwrap_or(0);
+        println!(
+            "{op}: {} batches, {items} items, largest {max}",
+            sizes.len()
+        );
+        assert!(max > 1, "{op}: no batch of more than one item");
+    }
 }
