@@ -2,7 +2,7 @@
 # The OpenSSL provider on the GPU machine, in one call: OpenSSL 3.5's `openssl` program (built
 # here by scripts/openssl35.sh) with pqgpu.so, GPU backend. Correctness first (keys and
 # signatures against OpenSSL's default provider on the same machine), then `openssl speed`.
-# About 3 minutes.
+# About 3 minutes (check 1 min at most, speed runs 30 + 30 + 9 + 6 + 30 s plus GPU start-up).
 #
 # Build host (this machine has Rust and network; the GPU machine has neither):
 #   bash scripts/openssl35.sh                       # once; prints the program's path
@@ -85,5 +85,11 @@ export OPENSSL_CONF=gpu-speed.cnf
 step speed_pqgpu_async1000 50 $O speed -seconds 10 -elapsed -async_jobs 1000 -propquery provider=pqgpu ML-DSA-44
 step speed_pqgpu_async1000_multi4 50 $O speed -seconds 10 -elapsed -multi 4 -async_jobs 1000 -propquery provider=pqgpu ML-DSA-44
 step speed_pqgpu_blocking 20 $O speed -seconds 3 -elapsed -propquery provider=pqgpu ML-DSA-44
+# Batch sizes the coalescer formed (a short run with the trace on: one line per item).
+export OPENSSL_CONF=gpu.cnf; : > "$W/trace-$B.log"
+step speed_pqgpu_async1000_traced 20 $O speed -seconds 2 -elapsed -async_jobs 1000 -propquery provider=pqgpu ML-DSA-44
+grep '^batch ' "$W/trace-$B.log" | awk '{n=substr($5,3); c[$2]++; s[$2]+=n; if(n>m[$2])m[$2]=n}
+  END{for(k in c) printf "%s: %d batches, mean %.1f, largest %d\n", k, c[k], s[k]/c[k], m[k]}' | tee "$OUT/batches.txt"
+export OPENSSL_CONF=gpu-speed.cnf
 step speed_default_multi_nproc 50 $O speed -seconds 10 -elapsed -multi "$(nproc)" -propquery provider=default ML-DSA-44
 rm -rf "$W"
