@@ -443,3 +443,46 @@ const fn functions<const S: usize>() -> [Dispatch; 18] {
 pub static MLDSA44: Table<Dispatch, 18> = Table(functions::<0>());
 pub static MLDSA65: Table<Dispatch, 18> = Table(functions::<1>());
 pub static MLDSA87: Table<Dispatch, 18> = Table(functions::<2>());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(entries: &[(&'static std::ffi::CStr, &[u8])]) -> Vec<Param> {
+        let mut v: Vec<Param> = entries.iter().map(|(k, d)| octet_param(k, d)).collect();
+        v.push(abi::PARAM_END);
+        v
+    }
+
+    fn import(set: ParamSet, entries: &[(&'static std::ffi::CStr, &[u8])]) -> Option<Key> {
+        let arr = params(entries);
+        // SAFETY: a terminated array over live slices.
+        key_from_params(set, &unsafe { Params::new(arr.as_ptr()) }, true)
+    }
+
+    #[test]
+    fn import_follows_openssl_rules() {
+        let set = ParamSet::MlDsa44;
+        let seed = [5u8; 32];
+        let full = import(set, &[(c"seed", &seed)]).expect("seed alone");
+        let (sk, pk) = (full.sk.clone().unwrap(), full.pk.clone().unwrap());
+        // Consistent combinations import.
+        assert!(import(set, &[(c"seed", &seed), (c"priv", &sk), (c"pub", &pk)]).is_some());
+        let k = import(set, &[(c"priv", &sk), (c"pub", &pk)]).expect("priv + pub");
+        assert!(k.seed.is_none() && k.sk.as_deref() == Some(&sk));
+        assert!(import(set, &[(c"pub", &pk)]).is_some_and(|k| k.sk.is_none()));
+        // Inconsistent or incomplete ones do not.
+        let mut other_pk = pk.to_vec();
+        other_pk[40] ^= 1;
+        let mut other_sk = sk.to_vec();
+        other_sk[200] ^= 1;
+        assert!(import(set, &[(c"seed", &seed), (c"pub", &other_pk)]).is_none());
+        assert!(import(set, &[(c"seed", &seed), (c"priv", &other_sk)]).is_none());
+        assert!(import(set, &[(c"priv", &sk), (c"pub", &other_pk)]).is_none());
+        assert!(import(set, &[(c"priv", &sk)]).is_none());
+        assert!(import(set, &[]).is_none());
+        assert!(import(set, &[(c"seed", &seed[..31])]).is_none());
+        assert!(import(set, &[(c"pub", &pk[..100])]).is_none());
+        assert!(import(ParamSet::MlDsa65, &[(c"priv", &sk), (c"pub", &pk)]).is_none());
+    }
+}
