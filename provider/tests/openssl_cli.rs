@@ -90,6 +90,8 @@ fn genpkey_from_seed_equals_default_provider() {
         e.ok(Cfg::Pq, &["genpkey", "-algorithm", set, "-out", "rnd.pem"]);
         e.ok(Cfg::Def, &["pkey", "-in", "rnd.pem", "-check", "-noout"]);
         assert!(e.traced(&format!("keygen {set}")) >= 1);
+        // pqgpu's own key check accepts it too (the seed re-expands to the same key).
+        e.ok(Cfg::Pq, &["pkey", "-in", "rnd.pem", "-check", "-noout"]);
         e.clear_trace();
     }
 }
@@ -730,6 +732,33 @@ fn speed_with_async_jobs() {
             "{what}: {on_helpers} of {n} on helper threads"
         );
     }
+    // Forked workers (-multi) each start their own helper threads and backend.
+    let multi = e.ok_with_stderr(
+        Cfg::Pq,
+        &[
+            "speed",
+            "-seconds",
+            "1",
+            "-elapsed",
+            "-multi",
+            "2",
+            "-async_jobs",
+            "16",
+            "-propquery",
+            "provider=pqgpu",
+            "ML-DSA-44",
+        ],
+    );
+    let row = multi
+        .lines()
+        .find(|l| l.trim_start().starts_with("ML-DSA-44 0"))
+        .unwrap_or_else(|| panic!("{multi}"));
+    let signs: f64 = row
+        .split_whitespace()
+        .nth(5)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!(signs > 0.0, "forked workers signed nothing: {row}");
     // Concurrent jobs' requests were coalesced: some backend batch held more than one.
     let trace = std::fs::read_to_string(e.path("trace.log")).unwrap();
     for op in ["sign", "verify"] {
