@@ -24,6 +24,12 @@ echo "== cargo test --release"
 # --show-output: the GPU tests print why they skip where no GPU is usable.
 cargo test --release --all-targets -- --show-output
 
+echo "== OpenSSL 3.5 program for the provider tests (built once per machine, cached)"
+PQGPU_OPENSSL=$(bash scripts/openssl35.sh | tail -1)
+export PQGPU_OPENSSL
+echo "== cargo test -p pqgpu_provider (pqgpu.so under the openssl program)"
+cargo test --release -p pqgpu_provider -- --show-output
+
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
   examples-c/run-ctest.sh
