@@ -90,7 +90,52 @@
 #define PQG_ML_DSA_87_SIGNATURE_BYTES 4627
 
 /**
- * ML-DSA seed (xi) bytes for deterministic key generation.
+ * Dilithium2 public key bytes.
+ */
+#define PQG_DILITHIUM2_PUBLIC_KEY_BYTES 1312
+
+/**
+ * Dilithium2 secret key bytes.
+ */
+#define PQG_DILITHIUM2_SECRET_KEY_BYTES 2528
+
+/**
+ * Dilithium2 signature bytes.
+ */
+#define PQG_DILITHIUM2_SIGNATURE_BYTES 2420
+
+/**
+ * Dilithium3 public key bytes.
+ */
+#define PQG_DILITHIUM3_PUBLIC_KEY_BYTES 1952
+
+/**
+ * Dilithium3 secret key bytes.
+ */
+#define PQG_DILITHIUM3_SECRET_KEY_BYTES 4000
+
+/**
+ * Dilithium3 signature bytes.
+ */
+#define PQG_DILITHIUM3_SIGNATURE_BYTES 3293
+
+/**
+ * Dilithium5 public key bytes.
+ */
+#define PQG_DILITHIUM5_PUBLIC_KEY_BYTES 2592
+
+/**
+ * Dilithium5 secret key bytes.
+ */
+#define PQG_DILITHIUM5_SECRET_KEY_BYTES 4864
+
+/**
+ * Dilithium5 signature bytes.
+ */
+#define PQG_DILITHIUM5_SIGNATURE_BYTES 4595
+
+/**
+ * ML-DSA (and round-3 Dilithium) seed (xi) bytes for deterministic key generation.
  */
 #define PQG_ML_DSA_SEED_BYTES 32
 
@@ -275,7 +320,7 @@ typedef struct pqg_job pqg_job;
 typedef int32_t pqg_status;
 
 /**
- * An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*`).
+ * An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_DILITHIUM*`, `PQG_CTRU_PRIME_*`).
  */
 typedef int32_t pqg_alg;
 
@@ -447,6 +492,24 @@ typedef struct {
  * ML-DSA-87 (FIPS 204, NIST security category 5).
  */
 #define PQG_ML_DSA_87 3
+
+/**
+ * Dilithium2 (round-3 submission, version 3.1), for keys made before FIPS 204. Same
+ * functions as ML-DSA; a non-empty context, HashML-DSA and the mu forms are
+ * `PQG_ERR_INVALID_ARGUMENT`. Signing is deterministic (the reference's default) when rnd is
+ * 32 zero bytes, otherwise randomized with rho' = H(K || rnd || mu).
+ */
+#define PQG_DILITHIUM2 4
+
+/**
+ * Dilithium3 (round 3, version 3.1); as `PQG_DILITHIUM2`.
+ */
+#define PQG_DILITHIUM3 5
+
+/**
+ * Dilithium5 (round 3, version 3.1); as `PQG_DILITHIUM2`.
+ */
+#define PQG_DILITHIUM5 6
 
 /**
  * CTRU-Prime-653 KEM.
