@@ -1,7 +1,8 @@
 """Checks the emulated round-3 kernels (built with -DPARAM_ROUND3=1) against the Dilithium
 v3.1 KAT files in tests/data/dilithium-r3: keygen (pk, sk) from the DRBG-drawn seed,
-deterministic signing (sig = sm minus the message) and verification of the KAT signature
-(plus one with a flipped bit, which must fail).
+deterministic signing (sig = sm minus the message; from a given mu, and from the message
+through `sign_mu`) and verification of the KAT signature (plus one with a flipped bit, which
+must fail).
 Binaries: $EMU_PREFIX{2,3,5} (default /tmp/emu_r3_); CASES records per level (default 10).
 The DRBG is NIST's AES-256-CTR DRBG, here with AES from the `cryptography` package."""
 import gzip, hashlib, os, subprocess, sys
@@ -62,9 +63,11 @@ for level, (pk_len, sk_len, sig_len) in LEVELS.items():
     for r in recs:
         mu = hashlib.shake_256(r["sk"][64:96] + r["msg"]).digest(64)  # tr is sk[64..96]
         lines.append(f"S {r['sk'].hex()} {mu.hex()} {'00' * 32}")
+        lines.append(f"R {r['sk'].hex()} {'00' * 32} {r['msg'].hex()}")
     out = run(level, lines)
-    for r, o in zip(recs, out):
-        check(o.split()[0] == r["sm"][:sig_len].hex(), f"sign Dilithium{level} {r['count']}")
+    for i, r in enumerate(recs):
+        check(out[2 * i].split()[0] == r["sm"][:sig_len].hex(), f"sign Dilithium{level} {r['count']}")
+        check(out[2 * i + 1].split()[0] == r["sm"][:sig_len].hex(), f"sign_mu Dilithium{level} {r['count']}")
     lines = []
     for r in recs:
         sig = r["sm"][:sig_len]
