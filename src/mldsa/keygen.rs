@@ -16,7 +16,8 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     pk: &mut [u8],
     sk: &mut [u8],
 ) {
-    // (rho, rho', K) = H(xi || IntegerToBytes(k, 1) || IntegerToBytes(l, 1), 128)
+    // (rho, rho', K) = H(xi || IntegerToBytes(k, 1) || IntegerToBytes(l, 1), 128);
+    // round 3: H(xi, 128).
     let seeds = p.variant().expand_seed(xi, K, L);
     let rho: [u8; 32] = seeds[..32].try_into().expect("32 bytes");
     let rho_prime = Zeroizing::new(<[u8; 64]>::try_from(&seeds[32..96]).expect("64 bytes"));

@@ -41,7 +41,8 @@ macro_rules! dispatch {
     };
 }
 
-/// ML-DSA.KeyGen_internal (Alg. 6), or round-3 keygen, from the 32-byte seed xi. `pk`/`sk` must have the exact lengths.
+/// ML-DSA.KeyGen_internal (Alg. 6), or round-3 keygen, from the 32-byte seed xi. `pk`/`sk` must
+/// have the exact lengths.
 pub fn keygen_internal(
     p: ParamSet,
     xi: &[u8; 32],
