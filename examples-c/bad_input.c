@@ -49,7 +49,7 @@ static void keygen(pqg_context *ctx) {
   EXPECT(pqg_mldsa_keygen(NULL, A, NULL, out, PK, sk, SK), PQG_ERR_NULL_POINTER);
   CHECK(all_bytes(sk, SK, 0), "sk zeroed on failure");
   EXPECT(pqg_mldsa_keygen(ctx, 0, NULL, out, PK, sk, SK), PQG_ERR_INVALID_ARGUMENT);
-  EXPECT(pqg_mldsa_keygen(ctx, 4, NULL, out, PK, sk, SK), PQG_ERR_INVALID_ARGUMENT);
+  EXPECT(pqg_mldsa_keygen(ctx, 7, NULL, out, PK, sk, SK), PQG_ERR_INVALID_ARGUMENT);
   EXPECT(pqg_mldsa_keygen(ctx, PQG_CTRU_PRIME_653, NULL, out, PK, sk, SK),
          PQG_ERR_INVALID_ARGUMENT);
   EXPECT(pqg_mldsa_keygen(ctx, A, NULL, out, PK - 1, sk, SK), PQG_ERR_BAD_LENGTH);

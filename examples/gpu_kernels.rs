@@ -1,5 +1,6 @@
-//! Kernel-only ML-DSA throughput on the GPU for every parameter set and operation:
-//! `cargo run --release --example gpu_kernels [N [44|65|87]]`. With `PQGPU_PROFILE=1` each figure is
+//! Kernel-only ML-DSA and round-3 Dilithium throughput on the GPU for every parameter set and
+//! operation:
+//! `cargo run --release --example gpu_kernels [N [NAME-SUFFIX]]`. With `PQGPU_PROFILE=1` each figure is
 //! followed by its per-kernel breakdown (launches then synchronise, so the totals run slower).
 
 use pqgpu::gpu::{self, Op};
@@ -18,7 +19,7 @@ fn main() {
             return;
         }
     }
-    for p in ParamSet::ALL {
+    for p in ParamSet::EVERY {
         if only
             .as_ref()
             .is_some_and(|o| !p.name().ends_with(o.as_str()))

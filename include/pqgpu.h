@@ -90,7 +90,52 @@
 #define PQG_ML_DSA_87_SIGNATURE_BYTES 4627
 
 /**
- * ML-DSA seed (xi) bytes for deterministic key generation.
+ * Dilithium2 public key bytes.
+ */
+#define PQG_DILITHIUM2_PUBLIC_KEY_BYTES 1312
+
+/**
+ * Dilithium2 secret key bytes.
+ */
+#define PQG_DILITHIUM2_SECRET_KEY_BYTES 2528
+
+/**
+ * Dilithium2 signature bytes.
+ */
+#define PQG_DILITHIUM2_SIGNATURE_BYTES 2420
+
+/**
+ * Dilithium3 public key bytes.
+ */
+#define PQG_DILITHIUM3_PUBLIC_KEY_BYTES 1952
+
+/**
+ * Dilithium3 secret key bytes.
+ */
+#define PQG_DILITHIUM3_SECRET_KEY_BYTES 4000
+
+/**
+ * Dilithium3 signature bytes.
+ */
+#define PQG_DILITHIUM3_SIGNATURE_BYTES 3293
+
+/**
+ * Dilithium5 public key bytes.
+ */
+#define PQG_DILITHIUM5_PUBLIC_KEY_BYTES 2592
+
+/**
+ * Dilithium5 secret key bytes.
+ */
+#define PQG_DILITHIUM5_SECRET_KEY_BYTES 4864
+
+/**
+ * Dilithium5 signature bytes.
+ */
+#define PQG_DILITHIUM5_SIGNATURE_BYTES 4595
+
+/**
+ * ML-DSA (and round-3 Dilithium) seed (xi) bytes for deterministic key generation.
  */
 #define PQG_ML_DSA_SEED_BYTES 32
 
@@ -275,7 +320,7 @@ typedef struct pqg_job pqg_job;
 typedef int32_t pqg_status;
 
 /**
- * An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*`).
+ * An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_DILITHIUM*`, `PQG_CTRU_PRIME_*`).
  */
 typedef int32_t pqg_alg;
 
@@ -449,6 +494,24 @@ typedef struct {
 #define PQG_ML_DSA_87 3
 
 /**
+ * Dilithium2 (round-3 submission, version 3.1), for keys made before FIPS 204. Same
+ * functions as ML-DSA; a non-empty context, HashML-DSA and the mu forms are
+ * `PQG_ERR_INVALID_ARGUMENT`. Signing is deterministic (the reference's default) when rnd is
+ * 32 zero bytes, otherwise randomized with rho' = H(K || rnd || mu).
+ */
+#define PQG_DILITHIUM2 4
+
+/**
+ * Dilithium3 (round 3, version 3.1); as `PQG_DILITHIUM2`.
+ */
+#define PQG_DILITHIUM3 5
+
+/**
+ * Dilithium5 (round 3, version 3.1); as `PQG_DILITHIUM2`.
+ */
+#define PQG_DILITHIUM5 6
+
+/**
  * CTRU-Prime-653 KEM.
  */
 #define PQG_CTRU_PRIME_653 16
@@ -595,8 +658,8 @@ void pqg_job_free(pqg_job *job);
  * @param alg   `PQG_CTRU_PRIME_653`, `PQG_CTRU_PRIME_761` or `PQG_CTRU_PRIME_1277`.
  * @param[in]  seed  64 bytes (d || z) for deterministic generation, or NULL for fresh randomness.
  * @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
- * @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed (over
- *                   `sk_len` bytes) on any failure.
+ * @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
+ *                   failure except a rejected `sk_len` (then nothing is written to it).
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
  *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
  */
@@ -614,8 +677,8 @@ pqg_status pqg_kem_keygen(pqg_context *ctx,
  * @param[in]  pk     the public key, `pqg_public_key_len(alg)` bytes.
  * @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
  * @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
- * @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed (over
- *                    `ss_len` bytes) on any failure.
+ * @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
+ *                    failure except a rejected `ss_len` (then nothing is written to it).
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
  *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode); `PQG_ERR_RNG`;
  *         `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
@@ -638,8 +701,8 @@ pqg_status pqg_kem_encaps(pqg_context *ctx,
  *
  * @param[in]  sk  the secret key, `pqg_secret_key_len(alg)` bytes.
  * @param[in]  ct  the ciphertext, `pqg_ciphertext_len(alg)` bytes.
- * @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed (over
- *                 `ss_len` bytes) on any failure.
+ * @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
+ *                 failure except a rejected `ss_len` (then nothing is written to it).
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
  *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk); `PQG_ERR_DEVICE`;
  *         `PQG_ERR_PANIC`. Thread-safe.
@@ -711,11 +774,12 @@ pqg_status pqg_kem_decaps_submit(pqg_context *ctx,
  * Generates an ML-DSA key pair (FIPS 204 ML-DSA.KeyGen, or KeyGen_internal from a seed).
  *
  * @param ctx   a context (any thread).
- * @param alg   `PQG_ML_DSA_44`, `PQG_ML_DSA_65` or `PQG_ML_DSA_87`.
+ * @param alg   `PQG_ML_DSA_44`, `PQG_ML_DSA_65`, `PQG_ML_DSA_87`, or Dilithium round 3
+ *              (`PQG_DILITHIUM2`, `PQG_DILITHIUM3`, `PQG_DILITHIUM5`).
  * @param[in]  seed  32 bytes (xi) for deterministic generation, or NULL for fresh randomness.
  * @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
- * @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed (over
- *                   `sk_len` bytes) on any failure.
+ * @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
+ *                   failure except a rejected `sk_len` (then nothing is written to it).
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-ML-DSA
  *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
  */
@@ -731,7 +795,8 @@ pqg_status pqg_mldsa_keygen(pqg_context *ctx,
  * Signs a message with ML-DSA (FIPS 204 ML-DSA.Sign, pure form).
  *
  * @param ctx          a context (any thread).
- * @param alg          `PQG_ML_DSA_44`, `PQG_ML_DSA_65` or `PQG_ML_DSA_87`.
+ * @param alg          an ML-DSA or Dilithium round 3 identifier (`PQG_DILITHIUM*`: a
+ *                     non-empty context string is `PQG_ERR_INVALID_ARGUMENT`).
  * @param[in]  sk       the secret key, `pqg_secret_key_len(alg)` bytes.
  * @param[in]  msg      the message (NULL allowed when `msg_len` is 0).
  * @param[in]  context  the FIPS 204 context string, 0..255 bytes (NULL allowed when 0).
@@ -784,7 +849,8 @@ pqg_status pqg_mldsa_verify(pqg_context *ctx,
  * @param ph           the hash function the caller used (`PQG_HASH_*`).
  * @param[in] digest   PH(M), exactly the hash's output length (SHAKE-128: 32 bytes,
  *                     SHAKE-256: 64 bytes), else `PQG_ERR_BAD_LENGTH`.
- * Other parameters, outputs and statuses as `pqg_mldsa_sign`; an unknown `ph` is
+ * Other parameters, outputs and statuses as `pqg_mldsa_sign`; `PQG_ERR_INVALID_ARGUMENT` for
+ * the Dilithium round 3 identifiers (round 3 has no external-mu or pre-hash form). an unknown `ph` is
  * `PQG_ERR_INVALID_ARGUMENT`.
  */
 pqg_status pqg_hash_mldsa_sign(pqg_context *ctx,
@@ -821,7 +887,8 @@ pqg_status pqg_hash_mldsa_verify(pqg_context *ctx,
  * Signs an externally computed message representative mu (FIPS 204 external-mu signing).
  *
  * @param[in] mu  the 64-byte mu = H(tr || M', 64); another length is `PQG_ERR_BAD_LENGTH`.
- * Other parameters, outputs and statuses as `pqg_mldsa_sign`.
+ * Other parameters, outputs and statuses as `pqg_mldsa_sign`; `PQG_ERR_INVALID_ARGUMENT` for
+ * the Dilithium round 3 identifiers (round 3 has no external-mu or pre-hash form).
  */
 pqg_status pqg_mldsa_sign_mu(pqg_context *ctx,
                              pqg_alg alg,
@@ -873,15 +940,17 @@ pqg_status pqg_mldsa_keygen_submit(pqg_context *ctx,
 
 /**
  * Starts signing `n` messages (ML-DSA.Sign, pure form), each with its own key, context and
- * randomness.
+ * randomness. Signatures are written straight into each request's `sig` buffer.
  *
  * @param[in]  reqs      `n` requests; the array itself may be freed once this returns, the
  *                       buffers it points to must stay valid until the job completes.
+ *                       Output buffers must not overlap each other or any input.
  * @param[out] statuses  `n` entries, written when the job completes: per item the status
  *                       `pqg_mldsa_sign` would return (a bad item does not stop the rest).
  * @param[out] job       receives the job (free it with `pqg_job_free`); NULL on failure.
  * @return `PQG_OK` when the job was started; `PQG_ERR_NULL_POINTER` (ctx or job, reqs or
- *         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (unknown alg); `PQG_ERR_PANIC`.
+ *         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (unknown alg, overlapping
+ *         signature buffers); `PQG_ERR_PANIC`.
  */
 pqg_status pqg_mldsa_sign_submit(pqg_context *ctx,
                                  pqg_alg alg,

@@ -1,6 +1,7 @@
-// ML-DSA (FIPS 204) kernels. The parameter set comes in as -D defines
-// (PARAM_K, PARAM_L, PARAM_ETA, PARAM_TAU, PARAM_GAMMA1_BITS, PARAM_GAMMA2,
-// PARAM_OMEGA, PARAM_LAMBDA); keccak.cuh is prepended by the host.
+// ML-DSA (FIPS 204) and Dilithium round 3 (v3.1) kernels. The parameter set comes in as
+// -D defines (PARAM_K, PARAM_L, PARAM_ETA, PARAM_TAU, PARAM_GAMMA1_BITS, PARAM_GAMMA2,
+// PARAM_OMEGA, PARAM_LAMBDA, and PARAM_ROUND3: see "scheme" below); keccak.cuh is
+// prepended by the host.
 //
 // Two thread mappings:
 //  * stream kernels: one thread per SHAKE stream (one Keccak state per thread,
@@ -19,7 +20,6 @@
 #define OMEGA PARAM_OMEGA
 #define LAMBDA PARAM_LAMBDA
 #define BETA (TAU * ETA)
-#define CTILDE (LAMBDA / 4)
 #define ETA_BITS (ETA == 2 ? 3 : 4)
 #define W1_BITS (GAMMA2 == (Q - 1) / 88 ? 6 : 4)
 #define Z_BITS (GAMMA1_BITS + 1)
@@ -30,13 +30,59 @@
 #define MONT2_256 41978 // mont^2 / 256 mod q: undoes the R^-1 of pointwise products
 
 #define PK_LEN (32 + 320 * K)
-#define SK_LEN (128 + 32 * ((K + L) * ETA_BITS + D_BITS * K))
+#define SK_LEN (SK_S1_OFF + 32 * ((K + L) * ETA_BITS + D_BITS * K))
 #define SIG_LEN (CTILDE + L * 32 * Z_BITS + OMEGA + K)
 #define SIG_STRIDE ((SIG_LEN + 7) / 8 * 8)
 #define W1_BYTES (32 * W1_BITS)
 #define HBUF_LEN (64 + K * W1_BYTES) // mu || w1Encode(w1): the input of H for c~
 #define NT 256
 #define ST 128
+
+// ------------------------------------------------------------------------- scheme
+// Every difference between ML-DSA (FIPS 204) and Dilithium round 3 (v3.1), chosen at
+// compile time by -DPARAM_ROUND3=1 (src/mldsa/variant.rs lists the same for the CPU):
+//  * c~ is 32 bytes at every level (FIPS 204: lambda/4);
+//  * tr = H(pk) is 32 bytes (FIPS 204: 64), so sk is 32 bytes shorter; tr takes the last
+//    TR_BYTES of a message region's 64-byte slot, so that tr || M' stays contiguous;
+//  * (rho, rho', K) = H(xi, 128), without FIPS 204's (k, l) bytes;
+//  * rho' = H(K || mu, 64) when rnd is zero (the reference's deterministic mode), otherwise
+//    H(K || rnd || mu, 64) as in FIPS 204.
+// M' without a domain separator or context is the host's part: it stages the message alone.
+#ifndef PARAM_ROUND3
+#define PARAM_ROUND3 0
+#endif
+#if PARAM_ROUND3
+#define CTILDE 32
+#define TR_BYTES 32
+#else
+#define CTILDE (LAMBDA / 4)
+#define TR_BYTES 64
+#endif
+#define SK_S1_OFF (64 + TR_BYTES) // sk = rho || K || tr || s1 || s2 || t0
+#define TR_SLOT ((64 - TR_BYTES) / 8) // tr's first lane in a message region
+
+// Absorbs the keygen seed: xi || k || l (FIPS 204 Alg. 6 line 1) or xi alone (round 3).
+__device__ __forceinline__ void absorb_keygen_seed(u64 A[25], const u64 *xi) {
+#if PARAM_ROUND3
+  shake_absorb<SHAKE256_RATE>(A, xi, 32);
+#else
+  shake_seed_u16<SHAKE256_RATE>(A, xi, 4, K | (L << 8));
+#endif
+}
+
+// Absorbs the ExpandMask seed's input from kin = K || rnd || mu (128 bytes).
+__device__ __forceinline__ void absorb_rho_prime(u64 A[25], const u64 *kin) {
+#if PARAM_ROUND3
+  if ((kin[4] | kin[5] | kin[6] | kin[7]) == 0) { // rnd = 0: H(K || mu)
+    u64 km[12];
+    for (int i = 0; i < 4; ++i) km[i] = kin[i];
+    for (int i = 0; i < 8; ++i) km[4 + i] = kin[8 + i];
+    shake_absorb<SHAKE256_RATE>(A, km, 96);
+    return;
+  }
+#endif
+  shake_absorb<SHAKE256_RATE>(A, kin, 128);
+}
 // Minimum resident blocks of the stream kernels per SM (0: let ptxas choose registers).
 #ifndef ST_MIN_BLOCKS
 #define ST_MIN_BLOCKS 0
@@ -737,12 +783,12 @@ __device__ void sample_in_ball(const u64 *ctilde, u64 *cm) {
 
 // --------------------------------------------------------------------- keygen
 
-// (rho, rho', K) = H(xi || k || l, 128) (Alg. 6 line 1).
+// (rho, rho', K) = H(xi || k || l, 128) (Alg. 6 line 1; round 3: H(xi, 128)).
 extern "C" __global__ void ST_BOUNDS keygen_seed(const u8 *xi, u8 *seeds, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
-  shake_seed_u16<SHAKE256_RATE>(A, (const u64 *)(xi + (u64)item * 32), 4, K | (L << 8));
+  absorb_keygen_seed(A, (const u64 *)(xi + (u64)item * 32));
   squeeze_lanes(A, (u64 *)(seeds + (u64)item * 128), 16);
 }
 
@@ -771,9 +817,9 @@ extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, co
     __syncthreads();
     v0[tid] = ETA - centered(s_item[i * N + tid]);
     __syncthreads();
-    pack_bits(sk_item + 128 + i * s_bytes, v0, ETA_BITS);
+    pack_bits(sk_item + SK_S1_OFF + i * s_bytes, v0, ETA_BITS);
   }
-  u8 *t0_out = sk_item + 128 + (K + L) * s_bytes;
+  u8 *t0_out = sk_item + SK_S1_OFF + (K + L) * s_bytes;
   for (int i = 0; i < K; ++i) {
     __syncthreads();
     const i32 r = fq_add(t[i * N + tid], s_item[(L + i) * N + tid]);
@@ -787,19 +833,20 @@ extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, co
   }
 }
 
-// tr = H(pk, 64) into sk[64..128] (keygen) — one thread per item.
+// tr = H(pk, TR_BYTES) into sk[64..SK_S1_OFF] (keygen) — one thread per item.
 extern "C" __global__ void ST_BOUNDS keygen_tr(const u8 *pk, u8 *sk, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
   shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)item * PK_LEN), PK_LEN);
-  squeeze_lanes(A, (u64 *)(sk + (u64)item * SK_LEN + 64), 8);
+  squeeze_lanes(A, (u64 *)(sk + (u64)item * SK_LEN + 64), TR_BYTES / 8);
 }
 
 // ----------------------------------------------------------------------- sign
 
 // kin = K || rnd || mu per item, rnd already there: K from sk, mu = H(tr || M', 64) (Alg. 7
-// line 6) with tr from sk written into the region's 64-byte slot (or the region holds mu).
+// line 6) with tr from sk written into the end of the region's 64-byte slot (or the region
+// holds mu).
 extern "C" __global__ void ST_BOUNDS sign_mu(const u8 *sk, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *kin, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
@@ -812,18 +859,18 @@ extern "C" __global__ void ST_BOUNDS sign_mu(const u8 *sk, u8 *arena, const u64 
     for (int i = 0; i < 8; ++i) kw[8 + i] = region[i];
     return;
   }
-  for (int i = 0; i < 8; ++i) region[i] = skw[8 + i];
+  for (int i = 0; i < TR_BYTES / 8; ++i) region[TR_SLOT + i] = skw[8 + i];
   u64 A[25];
-  shake_absorb<SHAKE256_RATE>(A, region, 64 + mlen);
+  shake_absorb<SHAKE256_RATE>(A, region + TR_SLOT, TR_BYTES + mlen);
   squeeze_lanes(A, kw + 8, 8);
 }
 
-// rho'' = H(K || rnd || mu, 64); kin holds those 128 bytes per item.
+// rho'' = H(K || rnd || mu, 64) (round 3 with rnd = 0: H(K || mu)); kin holds K || rnd || mu.
 extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
-  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(kin + (u64)item * 128), 128);
+  absorb_rho_prime(A, (const u64 *)(kin + (u64)item * 128));
   squeeze_lanes(A, (u64 *)(rhopp + (u64)item * 64), 8);
 }
 
@@ -836,8 +883,8 @@ extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *
   load_zetas(z);
   const u8 *sk_item = sk + (u64)item * SK_LEN;
   const int s_bytes = 32 * ETA_BITS;
-  for (int i = 0; i < K + L; ++i) unpack_bits(sk_item + 128 + i * s_bytes, p + i * N, ETA_BITS);
-  for (int i = 0; i < K; ++i) unpack_bits(sk_item + 128 + (K + L) * s_bytes + i * 32 * D_BITS, p + (K + L + i) * N, D_BITS);
+  for (int i = 0; i < K + L; ++i) unpack_bits(sk_item + SK_S1_OFF + i * s_bytes, p + i * N, ETA_BITS);
+  for (int i = 0; i < K; ++i) unpack_bits(sk_item + SK_S1_OFF + (K + L) * s_bytes + i * 32 * D_BITS, p + (K + L + i) * N, D_BITS);
   __syncthreads();
   int bad = 0;
   for (int i = tid; i < (K + L) * N; i += NT) {
@@ -938,7 +985,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *
   for (int i = 0; i < K; ++i) pack_bits(h + 64 + i * W1_BYTES, acc + i * N, W1_BITS);
 }
 
-// c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
+// c~ = H(mu || w1Encode(w1), CTILDE); c = SampleInBall(c~).
 extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *count, u8 *ctilde, u64 *c) {
   const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= *count) return;
@@ -1040,8 +1087,8 @@ extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task
 
 // --------------------------------------------------------------------- verify
 
-// Per item: tr = H(pk, 64) into the message region's first 64 bytes, mu = H(tr ||
-// M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
+// Per item: tr = H(pk, TR_BYTES) into the end of the message region's 64-byte slot,
+// mu = H(tr || M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
 // msg_off[i]: region offset in arena; msg_len[i]: |M'|, or ~0 for external mu.
 extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, u64 *c, u32 *hint, u32 *vstat, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1054,8 +1101,8 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8
     for (int i = 0; i < 8; ++i) mu[i] = ((const u64 *)region)[i];
   } else {
     shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)item * PK_LEN), PK_LEN);
-    squeeze_lanes(A, (u64 *)region, 8);
-    shake_absorb<SHAKE256_RATE>(A, (const u64 *)region, 64 + mlen);
+    squeeze_lanes(A, (u64 *)region + TR_SLOT, TR_BYTES / 8);
+    shake_absorb<SHAKE256_RATE>(A, (const u64 *)region + TR_SLOT, TR_BYTES + mlen);
     squeeze_lanes(A, mu, 8);
   }
   const u8 *s = sig + (u64)item * SIG_STRIDE;
@@ -1124,7 +1171,7 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
   for (int i = 0; i < K; ++i) pack_bits(hb + 64 + i * W1_BYTES, th + i * N, W1_BITS);
 }
 
-// c~' = H(mu || w1Encode(w1'), lambda/4); result 0 when valid, 1 otherwise.
+// c~' = H(mu || w1Encode(w1'), CTILDE); result 0 when valid, 1 otherwise.
 extern "C" __global__ void ST_BOUNDS verify_final(const u8 *hbuf, const u8 *sig, const u32 *vstat, u32 *result, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;

@@ -5,15 +5,19 @@ use crate::{ctru, mldsa, Error};
 /// An algorithm and parameter set. `code()` is its `pqg_alg` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Alg {
+    /// ML-DSA or round-3 Dilithium: the same functions serve both.
     MlDsa(mldsa::ParamSet),
     Ctru(ctru::ParamSet),
 }
 
 impl Alg {
-    pub const ALL: [Alg; 6] = [
+    pub const ALL: [Alg; 9] = [
         Alg::MlDsa(mldsa::ParamSet::MlDsa44),
         Alg::MlDsa(mldsa::ParamSet::MlDsa65),
         Alg::MlDsa(mldsa::ParamSet::MlDsa87),
+        Alg::MlDsa(mldsa::ParamSet::Dilithium2),
+        Alg::MlDsa(mldsa::ParamSet::Dilithium3),
+        Alg::MlDsa(mldsa::ParamSet::Dilithium5),
         Alg::Ctru(ctru::ParamSet::Ctru653),
         Alg::Ctru(ctru::ParamSet::Ctru761),
         Alg::Ctru(ctru::ParamSet::Ctru1277),
@@ -25,6 +29,9 @@ impl Alg {
             1 => Alg::MlDsa(mldsa::ParamSet::MlDsa44),
             2 => Alg::MlDsa(mldsa::ParamSet::MlDsa65),
             3 => Alg::MlDsa(mldsa::ParamSet::MlDsa87),
+            4 => Alg::MlDsa(mldsa::ParamSet::Dilithium2),
+            5 => Alg::MlDsa(mldsa::ParamSet::Dilithium3),
+            6 => Alg::MlDsa(mldsa::ParamSet::Dilithium5),
             16 => Alg::Ctru(ctru::ParamSet::Ctru653),
             17 => Alg::Ctru(ctru::ParamSet::Ctru761),
             18 => Alg::Ctru(ctru::ParamSet::Ctru1277),
@@ -38,6 +45,9 @@ impl Alg {
             Alg::MlDsa(mldsa::ParamSet::MlDsa44) => 1,
             Alg::MlDsa(mldsa::ParamSet::MlDsa65) => 2,
             Alg::MlDsa(mldsa::ParamSet::MlDsa87) => 3,
+            Alg::MlDsa(mldsa::ParamSet::Dilithium2) => 4,
+            Alg::MlDsa(mldsa::ParamSet::Dilithium3) => 5,
+            Alg::MlDsa(mldsa::ParamSet::Dilithium5) => 6,
             Alg::Ctru(ctru::ParamSet::Ctru653) => 16,
             Alg::Ctru(ctru::ParamSet::Ctru761) => 17,
             Alg::Ctru(ctru::ParamSet::Ctru1277) => 18,

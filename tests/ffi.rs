@@ -161,7 +161,7 @@ fn lengths_per_algorithm() {
         assert_eq!(pqg_ciphertext_len(alg), ct);
         assert_eq!(pqg_shared_secret_len(alg), ss);
     }
-    for alg in [0, 4, 15, 19, -1, i32::MAX] {
+    for alg in [0, 7, 15, 19, -1, i32::MAX] {
         assert_eq!(pqg_public_key_len(alg), 0);
         assert_eq!(pqg_secret_key_len(alg), 0);
         assert_eq!(pqg_signature_len(alg), 0);

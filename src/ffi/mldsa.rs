@@ -99,7 +99,8 @@ pub struct pqg_verify_request {
 /// Generates an ML-DSA key pair (FIPS 204 ML-DSA.KeyGen, or KeyGen_internal from a seed).
 ///
 /// @param ctx   a context (any thread).
-/// @param alg   `PQG_ML_DSA_44`, `PQG_ML_DSA_65` or `PQG_ML_DSA_87`.
+/// @param alg   `PQG_ML_DSA_44`, `PQG_ML_DSA_65`, `PQG_ML_DSA_87`, or Dilithium round 3
+///              (`PQG_DILITHIUM2`, `PQG_DILITHIUM3`, `PQG_DILITHIUM5`).
 /// @param[in]  seed  32 bytes (xi) for deterministic generation, or NULL for fresh randomness.
 /// @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
 /// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
@@ -217,7 +218,8 @@ unsafe fn verify_one<'a>(
 /// Signs a message with ML-DSA (FIPS 204 ML-DSA.Sign, pure form).
 ///
 /// @param ctx          a context (any thread).
-/// @param alg          `PQG_ML_DSA_44`, `PQG_ML_DSA_65` or `PQG_ML_DSA_87`.
+/// @param alg          an ML-DSA or Dilithium round 3 identifier (`PQG_DILITHIUM*`: a
+///                     non-empty context string is `PQG_ERR_INVALID_ARGUMENT`).
 /// @param[in]  sk       the secret key, `pqg_secret_key_len(alg)` bytes.
 /// @param[in]  msg      the message (NULL allowed when `msg_len` is 0).
 /// @param[in]  context  the FIPS 204 context string, 0..255 bytes (NULL allowed when 0).
@@ -294,7 +296,8 @@ pub unsafe extern "C" fn pqg_mldsa_verify(
 /// @param ph           the hash function the caller used (`PQG_HASH_*`).
 /// @param[in] digest   PH(M), exactly the hash's output length (SHAKE-128: 32 bytes,
 ///                     SHAKE-256: 64 bytes), else `PQG_ERR_BAD_LENGTH`.
-/// Other parameters, outputs and statuses as `pqg_mldsa_sign`; an unknown `ph` is
+/// Other parameters, outputs and statuses as `pqg_mldsa_sign`; `PQG_ERR_INVALID_ARGUMENT` for
+/// the Dilithium round 3 identifiers (round 3 has no external-mu or pre-hash form). an unknown `ph` is
 /// `PQG_ERR_INVALID_ARGUMENT`.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_hash_mldsa_sign(
@@ -365,7 +368,8 @@ pub unsafe extern "C" fn pqg_hash_mldsa_verify(
 /// Signs an externally computed message representative mu (FIPS 204 external-mu signing).
 ///
 /// @param[in] mu  the 64-byte mu = H(tr || M', 64); another length is `PQG_ERR_BAD_LENGTH`.
-/// Other parameters, outputs and statuses as `pqg_mldsa_sign`.
+/// Other parameters, outputs and statuses as `pqg_mldsa_sign`; `PQG_ERR_INVALID_ARGUMENT` for
+/// the Dilithium round 3 identifiers (round 3 has no external-mu or pre-hash form).
 #[no_mangle]
 pub unsafe extern "C" fn pqg_mldsa_sign_mu(
     ctx: *mut pqg_context,

@@ -75,7 +75,7 @@ const _: () = {
     assert!(PQG_ERR_PANIC == Error::Panic.code());
 };
 
-/// An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*`).
+/// An algorithm and parameter set (`PQG_ML_DSA_*`, `PQG_DILITHIUM*`, `PQG_CTRU_PRIME_*`).
 pub type pqg_alg = i32;
 
 /// ML-DSA-44 (FIPS 204, NIST security category 2).
@@ -84,6 +84,15 @@ pub const PQG_ML_DSA_44: pqg_alg = 1;
 pub const PQG_ML_DSA_65: pqg_alg = 2;
 /// ML-DSA-87 (FIPS 204, NIST security category 5).
 pub const PQG_ML_DSA_87: pqg_alg = 3;
+/// Dilithium2 (round-3 submission, version 3.1), for keys made before FIPS 204. Same
+/// functions as ML-DSA; a non-empty context, HashML-DSA and the mu forms are
+/// `PQG_ERR_INVALID_ARGUMENT`. Signing is deterministic (the reference's default) when rnd is
+/// 32 zero bytes, otherwise randomized with rho' = H(K || rnd || mu).
+pub const PQG_DILITHIUM2: pqg_alg = 4;
+/// Dilithium3 (round 3, version 3.1); as `PQG_DILITHIUM2`.
+pub const PQG_DILITHIUM3: pqg_alg = 5;
+/// Dilithium5 (round 3, version 3.1); as `PQG_DILITHIUM2`.
+pub const PQG_DILITHIUM5: pqg_alg = 6;
 /// CTRU-Prime-653 KEM.
 pub const PQG_CTRU_PRIME_653: pqg_alg = 16;
 /// CTRU-Prime-761 KEM.
@@ -120,7 +129,25 @@ pub const PQG_ML_DSA_87_PUBLIC_KEY_BYTES: usize = 2592;
 pub const PQG_ML_DSA_87_SECRET_KEY_BYTES: usize = 4896;
 /// ML-DSA-87 signature bytes.
 pub const PQG_ML_DSA_87_SIGNATURE_BYTES: usize = 4627;
-/// ML-DSA seed (xi) bytes for deterministic key generation.
+/// Dilithium2 public key bytes.
+pub const PQG_DILITHIUM2_PUBLIC_KEY_BYTES: usize = 1312;
+/// Dilithium2 secret key bytes.
+pub const PQG_DILITHIUM2_SECRET_KEY_BYTES: usize = 2528;
+/// Dilithium2 signature bytes.
+pub const PQG_DILITHIUM2_SIGNATURE_BYTES: usize = 2420;
+/// Dilithium3 public key bytes.
+pub const PQG_DILITHIUM3_PUBLIC_KEY_BYTES: usize = 1952;
+/// Dilithium3 secret key bytes.
+pub const PQG_DILITHIUM3_SECRET_KEY_BYTES: usize = 4000;
+/// Dilithium3 signature bytes.
+pub const PQG_DILITHIUM3_SIGNATURE_BYTES: usize = 3293;
+/// Dilithium5 public key bytes.
+pub const PQG_DILITHIUM5_PUBLIC_KEY_BYTES: usize = 2592;
+/// Dilithium5 secret key bytes.
+pub const PQG_DILITHIUM5_SECRET_KEY_BYTES: usize = 4864;
+/// Dilithium5 signature bytes.
+pub const PQG_DILITHIUM5_SIGNATURE_BYTES: usize = 4595;
+/// ML-DSA (and round-3 Dilithium) seed (xi) bytes for deterministic key generation.
 pub const PQG_ML_DSA_SEED_BYTES: usize = 32;
 /// ML-DSA signing randomness (rnd) bytes.
 pub const PQG_ML_DSA_RND_BYTES: usize = 32;
@@ -169,6 +196,15 @@ const _: () = {
     assert!(PQG_ML_DSA_87_PUBLIC_KEY_BYTES == M::MlDsa87.public_key_len());
     assert!(PQG_ML_DSA_87_SECRET_KEY_BYTES == M::MlDsa87.secret_key_len());
     assert!(PQG_ML_DSA_87_SIGNATURE_BYTES == M::MlDsa87.signature_len());
+    assert!(PQG_DILITHIUM2_PUBLIC_KEY_BYTES == M::Dilithium2.public_key_len());
+    assert!(PQG_DILITHIUM2_SECRET_KEY_BYTES == M::Dilithium2.secret_key_len());
+    assert!(PQG_DILITHIUM2_SIGNATURE_BYTES == M::Dilithium2.signature_len());
+    assert!(PQG_DILITHIUM3_PUBLIC_KEY_BYTES == M::Dilithium3.public_key_len());
+    assert!(PQG_DILITHIUM3_SECRET_KEY_BYTES == M::Dilithium3.secret_key_len());
+    assert!(PQG_DILITHIUM3_SIGNATURE_BYTES == M::Dilithium3.signature_len());
+    assert!(PQG_DILITHIUM5_PUBLIC_KEY_BYTES == M::Dilithium5.public_key_len());
+    assert!(PQG_DILITHIUM5_SECRET_KEY_BYTES == M::Dilithium5.secret_key_len());
+    assert!(PQG_DILITHIUM5_SIGNATURE_BYTES == M::Dilithium5.signature_len());
     assert!(PQG_CTRU_PRIME_653_PUBLIC_KEY_BYTES == C::Ctru653.public_key_len());
     assert!(PQG_CTRU_PRIME_653_SECRET_KEY_BYTES == C::Ctru653.secret_key_len());
     assert!(PQG_CTRU_PRIME_653_CIPHERTEXT_BYTES == C::Ctru653.ciphertext_len());
@@ -251,7 +287,8 @@ pub extern "C" fn pqg_shared_secret_len(alg: pqg_alg) -> usize {
     boundary_or(0, || Alg::from_code(alg).map_or(0, Alg::shared_secret_len))
 }
 
-/// The ML-DSA parameter set of `alg`; a KEM or unknown value is `InvalidArgument`.
+/// The ML-DSA (or round-3 Dilithium) parameter set of `alg`; a KEM or unknown value is
+/// `InvalidArgument`.
 fn mldsa_params(alg: pqg_alg) -> Result<crate::mldsa::ParamSet, Error> {
     match Alg::from_code(alg)? {
         Alg::MlDsa(p) => Ok(p),

@@ -11,6 +11,7 @@ use crate::{mldsa, Error};
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
 use once_cell::sync::OnceCell;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -20,8 +21,8 @@ pub struct DeviceEngine {
     /// The device's context (kept here so that loading more kernels never needs a worker's
     /// lock, which the scheduler holds while a chunk runs).
     pub ctx: Arc<CudaContext>,
-    /// ML-DSA-44/65/87, indexed by [`super::set_index`].
-    pub kernels: [Kernels; 3],
+    /// ML-DSA-44/65/87 and Dilithium2/3/5, indexed by [`super::set_index`].
+    pub kernels: [Kernels; 6],
     pub workers: Vec<Mutex<Worker>>,
     /// The CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay for them).
     pub ctru: OnceCell<Result<[CtruKernels; 3], String>>,
@@ -37,23 +38,18 @@ impl DeviceEngine {
     pub fn open(ordinal: usize, workers: usize) -> Result<DeviceEngine, (Error, String)> {
         let dev = device::open(ordinal).map_err(|e| (Error::NoDevice, e))?;
         let ctx = &dev.ctx;
-        let [a, b, c] = mldsa::ParamSet::ALL;
-        // Compile the three sets in parallel (a cache hit makes this a file read).
-        let (ka, (kb, kc)) = rayon::join(
-            || module::load(ctx, dev.arch, a),
-            || {
-                rayon::join(
-                    || module::load(ctx, dev.arch, b),
-                    || module::load(ctx, dev.arch, c),
-                )
-            },
-        );
-        let dev_err = |e| (Error::Device, e);
-        let kernels = [
-            ka.map_err(dev_err)?,
-            kb.map_err(dev_err)?,
-            kc.map_err(dev_err)?,
-        ];
+        // Compile the six sets in parallel (a cache hit makes this a file read).
+        let loaded: Vec<Result<Kernels, String>> = mldsa::ParamSet::EVERY
+            .par_iter()
+            .map(|&p| module::load(ctx, dev.arch, p))
+            .collect();
+        let kernels: Vec<Kernels> = loaded
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(|e| (Error::Device, e))?;
+        let kernels: [Kernels; 6] = kernels
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("one Kernels per set"));
         let workers = (0..workers)
             .map(|_| Worker::new(ctx).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()

@@ -1,10 +1,11 @@
 //! A chunk's messages as the kernels read them: per item an 8-byte aligned region holding a
 //! 64-byte tr slot then M' (FIPS 204 Alg. 2/3 line 10, Alg. 4/5), or mu itself for an
 //! external mu; the kernels fill the slot with tr and hash the region into mu. Shared by
-//! signing and verification, so both compute mu on the device.
+//! signing and verification, so both compute mu on the device. Round 3's 32-byte tr takes the
+//! slot's last 32 bytes, so tr || M' stays contiguous; its M' is the message alone.
 
 use super::worker::Worker;
-use crate::mldsa::Message;
+use crate::mldsa::{Message, Variant};
 use cudarc::driver::DriverError;
 
 /// Length marker for an external mu (the region holds mu itself).
@@ -45,8 +46,15 @@ fn write_region(m: &Message<'_>, r: &mut [u8]) {
 
 /// The regions of one chunk's messages, laid out back to back.
 pub struct Regions {
+    variant: Variant,
     offs: Vec<u64>,
     total: usize,
+}
+
+/// The message in the form its scheme hashes after tr (`Variant::message`); the chunk's
+/// items were checked with that same function before they got here.
+fn hashed<'m>(v: Variant, m: &Message<'m>) -> Message<'m> {
+    v.message(m).expect("message checked before staging")
 }
 
 /// Device pointers of a chunk's staged regions.
@@ -58,14 +66,19 @@ pub struct DeviceRegions {
 
 impl Regions {
     /// Offsets 8-byte aligned and regions sized to whole lanes (the kernels read u64 lanes).
-    pub fn of<'m>(msgs: impl Iterator<Item = &'m Message<'m>>) -> Regions {
+    /// Every message must pass `variant.message` (the chunk's own checks).
+    pub fn of<'m>(variant: Variant, msgs: impl Iterator<Item = &'m Message<'m>>) -> Regions {
         let mut offs = Vec::new();
         let mut total = 0usize;
         for m in msgs {
             offs.push(total as u64);
-            total += (64 + m_prime_len(m)).div_ceil(8) * 8;
+            total += (64 + m_prime_len(&hashed(variant, m))).div_ceil(8) * 8;
         }
-        Regions { offs, total }
+        Regions {
+            variant,
+            offs,
+            total,
+        }
     }
 
     /// Host staging bytes: offsets (u64), lengths (u32), then the regions.
@@ -86,6 +99,7 @@ impl Regions {
         let (len_h, arena_h) = rest.split_at_mut(m * 4);
         let mut rest = &mut arena_h[..self.total];
         for (j, msg) in msgs.enumerate() {
+            let msg = &hashed(self.variant, msg);
             let len = m_prime_len(msg);
             let (r, tail) = rest.split_at_mut((64 + len).div_ceil(8) * 8);
             write_region(msg, r);

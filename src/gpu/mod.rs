@@ -70,7 +70,9 @@ fn blocks(threads: usize, per_block: u32) -> usize {
 }
 
 /// Sizes shared with the kernels (FIPS 204 Table 2); `sig_stride` pads signatures to 8 bytes.
+/// `variant` (FIPS 204 or round 3) decides how the host checks and stages messages.
 pub(crate) struct Geometry {
+    variant: mldsa::Variant,
     k: usize,
     l: usize,
     pk_len: usize,
@@ -83,6 +85,7 @@ pub(crate) struct Geometry {
 impl Geometry {
     fn of(p: mldsa::ParamSet) -> Geometry {
         Geometry {
+            variant: p.variant(),
             k: p.k(),
             l: p.l(),
             pk_len: p.public_key_len(),
@@ -107,11 +110,15 @@ pub struct GpuBackend {
     engines: Vec<DeviceEngine>,
 }
 
+/// Index of `p`'s kernels in [`engine::DeviceEngine::kernels`] (the order of `ParamSet::EVERY`).
 pub(crate) fn set_index(p: mldsa::ParamSet) -> usize {
     match p {
         mldsa::ParamSet::MlDsa44 => 0,
         mldsa::ParamSet::MlDsa65 => 1,
         mldsa::ParamSet::MlDsa87 => 2,
+        mldsa::ParamSet::Dilithium2 => 3,
+        mldsa::ParamSet::Dilithium3 => 4,
+        mldsa::ParamSet::Dilithium5 => 5,
     }
 }
 

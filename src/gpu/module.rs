@@ -1,6 +1,6 @@
 //! Kernel sources (embedded), NVRTC compilation per parameter set, and the on-disk PTX cache.
 
-use crate::mldsa::ParamSet;
+use crate::mldsa::{ParamSet, Variant};
 use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use sha3::{Digest, Sha3_256};
@@ -78,6 +78,8 @@ fn defines(p: ParamSet) -> Vec<String> {
         ("PARAM_GAMMA2", p.gamma2() as i64),
         ("PARAM_OMEGA", p.omega() as i64),
         ("PARAM_LAMBDA", p.lambda() as i64),
+        // The round-3 differences (the "scheme" section of kernels/mldsa.cu).
+        ("PARAM_ROUND3", (p.variant() == Variant::Round3) as i64),
     ]
     .iter()
     .map(|(k, v)| format!("-D{k}={v}"))
@@ -230,7 +232,7 @@ mod tests {
             println!("SKIPPED: libnvrtc not found");
             return;
         }
-        for p in ParamSet::ALL {
+        for p in ParamSet::EVERY {
             let ptx = compile((9, 0), p).unwrap_or_else(|e| panic!("{e}"));
             for k in KERNELS {
                 assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");

@@ -184,7 +184,7 @@ pub fn sign_chunk(
         statuses[i] = if it.sk.len() != g.sk_len || sigs[i].len() != g.sig_len {
             Err(Error::BadLength)
         } else {
-            it.msg.validate()
+            g.variant.message(&it.msg).map(drop)
         };
         if statuses[i].is_ok() {
             idx.push(i);
@@ -205,7 +205,7 @@ pub fn sign_chunk(
     } else {
         m * g.sig_stride
     };
-    let regions = Regions::of(idx.iter().map(|&i| &items[i].msg));
+    let regions = Regions::of(g.variant, idx.iter().map(|&i| &items[i].msg));
     let mut sk_stage = w.take_host("sg_sk_stage", staged_sk.max(8))?;
     let mut kin_stage = w.take_host("sg_kin_stage", m * 128 + regions.host_bytes())?;
     let mut out = w.take_host("sg_out", staged_sig + m * 4)?;

@@ -89,11 +89,13 @@ pub fn verify_chunk(
         statuses[i] = if it.pk.len() != g.pk_len {
             Err(Error::BadLength)
         } else {
-            it.msg.validate().and(if it.sig.len() == g.sig_len {
-                Ok(())
-            } else {
-                Err(Error::VerifyFailed)
-            })
+            g.variant
+                .message(&it.msg)
+                .and(if it.sig.len() == g.sig_len {
+                    Ok(())
+                } else {
+                    Err(Error::VerifyFailed)
+                })
         };
         if statuses[i].is_ok() {
             idx.push(i);
@@ -106,7 +108,7 @@ pub fn verify_chunk(
     let direct = Rows::registered(reg, g.pk_len, idx.iter().map(|&i| Some(items[i].pk))).zip(
         Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(items[i].sig))),
     );
-    let regions = Regions::of(idx.iter().map(|&i| &items[i].msg));
+    let regions = Regions::of(g.variant, idx.iter().map(|&i| &items[i].msg));
     let staged_rows = if direct.is_some() {
         0
     } else {

@@ -1,4 +1,4 @@
-//! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6).
+//! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6); round 3 differs in the seed expansion and tr.
 
 use super::packing::{pk_encode, sk_encode, SecretKey};
 use super::params::ParamSet;
@@ -16,12 +16,9 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     pk: &mut [u8],
     sk: &mut [u8],
 ) {
-    // (rho, rho', K) = H(xi || IntegerToBytes(k, 1) || IntegerToBytes(l, 1), 128)
-    let mut seeds = Zeroizing::new([0u8; 128]);
-    let mut h = Shake256::default();
-    h.update(xi);
-    h.update(&[K as u8, L as u8]);
-    h.finalize_xof().read(&mut seeds[..]);
+    // (rho, rho', K) = H(xi || IntegerToBytes(k, 1) || IntegerToBytes(l, 1), 128);
+    // round 3: H(xi, 128).
+    let seeds = p.variant().expand_seed(xi, K, L);
     let rho: [u8; 32] = seeds[..32].try_into().expect("32 bytes");
     let rho_prime = Zeroizing::new(<[u8; 64]>::try_from(&seeds[32..96]).expect("64 bytes"));
 
@@ -54,9 +51,9 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     }
 
     pk_encode(&rho, &t1, pk);
-    // tr = H(pk, 64)
+    // tr = H(pk, 64) (round 3: 32 bytes)
     let mut h = Shake256::default();
     h.update(pk);
-    h.finalize_xof().read(&mut key.tr);
+    h.finalize_xof().read(&mut key.tr[..p.tr_len()]);
     sk_encode(p, &key, sk);
 }

@@ -144,7 +144,8 @@ impl Message<'_> {
     }
 
     /// mu = H(tr || M', 64) (FIPS 204 Alg. 7 line 6), or the given mu. Call `validate` first.
-    pub fn mu(&self, tr: &[u8; 64]) -> [u8; 64] {
+    /// `tr` is 64 bytes (FIPS 204) or 32 (round 3, whose M' is `Internal`: see `Variant::message`).
+    pub fn mu(&self, tr: &[u8]) -> [u8; 64] {
         let mut out = [0u8; 64];
         if let Message::Mu(mu) = *self {
             out.copy_from_slice(mu);

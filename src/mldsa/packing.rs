@@ -88,6 +88,7 @@ pub fn pk_decode<const K: usize>(pk: &[u8]) -> ([u8; 32], PolyVec<K>) {
 pub struct SecretKey<const K: usize, const L: usize> {
     pub rho: [u8; 32],
     pub key: [u8; 32],
+    /// tr: 64 bytes, of which round 3 uses the first 32 (`ParamSet::tr_len`).
     pub tr: [u8; 64],
     pub s1: PolyVec<L>,
     pub s2: PolyVec<K>,
@@ -103,8 +104,9 @@ pub fn sk_encode<const K: usize, const L: usize>(
     let eb = p.eta_bits();
     out[..32].copy_from_slice(&sk.rho);
     out[32..64].copy_from_slice(&sk.key);
-    out[64..128].copy_from_slice(&sk.tr);
-    let (s_part, t0_part) = out[128..].split_at_mut(32 * eb * (K + L));
+    let s_at = 64 + p.tr_len();
+    out[64..s_at].copy_from_slice(&sk.tr[..p.tr_len()]);
+    let (s_part, t0_part) = out[s_at..].split_at_mut(32 * eb * (K + L));
     let mut chunks = s_part.chunks_exact_mut(32 * eb);
     for s in sk.s1.0.iter().chain(sk.s2.0.iter()) {
         bit_pack(&s.0, eb, p.eta(), chunks.next().expect("sized by K + L"));
@@ -127,15 +129,17 @@ pub fn sk_decode<const K: usize, const L: usize>(
 ) -> Option<SecretKey<K, L>> {
     let eb = p.eta_bits();
     let eta = p.eta();
+    let s_at = 64 + p.tr_len();
     let mut out = SecretKey {
         rho: sk[..32].try_into().expect("32 bytes"),
         key: sk[32..64].try_into().expect("32 bytes"),
-        tr: sk[64..128].try_into().expect("64 bytes"),
+        tr: [0; 64],
         s1: PolyVec::default(),
         s2: PolyVec::default(),
         t0: PolyVec::default(),
     };
-    let (s_part, t0_part) = sk[128..].split_at(32 * eb * (K + L));
+    out.tr[..p.tr_len()].copy_from_slice(&sk[64..s_at]);
+    let (s_part, t0_part) = sk[s_at..].split_at(32 * eb * (K + L));
     let mut chunks = s_part.chunks_exact(32 * eb);
     for s in out.s1.0.iter_mut().chain(out.s2.0.iter_mut()) {
         unpack_centered(chunks.next().expect("sized by K + L"), eb, eta, &mut s.0);

@@ -22,7 +22,7 @@ pub fn sign<const K: usize, const L: usize>(
 ) -> Result<(), Error> {
     let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
     // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
-    let mu = msg.mu(&key.tr);
+    let mu = msg.mu(&key.tr[..p.tr_len()]);
     sign_mu(p, &key, &mu, rnd, sig);
     Ok(())
 }
@@ -48,13 +48,8 @@ fn sign_mu<const K: usize, const L: usize>(
     t0_hat.ntt();
     let a_hat = expand_a::<K, L>(&key.rho);
 
-    // Line 7: rho'' = H(K || rnd || mu, 64).
-    let mut rho_pp = Zeroizing::new([0u8; 64]);
-    let mut h = Shake256::default();
-    h.update(&key.key);
-    h.update(rnd);
-    h.update(mu);
-    h.finalize_xof().read(&mut rho_pp[..]);
+    // Line 7: rho'' = H(K || rnd || mu, 64) (round 3: see `Variant::rho_prime`).
+    let rho_pp = p.variant().rho_prime(&key.key, rnd, mu);
 
     let mut y = Zeroizing::new(PolyVec::<L>::default());
     let mut z = Zeroizing::new(PolyVec::<L>::default());

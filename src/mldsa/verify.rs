@@ -30,12 +30,13 @@ pub fn verify<const K: usize, const L: usize>(
 
     // Lines 6-7: tr = H(pk, 64), mu = H(tr || M', 64) (external mu needs no tr).
     let mut tr = [0u8; 64];
+    let tr = &mut tr[..p.tr_len()];
     if !matches!(msg, Message::Mu(_)) {
         let mut h = Shake256::default();
         h.update(pk);
-        h.finalize_xof().read(&mut tr);
+        h.finalize_xof().read(tr);
     }
-    let mu = msg.mu(&tr);
+    let mu = msg.mu(tr);
 
     // Lines 8-9: c = SampleInBall(c~), w'_Approx = NTT^-1(A-hat * NTT(z) - NTT(c) * NTT(t1 * 2^d)).
     let mut c_hat = sample_in_ball(p, s.c_tilde);

@@ -35,9 +35,12 @@ for g in pr["testGroups"]:
     for t in ts:
         sk = bytes.fromhex(t["sk"]); mu = hashlib.shake_256(sk[64:128] + bytes.fromhex(t["message"])).digest(64)
         lines.append(f"S {t['sk']} {mu.hex()} {t.get('rnd', '00'*32)}")
+        lines.append(f"R {t['sk']} {t.get('rnd', '00'*32)} {t['message']}")  # mu by sign_mu
     out = run(g["parameterSet"], lines)
-    for t, o in zip(ts, out):
-        check(o.split()[0] == exp[(g["tgId"], t["tcId"])]["signature"].lower(), f"sign {g['parameterSet']} {t['tcId']}")
+    for i, t in enumerate(ts):
+        want = exp[(g["tgId"], t["tcId"])]["signature"].lower()
+        check(out[2 * i].split()[0] == want, f"sign {g['parameterSet']} {t['tcId']}")
+        check(out[2 * i + 1].split()[0] == want, f"sign_mu {g['parameterSet']} {t['tcId']}")
 # sigVer
 pr = load(f"{V}/ML-DSA-sigVer-FIPS204/prompt.json"); ex = load(f"{V}/ML-DSA-sigVer-FIPS204/expectedResults.json")
 exp = {(g["tgId"], t["tcId"]): t for g in ex["testGroups"] for t in g["tests"]}

@@ -1,5 +1,6 @@
-// Emulator driver: reads "K xi", "S sk mu rnd", "V pk sig M'" or "U pk sig mu" lines (hex),
-// runs each kind as one batch through the kernels, prints one result line per input.
+// Emulator driver: reads "K xi", "S sk mu rnd", "R sk rnd M'", "V pk sig M'" or "U pk sig mu"
+// lines (hex), runs each kind as one batch through the kernels, prints one result line per
+// input. "R" signs M' as the GPU backend does, with mu hashed by `sign_mu` from sk's tr.
 #include "shim.h"
 #include "warp_shim.h"
 #include <iostream>
@@ -54,10 +55,10 @@ int main() {
         out[ids[i]] = hex((u8 *)pk.data() + i * PK_LEN, PK_LEN) + " " + hex((u8 *)sk.data() + i * SK_LEN, SK_LEN);
     }
   }
-  // sign
-  {
+  // sign: "S" with mu given, then "R" with mu = H(tr || M') by sign_mu
+  for (const std::string kind : {"S", "R"}) {
     std::vector<size_t> ids;
-    for (size_t i = 0; i < lines.size(); ++i) if (lines[i][0] == "S") ids.push_back(i);
+    for (size_t i = 0; i < lines.size(); ++i) if (lines[i][0] == kind) ids.push_back(i);
     u32 n = ids.size();
     if (n) {
       const u32 cap = std::max<u32>(n, 64);
@@ -70,12 +71,27 @@ int main() {
       auto hb = buf<u64>((size_t)cap * HBUF_LEN / 8), ct = buf<u64>((size_t)cap * 8);
       auto c = buf<u64>((size_t)cap * CM_WORDS); auto ok = buf<u8>(cap);
       auto slot = buf<u64>((size_t)cap * SIG_STRIDE / 8), sig = buf<u64>((size_t)n * SIG_STRIDE / 8);
+      std::vector<u64> arena; std::vector<u64> off(n); std::vector<u32> mlen(n);
       for (u32 i = 0; i < n; ++i) {
-        auto skb = unhex(lines[ids[i]][1]), mu = unhex(lines[ids[i]][2]), rnd = unhex(lines[ids[i]][3]);
+        auto &f = lines[ids[i]];
+        auto skb = unhex(f[1]);
         memcpy((u8 *)sk.data() + i * SK_LEN, skb.data(), SK_LEN);
         u8 *k = (u8 *)kin.data() + 128 * i;
-        memcpy(k, skb.data() + 32, 32); memcpy(k + 32, rnd.data(), 32); memcpy(k + 64, mu.data(), 64);
+        if (kind == "S") {
+          auto mu = unhex(f[2]), rnd = unhex(f[3]);
+          memcpy(k, skb.data() + 32, 32); memcpy(k + 32, rnd.data(), 32); memcpy(k + 64, mu.data(), 64);
+        } else {
+          auto rnd = unhex(f[2]), m = unhex(f.size() > 3 ? f[3] : "");
+          memcpy(k + 32, rnd.data(), 32);
+          off[i] = arena.size() * 8;
+          size_t at = arena.size();
+          arena.resize(at + (64 + m.size() + 7) / 8 + 1);
+          memcpy((u8 *)(arena.data() + at) + 64, m.data(), m.size());
+          mlen[i] = m.size();
+        }
       }
+      if (kind == "R")
+        launch(blocks(n, ST), ST, [&] { sign_mu((u8 *)sk.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)kin.data(), n); });
       u32 *count = ctr.data(), *done = ctr.data() + 1, *nbad = ctr.data() + 2;
       launch(blocks(n, ST), ST, [&] { sign_rhopp((u8 *)kin.data(), (u8 *)rhopp.data(), n); });
       launch(blocks(n * K * L, ST), ST, [&] { expand_a((u8 *)sk.data(), SK_LEN, a.data(), n); });

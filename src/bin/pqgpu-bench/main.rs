@@ -34,6 +34,8 @@ enum Family {
     All,
     Mldsa,
     Ctru,
+    /// ML-DSA-44/65/87 and round-3 Dilithium2/3/5, side by side.
+    Dilithium,
 }
 
 #[derive(Parser, Debug)]
@@ -89,6 +91,15 @@ enum HostMemory {
     Both,
 }
 
+/// The ML-DSA-family sets of `--alg`.
+fn mldsa_sets(f: Family) -> &'static [mldsa::ParamSet] {
+    match f {
+        Family::All | Family::Mldsa => &mldsa::ParamSet::ALL,
+        Family::Ctru => &[],
+        Family::Dilithium => &mldsa::ParamSet::EVERY,
+    }
+}
+
 /// One context to measure, with its batch size and label.
 struct Target {
     label: String,
@@ -121,7 +132,8 @@ fn main() {
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
     let steps = targets.len()
-        * (usize::from(args.alg != Family::Ctru) * 3 + usize::from(args.alg != Family::Mldsa) * 3);
+        * (mldsa_sets(args.alg).len()
+            + usize::from(matches!(args.alg, Family::All | Family::Ctru)) * 3);
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}] {msg}")
@@ -135,15 +147,13 @@ fn main() {
         }
     };
     for t in &targets {
-        if args.alg != Family::Ctru {
-            for p in mldsa::ParamSet::ALL {
-                bar.set_message(format!("{} {}", t.label, p.name()));
-                let r = run_mldsa(&args, t, p, &cpu, &mut rows, &mut latencies);
-                fail_on_error(&bar, r);
-                bar.inc(1);
-            }
+        for &p in mldsa_sets(args.alg) {
+            bar.set_message(format!("{} {}", t.label, p.name()));
+            let r = run_mldsa(&args, t, p, &cpu, &mut rows, &mut latencies);
+            fail_on_error(&bar, r);
+            bar.inc(1);
         }
-        if args.alg != Family::Mldsa {
+        if matches!(args.alg, Family::All | Family::Ctru) {
             for p in ctru::ParamSet::ALL {
                 bar.set_message(format!("{} {}", t.label, p.name()));
                 fail_on_error(&bar, run_kem(&args, t, p, &mut rows, &mut latencies));
