@@ -182,9 +182,9 @@ static VERIFY: [VerifyQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
 
 fn index(p: ParamSet) -> usize {
     match p {
-        ParamSet::MlDsa44 => 0,
-        ParamSet::MlDsa65 => 1,
-        ParamSet::MlDsa87 => 2,
+        ParamSet::MlDsa44 | ParamSet::Dilithium2 => 0,
+        ParamSet::MlDsa65 | ParamSet::Dilithium3 => 1,
+        ParamSet::MlDsa87 | ParamSet::Dilithium5 => 2,
     }
 }
 

@@ -243,9 +243,9 @@ unsafe extern "C" fn export(
 /// Collision strength in bits, as OpenSSL reports `security-bits` for ML-DSA.
 fn security_bits(set: ParamSet) -> i32 {
     match set {
-        ParamSet::MlDsa44 => 128,
-        ParamSet::MlDsa65 => 192,
-        ParamSet::MlDsa87 => 256,
+        ParamSet::MlDsa44 | ParamSet::Dilithium2 => 128,
+        ParamSet::MlDsa65 | ParamSet::Dilithium3 => 192,
+        ParamSet::MlDsa87 | ParamSet::Dilithium5 => 256,
     }
 }
 

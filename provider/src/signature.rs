@@ -31,9 +31,10 @@ struct SigCtx {
 /// DER of AlgorithmIdentifier { id-ml-dsa-NN } (RFC 9881: no parameters).
 fn algorithm_id(set: ParamSet) -> [u8; 13] {
     let last = match set {
-        ParamSet::MlDsa44 => 0x11,
-        ParamSet::MlDsa65 => 0x12,
-        ParamSet::MlDsa87 => 0x13,
+        // The provider registers ML-DSA only; round-3 sets never reach it.
+        ParamSet::MlDsa44 | ParamSet::Dilithium2 => 0x11,
+        ParamSet::MlDsa65 | ParamSet::Dilithium3 => 0x12,
+        ParamSet::MlDsa87 | ParamSet::Dilithium5 => 0x13,
     };
     [
         0x30, 0x0b, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, last,
