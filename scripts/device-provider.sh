@@ -82,12 +82,12 @@ cp "$W/trace-$B.log" "$OUT/trace-check.log" 2>/dev/null
 
 # 2. Throughput: pqgpu async (one process, then 4), pqgpu blocking, the default provider.
 export OPENSSL_CONF=gpu-speed.cnf
-step speed_pqgpu_async1000 50 $O speed -seconds 10 -elapsed -async_jobs 1000 -propquery provider=pqgpu ML-DSA-44
-step speed_pqgpu_async1000_multi4 50 $O speed -seconds 10 -elapsed -multi 4 -async_jobs 1000 -propquery provider=pqgpu ML-DSA-44
+step speed_pqgpu_async1000 50 $O speed -seconds 10 -elapsed -async_jobs 960 -propquery provider=pqgpu ML-DSA-44
+step speed_pqgpu_async1000_multi4 50 $O speed -seconds 10 -elapsed -multi 4 -async_jobs 960 -propquery provider=pqgpu ML-DSA-44
 step speed_pqgpu_blocking 20 $O speed -seconds 3 -elapsed -propquery provider=pqgpu ML-DSA-44
 # Batch sizes the coalescer formed (a short run with the trace on: one line per item).
 export OPENSSL_CONF=gpu.cnf; : > "$W/trace-$B.log"
-step speed_pqgpu_async1000_traced 20 $O speed -seconds 2 -elapsed -async_jobs 1000 -propquery provider=pqgpu ML-DSA-44
+step speed_pqgpu_async1000_traced 20 $O speed -seconds 2 -elapsed -async_jobs 960 -propquery provider=pqgpu ML-DSA-44
 grep '^batch ' "$W/trace-$B.log" | awk '{n=substr($5,3); c[$2]++; s[$2]+=n; if(n>m[$2])m[$2]=n}
   END{for(k in c) printf "%s: %d batches, mean %.1f, largest %d\n", k, c[k], s[k]/c[k], m[k]}' | tee "$OUT/batches.txt"
 export OPENSSL_CONF=gpu-speed.cnf
