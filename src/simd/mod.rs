@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod mldsa_avx2;
 
 /// Cleared by [`set_enabled`]`(false)`: forces the portable code for the whole process.
 static ENABLED: AtomicBool = AtomicBool::new(true);
@@ -21,6 +23,24 @@ pub(crate) enum Level {
     /// AVX2 was detected on this CPU (the only way this value is produced outside tests).
     #[cfg(target_arch = "x86_64")]
     Avx2,
+}
+
+/// Proof that AVX2 was detected: the vector modules' safe entry points take one, and only
+/// [`Level::avx2`] makes one.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(());
+
+impl Level {
+    /// The AVX2 token when this level is AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    pub(crate) fn avx2(self) -> Option<Avx2> {
+        match self {
+            Level::Avx2 => Some(Avx2(())),
+            Level::Portable => None,
+        }
+    }
 }
 
 /// What the CPU offers and the environment allows, detected once per process.

@@ -1,0 +1,288 @@
+//! ML-DSA arithmetic mod q = 8380417 on eight 32-bit lanes (AVX2): NTT, NTT^-1 and the pointwise
+//! Montgomery products. Every lane computes exactly what `mldsa::ntt` computes for that
+//! coefficient (the same Montgomery reduction, the same lazy ranges), so outputs are identical.
+//! No branch or index depends on coefficient values (constant time).
+//!
+//! Layout: the levels with butterflies 8 or more coefficients apart work on consecutive vectors;
+//! the last three (4, 2, 1 apart) work on 8x8 transposed blocks, so that each register again
+//! holds eight independent butterfly halves, with one twiddle per lane.
+
+use super::Avx2;
+use crate::mldsa::ntt::ZETAS;
+use core::arch::x86_64::*;
+
+const N: usize = 256;
+const Q: i32 = 8_380_417;
+/// q^-1 mod 2^32.
+const QINV: i32 = 58_728_449;
+/// mont^2 / 256 mod q (the final factor of NTT^-1).
+const F: i32 = 41_978;
+
+/// Twiddles of the three transposed levels, per group g of 64 coefficients, one per lane i
+/// (the lane holds the 8 coefficients 64g + 8i .. 64g + 8i + 8):
+/// level 4 apart: ZETAS[32 + 8g + i]; 2 apart: ZETAS[64 + 16g + 2i + h] for half h;
+/// 1 apart: ZETAS[128 + 32g + 4i + m] for pair m.
+const fn fwd_tables() -> [[[i32; 8]; 7]; 4] {
+    let mut t = [[[0i32; 8]; 7]; 4];
+    let mut g = 0;
+    while g < 4 {
+        let mut i = 0;
+        while i < 8 {
+            t[g][0][i] = ZETAS[32 + 8 * g + i];
+            t[g][1][i] = ZETAS[64 + 16 * g + 2 * i];
+            t[g][2][i] = ZETAS[64 + 16 * g + 2 * i + 1];
+            let mut m = 0;
+            while m < 4 {
+                t[g][3 + m][i] = ZETAS[128 + 32 * g + 4 * i + m];
+                m += 1;
+            }
+            i += 1;
+        }
+        g += 1;
+    }
+    t
+}
+static FWD: [[[i32; 8]; 7]; 4] = fwd_tables();
+
+/// The same for NTT^-1, negated and in its order: block b of the level 1 apart uses
+/// -ZETAS[255 - b], 2 apart -ZETAS[127 - b], 4 apart -ZETAS[63 - b].
+const fn inv_tables() -> [[[i32; 8]; 7]; 4] {
+    let mut t = [[[0i32; 8]; 7]; 4];
+    let mut g = 0;
+    while g < 4 {
+        let mut i = 0;
+        while i < 8 {
+            let mut m = 0;
+            while m < 4 {
+                t[g][m][i] = -ZETAS[255 - (32 * g + 4 * i + m)];
+                m += 1;
+            }
+            t[g][4][i] = -ZETAS[127 - (16 * g + 2 * i)];
+            t[g][5][i] = -ZETAS[127 - (16 * g + 2 * i + 1)];
+            t[g][6][i] = -ZETAS[63 - (8 * g + i)];
+            i += 1;
+        }
+        g += 1;
+    }
+    t
+}
+static INV: [[[i32; 8]; 7]; 4] = inv_tables();
+
+/// montgomery_reduce(a * b) on each lane: (a*b - t*q) >> 32 with t = (a*b mod 2^32) * q^-1.
+/// The low halves of a*b and t*q agree, so the high halves' difference is the exact result.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn montmul(a: __m256i, b: __m256i) -> __m256i {
+    let qinv = _mm256_set1_epi32(QINV);
+    let q = _mm256_set1_epi32(Q);
+    let a_odd = _mm256_srli_epi64::<32>(a);
+    let b_odd = _mm256_srli_epi64::<32>(b);
+    let p_even = _mm256_mul_epi32(a, b);
+    let p_odd = _mm256_mul_epi32(a_odd, b_odd);
+    let t_even = _mm256_mul_epi32(_mm256_mul_epi32(p_even, qinv), q);
+    let t_odd = _mm256_mul_epi32(_mm256_mul_epi32(p_odd, qinv), q);
+    // Results sit in the high 32 bits of each 64-bit lane.
+    let r_even = _mm256_sub_epi32(p_even, t_even);
+    let r_odd = _mm256_sub_epi32(p_odd, t_odd);
+    _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(r_even), r_odd)
+}
+
+/// 8x8 transpose of 32-bit lanes (its own inverse).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose(r: &mut [__m256i; 8]) {
+    let t0 = _mm256_unpacklo_epi32(r[0], r[1]);
+    let t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    let t2 = _mm256_unpacklo_epi32(r[2], r[3]);
+    let t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    let t4 = _mm256_unpacklo_epi32(r[4], r[5]);
+    let t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    let t6 = _mm256_unpacklo_epi32(r[6], r[7]);
+    let t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    let u0 = _mm256_unpacklo_epi64(t0, t2);
+    let u1 = _mm256_unpackhi_epi64(t0, t2);
+    let u2 = _mm256_unpacklo_epi64(t1, t3);
+    let u3 = _mm256_unpackhi_epi64(t1, t3);
+    let u4 = _mm256_unpacklo_epi64(t4, t6);
+    let u5 = _mm256_unpackhi_epi64(t4, t6);
+    let u6 = _mm256_unpacklo_epi64(t5, t7);
+    let u7 = _mm256_unpackhi_epi64(t5, t7);
+    r[0] = _mm256_permute2x128_si256::<0x20>(u0, u4);
+    r[4] = _mm256_permute2x128_si256::<0x31>(u0, u4);
+    r[1] = _mm256_permute2x128_si256::<0x20>(u1, u5);
+    r[5] = _mm256_permute2x128_si256::<0x31>(u1, u5);
+    r[2] = _mm256_permute2x128_si256::<0x20>(u2, u6);
+    r[6] = _mm256_permute2x128_si256::<0x31>(u2, u6);
+    r[3] = _mm256_permute2x128_si256::<0x20>(u3, u7);
+    r[7] = _mm256_permute2x128_si256::<0x31>(u3, u7);
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load(a: &[i32; N], i: usize) -> __m256i {
+    let v: &[i32; 8] = a[i..i + 8].try_into().expect("8 lanes");
+    // SAFETY: `v` is 8 readable i32s (32 bytes); loadu has no alignment requirement.
+    unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store(a: &mut [i32; N], i: usize, x: __m256i) {
+    let v: &mut [i32; 8] = (&mut a[i..i + 8]).try_into().expect("8 lanes");
+    // SAFETY: `v` is 8 writable i32s (32 bytes); storeu has no alignment requirement.
+    unsafe { _mm256_storeu_si256(v.as_mut_ptr() as *mut __m256i, x) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn table(t: &[i32; 8]) -> __m256i {
+    // SAFETY: `t` is 8 readable i32s.
+    unsafe { _mm256_loadu_si256(t.as_ptr() as *const __m256i) }
+}
+
+/// Cooley-Tukey butterfly: (x, y) -> (x + z*y, x - z*y).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn ct(x: &mut __m256i, y: &mut __m256i, z: __m256i) {
+    let t = montmul(z, *y);
+    *y = _mm256_sub_epi32(*x, t);
+    *x = _mm256_add_epi32(*x, t);
+}
+
+/// Gentleman-Sande butterfly: (x, y) -> (x + y, z*(x - y)).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn gs(x: &mut __m256i, y: &mut __m256i, z: __m256i) {
+    let t = *x;
+    *x = _mm256_add_epi32(t, *y);
+    *y = montmul(z, _mm256_sub_epi32(t, *y));
+}
+
+#[target_feature(enable = "avx2")]
+fn ntt_avx2(a: &mut [i32; N]) {
+    let mut k = 0;
+    let mut len = 128;
+    while len >= 8 {
+        let mut start = 0;
+        while start < N {
+            k += 1;
+            let z = _mm256_set1_epi32(ZETAS[k]);
+            for j in (start..start + len).step_by(8) {
+                let (mut x, mut y) = (load(a, j), load(a, j + len));
+                ct(&mut x, &mut y, z);
+                store(a, j, x);
+                store(a, j + len, y);
+            }
+            start += 2 * len;
+        }
+        len >>= 1;
+    }
+    for (g, zt) in FWD.iter().enumerate() {
+        let mut r = [_mm256_setzero_si256(); 8];
+        for (i, v) in r.iter_mut().enumerate() {
+            *v = load(a, 64 * g + 8 * i);
+        }
+        transpose(&mut r);
+        // r[j] now holds coefficient j of each 8-block; pairs 4, 2 and 1 apart.
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+        let z = table(&zt[0]);
+        ct(r0, r4, z);
+        ct(r1, r5, z);
+        ct(r2, r6, z);
+        ct(r3, r7, z);
+        let (z0, z1) = (table(&zt[1]), table(&zt[2]));
+        ct(r0, r2, z0);
+        ct(r1, r3, z0);
+        ct(r4, r6, z1);
+        ct(r5, r7, z1);
+        ct(r0, r1, table(&zt[3]));
+        ct(r2, r3, table(&zt[4]));
+        ct(r4, r5, table(&zt[5]));
+        ct(r6, r7, table(&zt[6]));
+        transpose(&mut r);
+        for (i, v) in r.iter().enumerate() {
+            store(a, 64 * g + 8 * i, *v);
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn invntt_avx2(a: &mut [i32; N]) {
+    for (g, zt) in INV.iter().enumerate() {
+        let mut r = [_mm256_setzero_si256(); 8];
+        for (i, v) in r.iter_mut().enumerate() {
+            *v = load(a, 64 * g + 8 * i);
+        }
+        transpose(&mut r);
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+        gs(r0, r1, table(&zt[0]));
+        gs(r2, r3, table(&zt[1]));
+        gs(r4, r5, table(&zt[2]));
+        gs(r6, r7, table(&zt[3]));
+        let (z0, z1) = (table(&zt[4]), table(&zt[5]));
+        gs(r0, r2, z0);
+        gs(r1, r3, z0);
+        gs(r4, r6, z1);
+        gs(r5, r7, z1);
+        let z = table(&zt[6]);
+        gs(r0, r4, z);
+        gs(r1, r5, z);
+        gs(r2, r6, z);
+        gs(r3, r7, z);
+        transpose(&mut r);
+        for (i, v) in r.iter().enumerate() {
+            store(a, 64 * g + 8 * i, *v);
+        }
+    }
+    // Levels 8..128 apart continue the portable order: k counts down from 32.
+    let mut k = 32;
+    let mut len = 8;
+    while len < N {
+        let mut start = 0;
+        while start < N {
+            k -= 1;
+            let z = _mm256_set1_epi32(-ZETAS[k]);
+            for j in (start..start + len).step_by(8) {
+                let (mut x, mut y) = (load(a, j), load(a, j + len));
+                gs(&mut x, &mut y, z);
+                store(a, j, x);
+                store(a, j + len, y);
+            }
+            start += 2 * len;
+        }
+        len <<= 1;
+    }
+    let f = _mm256_set1_epi32(F);
+    for i in (0..N).step_by(8) {
+        store(a, i, montmul(f, load(a, i)));
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn pointwise_avx2(c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
+    for i in (0..N).step_by(8) {
+        let mut r = montmul(load(a, i), load(b, i));
+        if acc {
+            r = _mm256_add_epi32(r, load(c, i));
+        }
+        store(c, i, r);
+    }
+}
+
+/// `mldsa::ntt::ntt` on AVX2.
+pub(crate) fn ntt(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
+    unsafe { ntt_avx2(a) }
+}
+
+/// `mldsa::ntt::invntt_tomont` on AVX2.
+pub(crate) fn invntt_tomont(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: as in `ntt`.
+    unsafe { invntt_avx2(a) }
+}
+
+/// `mldsa::ntt::pointwise_montgomery` (acc = false) or `pointwise_acc_montgomery` (acc = true).
+pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
+    // SAFETY: as in `ntt`.
+    unsafe { pointwise_avx2(c, a, b, acc) }
+}
