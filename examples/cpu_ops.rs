@@ -3,12 +3,21 @@
 //! cargo run --release --example cpu_ops -- [SECONDS per figure, default 0.3] [RUNS, default 3]
 //!     [portable|simd|both, default both] [mldsa|ctru|all, default all]
 //! Prints the best of RUNS short runs (the machine may be shared), ops/s per thread.
+//! SECONDS = `xN` runs every operation exactly N times instead (for instruction counts under
+//! `valgrind --tool=callgrind`, which are repeatable on a busy machine).
 
 use pqgpu::{ctru, mldsa, simd};
 use std::time::Instant;
 
 fn rate(secs: f64, runs: usize, mut op: impl FnMut()) -> f64 {
     op();
+    if let Some(n) = ITERS.get().copied().flatten() {
+        let t = Instant::now();
+        for _ in 0..n {
+            op();
+        }
+        return n as f64 / t.elapsed().as_secs_f64();
+    }
     let mut best: f64 = 0.0;
     for _ in 0..runs {
         let t = Instant::now();
@@ -22,8 +31,13 @@ fn rate(secs: f64, runs: usize, mut op: impl FnMut()) -> f64 {
     best
 }
 
+static ITERS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    ITERS
+        .set(args.first().and_then(|s| s.strip_prefix('x')?.parse().ok()))
+        .unwrap();
     let secs: f64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(0.3);
     let runs: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
     let which = args.get(2).map(String::as_str).unwrap_or("both");

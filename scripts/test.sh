@@ -24,6 +24,11 @@ echo "== cargo test --release"
 # --show-output: the GPU tests print why they skip where no GPU is usable.
 cargo test --release --all-targets -- --show-output
 
+# The same ML-DSA vectors on the portable CPU code (the run above used the vector paths where the
+# CPU has them; tests/cpu_simd.rs compares both in one process). CTRU-Prime has no vector path yet.
+echo "== ACVP and differential tests again with PQGPU_CPU_SIMD=off"
+PQGPU_CPU_SIMD=off cargo test --release --test acvp --test mldsa_differential
+
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
   examples-c/run-ctest.sh

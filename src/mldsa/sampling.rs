@@ -196,11 +196,10 @@ pub(crate) fn expand_mask_with<const L: usize>(
                 let r = (base + t).min(L - 1) as u16;
                 x[64..].copy_from_slice(&kappa.wrapping_add(r).to_le_bytes());
             }
-            let mut bufs = x4::squeeze_x4(&seeds, x4::MASK_BLOCKS);
+            let bufs = x4::squeeze_x4(&seeds, x4::MASK_BLOCKS);
             for (t, e) in y.0.iter_mut().skip(base).take(4).enumerate() {
                 super::packing::unpack_centered(&bufs[t][..32 * bits], bits, p.gamma1(), &mut e.0);
             }
-            bufs.zeroize();
         }
         return;
     }

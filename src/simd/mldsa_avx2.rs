@@ -120,17 +120,18 @@ fn transpose(r: &mut [__m256i; 8]) {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn load(a: &[i32; N], i: usize) -> __m256i {
-    let v: &[i32; 8] = a[i..i + 8].try_into().expect("8 lanes");
-    // SAFETY: `v` is 8 readable i32s (32 bytes); loadu has no alignment requirement.
-    unsafe { _mm256_loadu_si256(v.as_ptr() as *const __m256i) }
+    assert!(i <= N - 8);
+    // SAFETY: a[i..i + 8] is in bounds (checked above; the check folds away for the loop
+    // indices used here); loadu has no alignment requirement.
+    unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) }
 }
 
 #[inline]
 #[target_feature(enable = "avx2")]
 fn store(a: &mut [i32; N], i: usize, x: __m256i) {
-    let v: &mut [i32; 8] = (&mut a[i..i + 8]).try_into().expect("8 lanes");
-    // SAFETY: `v` is 8 writable i32s (32 bytes); storeu has no alignment requirement.
-    unsafe { _mm256_storeu_si256(v.as_mut_ptr() as *mut __m256i, x) }
+    assert!(i <= N - 8);
+    // SAFETY: a[i..i + 8] is in bounds (checked above); storeu has no alignment requirement.
+    unsafe { _mm256_storeu_si256(a.as_mut_ptr().add(i) as *mut __m256i, x) }
 }
 
 #[inline]
