@@ -29,6 +29,9 @@ cargo test --release --all-targets -- --show-output
 echo "== ACVP and differential tests again with PQGPU_CPU_SIMD=off"
 PQGPU_CPU_SIMD=off cargo test --release --test acvp --test mldsa_differential
 
+echo "== constant time of the CPU kernels under valgrind memcheck"
+scripts/ct-memcheck.sh
+
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
   examples-c/run-ctest.sh

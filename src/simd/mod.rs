@@ -8,6 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) mod ct_check;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
