@@ -1,7 +1,7 @@
 //! One-thread CPU operation rates, portable code vs the vector paths (`pqgpu::simd`).
 //!
 //! cargo run --release --example cpu_ops -- [SECONDS per figure, default 0.3] [RUNS, default 3]
-//!     [portable|simd|both, default both] [mldsa|ctru|all, default all]
+//!     [portable|simd|both, default both] [mldsa|ctru|all|<set name>, default all]
 //! Prints the best of RUNS short runs (the machine may be shared), ops/s per thread.
 //! SECONDS = `xN` runs every operation exactly N times instead (for instruction counts under
 //! `valgrind --tool=callgrind`, which are repeatable on a busy machine).
@@ -52,8 +52,11 @@ fn main() {
     for &on in paths {
         simd::set_enabled(on);
         let path = simd::active();
-        if algs != "ctru" {
+        if algs != "ctru" && !algs.starts_with("CTRU") {
             for p in mldsa::ParamSet::ALL {
+                if algs.starts_with("ML-DSA") && algs != p.name() {
+                    continue;
+                }
                 let mut pk = vec![0u8; p.public_key_len()];
                 let mut sk = vec![0u8; p.secret_key_len()];
                 let mut sig = vec![0u8; p.signature_len()];
@@ -80,8 +83,11 @@ fn main() {
                 }
             }
         }
-        if algs != "mldsa" {
+        if algs != "mldsa" && !algs.starts_with("ML-DSA") {
             for p in ctru::ParamSet::ALL {
+                if algs.starts_with("CTRU") && algs != p.name() {
+                    continue;
+                }
                 let mut pk = vec![0u8; p.public_key_len()];
                 let mut sk = vec![0u8; p.secret_key_len()];
                 let mut ct = vec![0u8; p.ciphertext_len()];

@@ -54,7 +54,7 @@ impl ShakeX4 {
             return None;
         }
         let len = inputs[0].len();
-        assert!(len < rate && inputs.iter().all(|i| i.len() == len));
+        assert!(len < rate && rate % 8 == 0 && inputs.iter().all(|i| i.len() == len));
         let mut st = ShakeX4 { s: [0; 100], rate };
         for (j, input) in inputs.iter().enumerate() {
             for (p, &b) in input.iter().enumerate() {
@@ -79,9 +79,9 @@ impl ShakeX4 {
             unsafe { f1600_x4(&mut self.s) };
             for (j, o) in out.iter_mut().enumerate() {
                 let o = &mut o[blk * rate..(blk + 1) * rate];
-                for (i, chunk) in o.chunks_mut(8).enumerate() {
-                    let w = self.s[4 * i + j].to_le_bytes();
-                    chunk.copy_from_slice(&w[..chunk.len()]);
+                // Both rates are whole words (168 = 21 * 8, 136 = 17 * 8).
+                for (i, chunk) in o.chunks_exact_mut(8).enumerate() {
+                    chunk.copy_from_slice(&self.s[4 * i + j].to_le_bytes());
                 }
             }
         }

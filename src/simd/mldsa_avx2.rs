@@ -68,23 +68,40 @@ const fn inv_tables() -> [[[i32; 8]; 7]; 4] {
 }
 static INV: [[[i32; 8]; 7]; 4] = inv_tables();
 
-/// montgomery_reduce(a * b) on each lane: (a*b - t*q) >> 32 with t = (a*b mod 2^32) * q^-1.
-/// The low halves of a*b and t*q agree, so the high halves' difference is the exact result.
+/// montgomery_reduce(a * b) on each lane: (a*b - t*q) >> 32 with t = (a*b mod 2^32) * q^-1 mod
+/// 2^32. `bqinv` = b * q^-1 mod 2^32 (per lane), so t = a * bqinv mod 2^32 in one multiply. The
+/// low halves of a*b and t*q agree, so the difference of the high halves is the exact result.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn montmul_pre(a: __m256i, b: __m256i, bqinv: __m256i) -> __m256i {
+    let q = _mm256_set1_epi32(Q);
+    let t = _mm256_mullo_epi32(a, bqinv);
+    let a_odd = _mm256_srli_epi64::<32>(a);
+    let p_even = _mm256_mul_epi32(a, b);
+    let p_odd = _mm256_mul_epi32(a_odd, _mm256_srli_epi64::<32>(b));
+    let tq_even = _mm256_mul_epi32(t, q);
+    let tq_odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(t), q);
+    // Results sit in the high 32 bits of each 64-bit lane.
+    let r_even = _mm256_sub_epi32(p_even, tq_even);
+    let r_odd = _mm256_sub_epi32(p_odd, tq_odd);
+    _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(r_even), r_odd)
+}
+
+/// montgomery_reduce(a * b) on each lane.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn montmul(a: __m256i, b: __m256i) -> __m256i {
-    let qinv = _mm256_set1_epi32(QINV);
-    let q = _mm256_set1_epi32(Q);
-    let a_odd = _mm256_srli_epi64::<32>(a);
-    let b_odd = _mm256_srli_epi64::<32>(b);
-    let p_even = _mm256_mul_epi32(a, b);
-    let p_odd = _mm256_mul_epi32(a_odd, b_odd);
-    let t_even = _mm256_mul_epi32(_mm256_mul_epi32(p_even, qinv), q);
-    let t_odd = _mm256_mul_epi32(_mm256_mul_epi32(p_odd, qinv), q);
-    // Results sit in the high 32 bits of each 64-bit lane.
-    let r_even = _mm256_sub_epi32(p_even, t_even);
-    let r_odd = _mm256_sub_epi32(p_odd, t_odd);
-    _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(r_even), r_odd)
+    montmul_pre(a, b, _mm256_mullo_epi32(b, _mm256_set1_epi32(QINV)))
+}
+
+/// A twiddle and its product with q^-1 mod 2^32.
+#[derive(Clone, Copy)]
+struct Z(__m256i, __m256i);
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zeta(z: __m256i) -> Z {
+    Z(z, _mm256_mullo_epi32(z, _mm256_set1_epi32(QINV)))
 }
 
 /// 8x8 transpose of 32-bit lanes (its own inverse).
@@ -136,16 +153,16 @@ fn store(a: &mut [i32; N], i: usize, x: __m256i) {
 
 #[inline]
 #[target_feature(enable = "avx2")]
-fn table(t: &[i32; 8]) -> __m256i {
+fn table(t: &[i32; 8]) -> Z {
     // SAFETY: `t` is 8 readable i32s.
-    unsafe { _mm256_loadu_si256(t.as_ptr() as *const __m256i) }
+    zeta(unsafe { _mm256_loadu_si256(t.as_ptr() as *const __m256i) })
 }
 
 /// Cooley-Tukey butterfly: (x, y) -> (x + z*y, x - z*y).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn ct(x: &mut __m256i, y: &mut __m256i, z: __m256i) {
-    let t = montmul(z, *y);
+fn ct(x: &mut __m256i, y: &mut __m256i, z: Z) {
+    let t = montmul_pre(*y, z.0, z.1);
     *y = _mm256_sub_epi32(*x, t);
     *x = _mm256_add_epi32(*x, t);
 }
@@ -153,10 +170,10 @@ fn ct(x: &mut __m256i, y: &mut __m256i, z: __m256i) {
 /// Gentleman-Sande butterfly: (x, y) -> (x + y, z*(x - y)).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn gs(x: &mut __m256i, y: &mut __m256i, z: __m256i) {
+fn gs(x: &mut __m256i, y: &mut __m256i, z: Z) {
     let t = *x;
     *x = _mm256_add_epi32(t, *y);
-    *y = montmul(z, _mm256_sub_epi32(t, *y));
+    *y = montmul_pre(_mm256_sub_epi32(t, *y), z.0, z.1);
 }
 
 #[target_feature(enable = "avx2")]
@@ -167,7 +184,7 @@ fn ntt_avx2(a: &mut [i32; N]) {
         let mut start = 0;
         while start < N {
             k += 1;
-            let z = _mm256_set1_epi32(ZETAS[k]);
+            let z = zeta(_mm256_set1_epi32(ZETAS[k]));
             for j in (start..start + len).step_by(8) {
                 let (mut x, mut y) = (load(a, j), load(a, j + len));
                 ct(&mut x, &mut y, z);
@@ -242,7 +259,7 @@ fn invntt_avx2(a: &mut [i32; N]) {
         let mut start = 0;
         while start < N {
             k -= 1;
-            let z = _mm256_set1_epi32(-ZETAS[k]);
+            let z = zeta(_mm256_set1_epi32(-ZETAS[k]));
             for j in (start..start + len).step_by(8) {
                 let (mut x, mut y) = (load(a, j), load(a, j + len));
                 gs(&mut x, &mut y, z);
@@ -253,9 +270,9 @@ fn invntt_avx2(a: &mut [i32; N]) {
         }
         len <<= 1;
     }
-    let f = _mm256_set1_epi32(F);
+    let f = zeta(_mm256_set1_epi32(F));
     for i in (0..N).step_by(8) {
-        store(a, i, montmul(f, load(a, i)));
+        store(a, i, montmul_pre(load(a, i), f.0, f.1));
     }
 }
 
