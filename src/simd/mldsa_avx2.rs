@@ -3,9 +3,10 @@
 //! coefficient (the same Montgomery reduction, the same lazy ranges), so outputs are identical.
 //! No branch or index depends on coefficient values (constant time).
 //!
-//! Layout: the levels with butterflies 8 or more coefficients apart work on consecutive vectors;
-//! the last three (4, 2, 1 apart) work on 8x8 transposed blocks, so that each register again
-//! holds eight independent butterfly halves, with one twiddle per lane.
+//! Layout: the levels with butterflies 8 or more coefficients apart work on whole vectors; the
+//! last three (4, 2, 1 apart) work on 8x8 transposed blocks, so that each register again holds
+//! eight independent butterfly halves, with one twiddle per lane. Eight levels take two passes
+//! over memory, three or five levels in registers each.
 
 use super::Avx2;
 use crate::mldsa::ntt::ZETAS;
@@ -176,29 +177,70 @@ fn gs(x: &mut __m256i, y: &mut __m256i, z: Z) {
     *y = montmul_pre(_mm256_sub_epi32(t, *y), z.0, z.1);
 }
 
+/// Loads the eight vectors a[base + stride * m], m = 0..8.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load8(a: &[i32; N], base: usize, stride: usize) -> [__m256i; 8] {
+    core::array::from_fn(|m| load(a, base + stride * m))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store8(a: &mut [i32; N], base: usize, stride: usize, r: &[__m256i; 8]) {
+    for (m, v) in r.iter().enumerate() {
+        store(a, base + stride * m, *v);
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zk(k: usize) -> Z {
+    zeta(_mm256_set1_epi32(ZETAS[k]))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zk_inv(k: usize) -> Z {
+    zeta(_mm256_set1_epi32(-ZETAS[k]))
+}
+
+/// Two passes over memory: levels 128, 64, 32 apart on the columns a[8c + 32m] (m = 0..8), then
+/// levels 16 and 8 apart and the three transposed levels on each 64-coefficient group. Each
+/// butterfly is the one of `mldsa::ntt::ntt` with the same twiddle (k as there).
 #[target_feature(enable = "avx2")]
 fn ntt_avx2(a: &mut [i32; N]) {
-    let mut k = 0;
-    let mut len = 128;
-    while len >= 8 {
-        let mut start = 0;
-        while start < N {
-            k += 1;
-            let z = zeta(_mm256_set1_epi32(ZETAS[k]));
-            for j in (start..start + len).step_by(8) {
-                let (mut x, mut y) = (load(a, j), load(a, j + len));
-                ct(&mut x, &mut y, z);
-                store(a, j, x);
-                store(a, j + len, y);
-            }
-            start += 2 * len;
-        }
-        len >>= 1;
+    for c in 0..4 {
+        let mut r = load8(a, 8 * c, 32);
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+        let z = zk(1);
+        ct(r0, r4, z);
+        ct(r1, r5, z);
+        ct(r2, r6, z);
+        ct(r3, r7, z);
+        let (z0, z1) = (zk(2), zk(3));
+        ct(r0, r2, z0);
+        ct(r1, r3, z0);
+        ct(r4, r6, z1);
+        ct(r5, r7, z1);
+        ct(r0, r1, zk(4));
+        ct(r2, r3, zk(5));
+        ct(r4, r5, zk(6));
+        ct(r6, r7, zk(7));
+        store8(a, 8 * c, 32, &r);
     }
     for (g, zt) in FWD.iter().enumerate() {
-        let mut r = [_mm256_setzero_si256(); 8];
-        for (i, v) in r.iter_mut().enumerate() {
-            *v = load(a, 64 * g + 8 * i);
+        let mut r = load8(a, 64 * g, 8);
+        {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+            let (z0, z1) = (zk(8 + 2 * g), zk(9 + 2 * g));
+            ct(r0, r2, z0);
+            ct(r1, r3, z0);
+            ct(r4, r6, z1);
+            ct(r5, r7, z1);
+            ct(r0, r1, zk(16 + 4 * g));
+            ct(r2, r3, zk(17 + 4 * g));
+            ct(r4, r5, zk(18 + 4 * g));
+            ct(r6, r7, zk(19 + 4 * g));
         }
         transpose(&mut r);
         // r[j] now holds coefficient j of each 8-block; pairs 4, 2 and 1 apart.
@@ -218,61 +260,72 @@ fn ntt_avx2(a: &mut [i32; N]) {
         ct(r4, r5, table(&zt[5]));
         ct(r6, r7, table(&zt[6]));
         transpose(&mut r);
-        for (i, v) in r.iter().enumerate() {
-            store(a, 64 * g + 8 * i, *v);
-        }
+        store8(a, 64 * g, 8, &r);
     }
 }
 
+/// The mirror of `ntt_avx2`, with the twiddles of `mldsa::ntt::invntt_tomont` and its final
+/// factor applied as the second pass stores.
 #[target_feature(enable = "avx2")]
 fn invntt_avx2(a: &mut [i32; N]) {
     for (g, zt) in INV.iter().enumerate() {
-        let mut r = [_mm256_setzero_si256(); 8];
-        for (i, v) in r.iter_mut().enumerate() {
-            *v = load(a, 64 * g + 8 * i);
+        let mut r = load8(a, 64 * g, 8);
+        transpose(&mut r);
+        {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+            gs(r0, r1, table(&zt[0]));
+            gs(r2, r3, table(&zt[1]));
+            gs(r4, r5, table(&zt[2]));
+            gs(r6, r7, table(&zt[3]));
+            let (z0, z1) = (table(&zt[4]), table(&zt[5]));
+            gs(r0, r2, z0);
+            gs(r1, r3, z0);
+            gs(r4, r6, z1);
+            gs(r5, r7, z1);
+            let z = table(&zt[6]);
+            gs(r0, r4, z);
+            gs(r1, r5, z);
+            gs(r2, r6, z);
+            gs(r3, r7, z);
         }
         transpose(&mut r);
         let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
-        gs(r0, r1, table(&zt[0]));
-        gs(r2, r3, table(&zt[1]));
-        gs(r4, r5, table(&zt[2]));
-        gs(r6, r7, table(&zt[3]));
-        let (z0, z1) = (table(&zt[4]), table(&zt[5]));
+        // 8 apart: block 4g + h uses k = 31 - (4g + h); 16 apart: block 2g + h, k = 15 - (2g + h).
+        gs(r0, r1, zk_inv(31 - 4 * g));
+        gs(r2, r3, zk_inv(30 - 4 * g));
+        gs(r4, r5, zk_inv(29 - 4 * g));
+        gs(r6, r7, zk_inv(28 - 4 * g));
+        let (z0, z1) = (zk_inv(15 - 2 * g), zk_inv(14 - 2 * g));
         gs(r0, r2, z0);
         gs(r1, r3, z0);
         gs(r4, r6, z1);
         gs(r5, r7, z1);
-        let z = table(&zt[6]);
-        gs(r0, r4, z);
-        gs(r1, r5, z);
-        gs(r2, r6, z);
-        gs(r3, r7, z);
-        transpose(&mut r);
-        for (i, v) in r.iter().enumerate() {
-            store(a, 64 * g + 8 * i, *v);
-        }
-    }
-    // Levels 8..128 apart continue the portable order: k counts down from 32.
-    let mut k = 32;
-    let mut len = 8;
-    while len < N {
-        let mut start = 0;
-        while start < N {
-            k -= 1;
-            let z = zeta(_mm256_set1_epi32(-ZETAS[k]));
-            for j in (start..start + len).step_by(8) {
-                let (mut x, mut y) = (load(a, j), load(a, j + len));
-                gs(&mut x, &mut y, z);
-                store(a, j, x);
-                store(a, j + len, y);
-            }
-            start += 2 * len;
-        }
-        len <<= 1;
+        store8(a, 64 * g, 8, &r);
     }
     let f = zeta(_mm256_set1_epi32(F));
-    for i in (0..N).step_by(8) {
-        store(a, i, montmul_pre(load(a, i), f.0, f.1));
+    for c in 0..4 {
+        let mut r = load8(a, 8 * c, 32);
+        {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+            gs(r0, r1, zk_inv(7));
+            gs(r2, r3, zk_inv(6));
+            gs(r4, r5, zk_inv(5));
+            gs(r6, r7, zk_inv(4));
+            let (z0, z1) = (zk_inv(3), zk_inv(2));
+            gs(r0, r2, z0);
+            gs(r1, r3, z0);
+            gs(r4, r6, z1);
+            gs(r5, r7, z1);
+            let z = zk_inv(1);
+            gs(r0, r4, z);
+            gs(r1, r5, z);
+            gs(r2, r6, z);
+            gs(r3, r7, z);
+        }
+        for v in r.iter_mut() {
+            *v = montmul_pre(*v, f.0, f.1);
+        }
+        store8(a, 8 * c, 32, &r);
     }
 }
 
