@@ -56,7 +56,7 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
         .try_into()
         .unwrap_or_else(|_| unreachable!("K rows"));
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx2 {
+    if let Some(avx2) = level.avx2() {
         // Entries in row-major order, four at a time; a short last group repeats its final entry.
         for base in (0..K * L).step_by(4) {
             let seed = |t: usize| {
@@ -69,7 +69,7 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
             };
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
             let mut polys = [Poly::default(); 4];
-            x4::rej_ntt_polys(&seeds, &mut polys);
+            x4::rej_ntt_polys(avx2, &seeds, &mut polys);
             for (t, p) in polys.iter().enumerate().take(K * L - base) {
                 m[(base + t) / L].0[(base + t) % L] = *p;
             }
@@ -219,8 +219,9 @@ pub(crate) fn expand_mask_with<const L: usize>(
 /// The four-stream forms of the samplers above (AVX2 Keccak); same bytes, same acceptance.
 #[cfg(target_arch = "x86_64")]
 mod x4 {
-    use super::{rej_eta, rej_uniform, Level, Poly, N};
+    use super::{rej_eta, Level, Poly, N};
     use crate::simd::keccak_x4::{ShakeX4, SHAKE128_RATE, SHAKE256_RATE};
+    use crate::simd::Avx2;
     use zeroize::Zeroizing;
 
     /// Blocks squeezed up front: 5 x 168 bytes give 280 candidates for RejNTTPoly (256 needed,
@@ -251,7 +252,7 @@ mod x4 {
     }
 
     /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once.
-    pub(super) fn rej_ntt_polys(seeds: &[[u8; 34]; 4], out: &mut [Poly; 4]) {
+    pub(super) fn rej_ntt_polys(avx2: Avx2, seeds: &[[u8; 34]; 4], out: &mut [Poly; 4]) {
         let mut x = ShakeX4::new(
             Level::Avx2,
             SHAKE128_RATE,
@@ -270,7 +271,8 @@ mod x4 {
                 &mut b3[..len],
             ]);
             for t in 0..4 {
-                j[t] = rej_uniform(&mut out[t].0, j[t], &bufs[t][..len]);
+                j[t] =
+                    crate::simd::rej_avx2::rej_uniform(avx2, &mut out[t].0, j[t], &bufs[t][..len]);
             }
             if j.iter().all(|&j| j == N) {
                 return;
@@ -388,6 +390,35 @@ mod tests {
                 y.0.iter().zip(y0.0.iter()).all(|(a, b)| a.0 == b.0),
                 "y {level:?}"
             );
+        }
+    }
+
+    /// The vector CoeffFromThreeBytes against the scalar one on buffers with many rejections
+    /// (uniform SHAKE output rejects only 0.1% of candidates).
+    #[test]
+    fn vector_rejection_matches_portable() {
+        let mut seed = 11u64;
+        for round in 0..3000 {
+            let len = 3 * (round % 300);
+            let mut buf: Vec<u8> = (0..len).map(|_| bytes::<1>(&mut seed)[0]).collect();
+            // Top byte 0x7f/0xff with probability 1/2..1/8: candidates >= q (rejected).
+            let p = 2 + round % 7;
+            for (i, b) in buf.iter_mut().enumerate() {
+                if i % 3 == 2 && bytes::<1>(&mut seed)[0] as usize % p == 0 {
+                    *b |= 0x7f;
+                }
+            }
+            let j0 = (round * 37) % 257;
+            let prefix: [i32; N] = core::array::from_fn(|i| i as i32);
+            let mut want = prefix;
+            let jw = rej_uniform(&mut want, j0, &buf);
+            for level in available() {
+                if let Some(t) = level.avx2() {
+                    let mut got = prefix;
+                    let jg = crate::simd::rej_avx2::rej_uniform(t, &mut got, j0, &buf);
+                    assert_eq!((jg, &got[..]), (jw, &want[..]), "round {round}");
+                }
+            }
         }
     }
 

@@ -14,6 +14,8 @@ pub(crate) mod ct_check;
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod mldsa_avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod rej_avx2;
 
 /// Cleared by [`set_enabled`]`(false)`: forces the portable code for the whole process.
 static ENABLED: AtomicBool = AtomicBool::new(true);
