@@ -357,3 +357,80 @@ pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N], a
     // SAFETY: as in `ntt`.
     unsafe { pointwise_avx2(c, a, b, acc) }
 }
+
+/// Applies `f` to each vector of `a` in place.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn map(a: &mut [i32; N], f: impl Fn(__m256i) -> __m256i) {
+    for i in (0..N).step_by(8) {
+        store(a, i, f(load(a, i)));
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn reduce32_avx2(a: &mut [i32; N]) {
+    let q = _mm256_set1_epi32(Q);
+    let half = _mm256_set1_epi32(1 << 22);
+    map(a, |x| {
+        let t = _mm256_srai_epi32::<23>(_mm256_add_epi32(x, half));
+        _mm256_sub_epi32(x, _mm256_mullo_epi32(t, q))
+    });
+}
+
+#[target_feature(enable = "avx2")]
+fn caddq_avx2(a: &mut [i32; N]) {
+    let q = _mm256_set1_epi32(Q);
+    map(a, |x| {
+        _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), q))
+    });
+}
+
+#[target_feature(enable = "avx2")]
+fn add_sub_avx2(a: &mut [i32; N], b: &[i32; N], sub: bool) {
+    for i in (0..N).step_by(8) {
+        let (x, y) = (load(a, i), load(b, i));
+        let r = if sub {
+            _mm256_sub_epi32(x, y)
+        } else {
+            _mm256_add_epi32(x, y)
+        };
+        store(a, i, r);
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn exceeds_avx2(a: &[i32; N], bound: i32) -> bool {
+    let lim = _mm256_set1_epi32(bound.wrapping_sub(1));
+    let mut over = _mm256_setzero_si256();
+    for i in (0..N).step_by(8) {
+        // (bound - 1 - |c|) < 0 for some lane; sign bits are OR-ed, no early exit.
+        let d = _mm256_sub_epi32(lim, _mm256_abs_epi32(load(a, i)));
+        over = _mm256_or_si256(over, d);
+    }
+    _mm256_movemask_ps(_mm256_castsi256_ps(over)) != 0
+}
+
+/// `reduce32` on every coefficient.
+pub(crate) fn reduce32(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: as in `ntt`.
+    unsafe { reduce32_avx2(a) }
+}
+
+/// `caddq` on every coefficient.
+pub(crate) fn caddq(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: as in `ntt`.
+    unsafe { caddq_avx2(a) }
+}
+
+/// a += b (sub = false) or a -= b (sub = true), wrapping like the portable i32 arithmetic in
+/// release builds (the operands stay far from overflow).
+pub(crate) fn add_sub(_: Avx2, a: &mut [i32; N], b: &[i32; N], sub: bool) {
+    // SAFETY: as in `ntt`.
+    unsafe { add_sub_avx2(a, b, sub) }
+}
+
+/// `Poly::exceeds`: some |c| >= bound, every coefficient examined.
+pub(crate) fn exceeds(_: Avx2, a: &[i32; N], bound: i32) -> bool {
+    // SAFETY: as in `ntt`.
+    unsafe { exceeds_avx2(a, bound) }
+}

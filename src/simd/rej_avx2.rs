@@ -29,7 +29,8 @@ const fn compact_table() -> [[u32; 8]; 256] {
 static COMPACT: [[u32; 8]; 256] = compact_table();
 
 /// Appends the candidates of `buf` below q to `a[j..]` (at most N in all) and returns the new
-/// count, exactly as `mldsa::sampling::rej_uniform` does.
+/// count, as `mldsa::sampling::rej_uniform` does; entries past the returned count may differ
+/// (they hold don't-cares until later calls fill them).
 pub(crate) fn rej_uniform(_: Avx2, a: &mut [i32; N], j: usize, buf: &[u8]) -> usize {
     // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
     unsafe { rej_uniform_avx2(a, j, buf) }
@@ -45,10 +46,8 @@ fn rej_uniform_avx2(a: &mut [i32; N], mut j: usize, buf: &[u8]) -> usize {
     );
     let mask = _mm256_set1_epi32(0x7f_ffff);
     let q = _mm256_set1_epi32(Q);
-    let mut out = [0i32; N + 8];
-    out[..N].copy_from_slice(a);
     let mut pos = 0;
-    // Vector steps read 32 bytes (use 24) and may write 8 lanes past the count: out has room.
+    // Vector steps read 32 bytes (use 24) and write 8 lanes at j <= N - 8.
     while j <= N - 8 && pos + 32 <= buf.len() {
         // SAFETY: buf[pos..pos + 32] is in bounds (loop condition); loadu is unaligned.
         let d = unsafe { _mm256_loadu_si256(buf.as_ptr().add(pos) as *const __m256i) };
@@ -58,8 +57,8 @@ fn rej_uniform_avx2(a: &mut [i32; N], mut j: usize, buf: &[u8]) -> usize {
         // SAFETY: COMPACT[good] is 8 readable u32s.
         let perm = unsafe { _mm256_loadu_si256(COMPACT[good].as_ptr() as *const __m256i) };
         let packed = _mm256_permutevar8x32_epi32(d, perm);
-        // SAFETY: j <= N - 8, so out[j..j + 8] is in bounds (out has N + 8 entries).
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(j) as *mut __m256i, packed) };
+        // SAFETY: j <= N - 8 (loop condition), so a[j..j + 8] is in bounds.
+        unsafe { _mm256_storeu_si256(a.as_mut_ptr().add(j) as *mut __m256i, packed) };
         j += good.count_ones() as usize;
         pos += 24;
     }
@@ -67,11 +66,9 @@ fn rej_uniform_avx2(a: &mut [i32; N], mut j: usize, buf: &[u8]) -> usize {
     for b in buf[pos..].chunks_exact(3) {
         let t = (b[0] as i32) | (b[1] as i32) << 8 | ((b[2] & 0x7f) as i32) << 16;
         if t < Q && j < N {
-            out[j] = t;
+            a[j] = t;
             j += 1;
         }
     }
-    // Only the accepted values go back (lanes past j hold don't-cares).
-    a[..j].copy_from_slice(&out[..j]);
     j
 }
