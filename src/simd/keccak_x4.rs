@@ -57,8 +57,11 @@ impl ShakeX4 {
         assert!(len < rate && rate % 8 == 0 && inputs.iter().all(|i| i.len() == len));
         let mut st = ShakeX4 { s: [0; 100], rate };
         for (j, input) in inputs.iter().enumerate() {
-            for (p, &b) in input.iter().enumerate() {
-                st.s[4 * (p / 8) + j] ^= (b as u64) << (8 * (p % 8));
+            for (w, chunk) in input.chunks(8).enumerate() {
+                let mut b = [0u8; 8];
+                b[..chunk.len()].copy_from_slice(chunk);
+                st.s[4 * w + j] ^= u64::from_le_bytes(b);
+                b.zeroize();
             }
             // SHAKE padding: the domain bits 1111 then pad10*1.
             st.s[4 * (len / 8) + j] ^= 0x1f << (8 * (len % 8));
