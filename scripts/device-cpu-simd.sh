@@ -4,16 +4,16 @@
 # with and without the vector paths, and pq-crystals' ML-DSA AVX2 reference on one core and on
 # 16 pinned processes (same machine, same run).
 #
-# Build host (binaries only; the reference's code is never committed):
+# Build host (binaries only; the reference's code is never committed), from the repo root:
 #   cargo build --release --bin pqgpu-bench --example cpu_ops
-#   D=<checkout that `run` ships>/.device/cpu-simd; mkdir -p $D
+#   D=<checkout that `run` ships>/.device/cpu-simd; mkdir -p $D; H=$PWD
 #   cp target/release/pqgpu-bench target/release/examples/cpu_ops $D/; cp scripts/device-cpu-simd.sh $D/run.sh
 #   R=$(mktemp -d); git --git-dir=<mirror of github:pq-crystals/dilithium> archive HEAD | tar x -C $R
 #   for m in 2 3 5; do (cd $R/avx2 && cc -O3 -mavx2 -mbmi2 -mpopcnt -fomit-frame-pointer -w \
-#     -DDILITHIUM_MODE=$m -I. $OLDPWD/scripts/reference/dilithium_speed.c sign.c packing.c polyvec.c \
+#     -DDILITHIUM_MODE=$m -I. $H/scripts/reference/dilithium_speed.c sign.c packing.c polyvec.c \
 #     poly.c ntt.S invntt.S pointwise.S shuffle.S consts.c rejsample.c rounding.c fips202.c \
 #     fips202x4.c f1600x4.S symmetric-shake.c randombytes.c -o $D/dilavx2_$m); done
-#   strip $D/*[^h]
+#   strip $D/cpu_ops $D/pqgpu-bench $D/dilavx2_*
 # GPU machine: bash .device/cpu-simd/run.sh   (carry .device/cpu-simd; logs land in $OUT)
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/cpu-simd-out}; mkdir -p "$OUT"
