@@ -16,6 +16,7 @@ pub mod ffi;
 pub mod gpu;
 pub mod mldsa;
 pub mod rng;
+pub mod simd;
 
 pub use alg::Alg;
 pub use error::{Error, Status};

@@ -10,7 +10,7 @@
 
 mod keygen;
 mod message;
-mod ntt;
+pub(crate) mod ntt;
 mod packing;
 pub mod params;
 mod poly;

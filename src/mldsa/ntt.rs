@@ -4,6 +4,7 @@
 
 use super::params::{N, Q};
 use super::reduce::montgomery_reduce;
+use crate::simd::{self, Level};
 
 /// 2^32 mod q.
 const MONT: i64 = 4_193_792;
@@ -46,6 +47,16 @@ pub(crate) const ZETAS: [i32; N] = {
 
 /// NTT (Alg. 41), in place. Output coefficients are bounded by 9q in absolute value when the input is below q.
 pub fn ntt(a: &mut [i32; N]) {
+    ntt_with(simd::level(), a)
+}
+
+/// `ntt` on the given vector level (the AVX2 code computes the same values).
+pub(crate) fn ntt_with(level: Level, a: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = level.avx2() {
+        return simd::mldsa_avx2::ntt(t, a);
+    }
+    let _ = level;
     let mut k = 0;
     let mut len = 128;
     while len > 0 {
@@ -67,6 +78,16 @@ pub fn ntt(a: &mut [i32; N]) {
 /// NTT^-1 (Alg. 42) followed by multiplication with the Montgomery factor 2^32, in place.
 /// Input coefficients must be below q in absolute value; outputs are again below q.
 pub fn invntt_tomont(a: &mut [i32; N]) {
+    invntt_tomont_with(simd::level(), a)
+}
+
+/// `invntt_tomont` on the given vector level.
+pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = level.avx2() {
+        return simd::mldsa_avx2::invntt_tomont(t, a);
+    }
+    let _ = level;
     // mont^2 / 256 mod q: undoes one Montgomery reduction and divides by n.
     const F: i64 = 41_978;
     let mut k = N;
@@ -93,6 +114,10 @@ pub fn invntt_tomont(a: &mut [i32; N]) {
 /// c = a * b * 2^-32 coefficient-wise (MultiplyNTT with one Montgomery factor absorbed).
 #[inline]
 pub fn pointwise_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return simd::mldsa_avx2::pointwise(t, c, a, b, false);
+    }
     for i in 0..N {
         c[i] = montgomery_reduce(a[i] as i64 * b[i] as i64);
     }
@@ -101,6 +126,10 @@ pub fn pointwise_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
 /// c += a * b * 2^-32 coefficient-wise.
 #[inline]
 pub fn pointwise_acc_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return simd::mldsa_avx2::pointwise(t, c, a, b, true);
+    }
     for i in 0..N {
         c[i] += montgomery_reduce(a[i] as i64 * b[i] as i64);
     }
@@ -109,6 +138,60 @@ pub fn pointwise_acc_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lcg(seed: &mut u64) -> u32 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 32) as u32
+    }
+
+    /// Random coefficients with |c| < bound.
+    fn random_poly(seed: &mut u64, bound: i32) -> [i32; N] {
+        core::array::from_fn(|_| (lcg(seed) % (2 * bound as u32 - 1)) as i32 - (bound - 1))
+    }
+
+    #[test]
+    fn vector_levels_match_portable() {
+        let mut seed = 3;
+        for round in 0..2000 {
+            // Inputs at the documented limits: |a| < q for both transforms, and NTT outputs
+            // (|c| < 9q) for the pointwise products, as ML-DSA feeds them.
+            let bound = if round % 2 == 0 {
+                Q
+            } else {
+                1 << (round % 23).max(1)
+            };
+            let a = random_poly(&mut seed, bound);
+            let b = random_poly(&mut seed, 9 * Q);
+            let c = random_poly(&mut seed, 9 * Q);
+            let mut f0 = a;
+            ntt_with(Level::Portable, &mut f0);
+            let mut i0 = a;
+            invntt_tomont_with(Level::Portable, &mut i0);
+            let (mut p0, mut q0) = ([0; N], c);
+            for j in 0..N {
+                p0[j] = montgomery_reduce(b[j] as i64 * c[j] as i64);
+                q0[j] += montgomery_reduce(a[j] as i64 * b[j] as i64);
+            }
+            for level in simd::available() {
+                let mut f = a;
+                ntt_with(level, &mut f);
+                assert_eq!(f, f0, "ntt {level:?}");
+                let mut i = a;
+                invntt_tomont_with(level, &mut i);
+                assert_eq!(i, i0, "invntt {level:?}");
+                #[cfg(target_arch = "x86_64")]
+                if let Some(t) = level.avx2() {
+                    let (mut p, mut q) = ([0; N], c);
+                    simd::mldsa_avx2::pointwise(t, &mut p, &b, &c, false);
+                    simd::mldsa_avx2::pointwise(t, &mut q, &a, &b, true);
+                    assert_eq!(p, p0, "pointwise");
+                    assert_eq!(q, q0, "pointwise acc");
+                }
+            }
+        }
+    }
 
     #[test]
     fn zetas_match_reference_table_start() {

@@ -3,6 +3,7 @@
 use super::params::{ParamSet, N, Q};
 use super::poly::Poly;
 use super::polyvec::{Matrix, PolyVec};
+use crate::simd::{self, Level};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::{Shake128, Shake256};
 use zeroize::Zeroize;
@@ -10,8 +11,20 @@ use zeroize::Zeroize;
 const SHAKE128_RATE: usize = 168;
 const SHAKE256_RATE: usize = 136;
 
+/// CoeffFromThreeBytes (Alg. 14) over `buf`: appends the accepted values (23 bits, below q) to
+/// `a[j..]` and returns the new count. Works on public data, so rejection may branch.
+fn rej_uniform(a: &mut [i32; N], mut j: usize, buf: &[u8]) -> usize {
+    for b in buf.chunks_exact(3) {
+        let t = (b[0] as i32) | (b[1] as i32) << 8 | ((b[2] & 0x7f) as i32) << 16;
+        if t < Q && j < N {
+            a[j] = t;
+            j += 1;
+        }
+    }
+    j
+}
+
 /// RejNTTPoly (Alg. 30): a uniform polynomial in the NTT domain from SHAKE128(rho || s || r).
-/// Works on public data, so rejection may branch.
 fn rej_ntt_poly(rho: &[u8; 32], s: u8, r: u8) -> Poly {
     let mut xof = Shake128::default();
     xof.update(rho);
@@ -22,14 +35,7 @@ fn rej_ntt_poly(rho: &[u8; 32], s: u8, r: u8) -> Poly {
     let mut j = 0;
     while j < N {
         reader.read(&mut buf);
-        for b in buf.chunks_exact(3) {
-            // CoeffFromThreeBytes (Alg. 14): 23 bits, accepted when below q.
-            let t = (b[0] as i32) | (b[1] as i32) << 8 | ((b[2] & 0x7f) as i32) << 16;
-            if t < Q && j < N {
-                a.0[j] = t;
-                j += 1;
-            }
-        }
+        j = rej_uniform(&mut a.0, j, &buf);
     }
     a
 }
@@ -37,10 +43,40 @@ fn rej_ntt_poly(rho: &[u8; 32], s: u8, r: u8) -> Poly {
 /// ExpandA (Alg. 32): A-hat[r][s] = RejNTTPoly(rho || s || r). On the heap (up to 56 KiB), so
 /// that signing stays within small thread stacks (e.g. of C callers).
 pub fn expand_a<const K: usize, const L: usize>(rho: &[u8; 32]) -> Box<Matrix<K, L>> {
+    expand_a_with::<K, L>(simd::level(), rho)
+}
+
+/// ExpandA on the given vector level (AVX2: four entries at a time from four SHAKE128 streams).
+pub(crate) fn expand_a_with<const K: usize, const L: usize>(
+    level: Level,
+    rho: &[u8; 32],
+) -> Box<Matrix<K, L>> {
     let mut m: Box<Matrix<K, L>> = vec![PolyVec::<L>::default(); K]
         .into_boxed_slice()
         .try_into()
         .unwrap_or_else(|_| unreachable!("K rows"));
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx2) = level.avx2() {
+        // Entries in row-major order, four at a time; a short last group repeats its final entry.
+        for base in (0..K * L).step_by(4) {
+            let seed = |t: usize| {
+                let e = (base + t).min(K * L - 1);
+                let mut x = [0u8; 34];
+                x[..32].copy_from_slice(rho);
+                x[32] = (e % L) as u8;
+                x[33] = (e / L) as u8;
+                x
+            };
+            let seeds = [seed(0), seed(1), seed(2), seed(3)];
+            let mut polys = [Poly::default(); 4];
+            x4::rej_ntt_polys(avx2, &seeds, &mut polys);
+            for (t, p) in polys.iter().enumerate().take(K * L - base) {
+                m[(base + t) / L].0[(base + t) % L] = *p;
+            }
+        }
+        return m;
+    }
+    let _ = level;
     for (r, row) in m.iter_mut().enumerate() {
         for (s, e) in row.0.iter_mut().enumerate() {
             *e = rej_ntt_poly(rho, s as u8, r as u8);
@@ -49,8 +85,29 @@ pub fn expand_a<const K: usize, const L: usize>(rho: &[u8; 32]) -> Box<Matrix<K,
     m
 }
 
+/// CoeffFromHalfByte (Alg. 15) on both nibbles of each byte of `buf`: appends the accepted values
+/// to `a[j..]` and returns the new count. The rejection reveals only how many SHAKE bytes were
+/// consumed, as FIPS 204 allows.
+fn rej_eta(a: &mut [i32; N], mut j: usize, buf: &[u8], eta: i32) -> usize {
+    for &b in buf.iter() {
+        for t in [(b & 0x0f) as i32, (b >> 4) as i32] {
+            if j >= N {
+                break;
+            }
+            if eta == 2 && t < 15 {
+                // t mod 5 without a division: (205 * t) >> 10 = floor(t / 5) for t < 15.
+                a[j] = 2 - (t - ((205 * t) >> 10) * 5);
+                j += 1;
+            } else if eta == 4 && t < 9 {
+                a[j] = 4 - t;
+                j += 1;
+            }
+        }
+    }
+    j
+}
+
 /// RejBoundedPoly (Alg. 31): coefficients in [-eta, eta] from SHAKE256(rho' || IntegerToBytes(r, 2)).
-/// The rejection reveals only how many SHAKE bytes were consumed, as FIPS 204 allows.
 fn rej_bounded_poly(rho_prime: &[u8; 64], nonce: u16, eta: i32, a: &mut Poly) {
     let mut xof = Shake256::default();
     xof.update(rho_prime);
@@ -60,22 +117,7 @@ fn rej_bounded_poly(rho_prime: &[u8; 64], nonce: u16, eta: i32, a: &mut Poly) {
     let mut j = 0;
     while j < N {
         reader.read(&mut buf);
-        for &b in buf.iter() {
-            // CoeffFromHalfByte (Alg. 15) on both nibbles.
-            for t in [(b & 0x0f) as i32, (b >> 4) as i32] {
-                if j >= N {
-                    break;
-                }
-                if eta == 2 && t < 15 {
-                    // t mod 5 without a division: (205 * t) >> 10 = floor(t / 5) for t < 15.
-                    a.0[j] = 2 - (t - ((205 * t) >> 10) * 5);
-                    j += 1;
-                } else if eta == 4 && t < 9 {
-                    a.0[j] = 4 - t;
-                    j += 1;
-                }
-            }
-        }
+        j = rej_eta(&mut a.0, j, &buf, eta);
     }
     buf.zeroize();
 }
@@ -88,6 +130,40 @@ pub fn expand_s<const K: usize, const L: usize>(
     s1: &mut PolyVec<L>,
     s2: &mut PolyVec<K>,
 ) {
+    expand_s_with(simd::level(), p, rho_prime, s1, s2)
+}
+
+/// ExpandS on the given vector level (AVX2: four polynomials at a time).
+pub(crate) fn expand_s_with<const K: usize, const L: usize>(
+    level: Level,
+    p: ParamSet,
+    rho_prime: &[u8; 64],
+    s1: &mut PolyVec<L>,
+    s2: &mut PolyVec<K>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx2 {
+        for base in (0..K + L).step_by(4) {
+            let mut seeds = zeroize::Zeroizing::new([[0u8; 66]; 4]);
+            for (t, x) in seeds.iter_mut().enumerate() {
+                x[..64].copy_from_slice(rho_prime);
+                let nonce = (base + t).min(K + L - 1) as u16;
+                x[64..].copy_from_slice(&nonce.to_le_bytes());
+            }
+            let mut polys = zeroize::Zeroizing::new([Poly::default(); 4]);
+            x4::rej_bounded_polys(&seeds, p.eta(), &mut polys);
+            for (t, poly) in polys.iter().enumerate().take(K + L - base) {
+                let i = base + t;
+                if i < L {
+                    s1.0[i] = *poly;
+                } else {
+                    s2.0[i - L] = *poly;
+                }
+            }
+        }
+        return;
+    }
+    let _ = level;
     for (i, e) in s1.0.iter_mut().enumerate() {
         rej_bounded_poly(rho_prime, i as u16, p.eta(), e);
     }
@@ -99,7 +175,35 @@ pub fn expand_s<const K: usize, const L: usize>(
 /// ExpandMask (Alg. 34): y_r = BitUnpack(SHAKE256(rho'' || IntegerToBytes(kappa + r, 2)), gamma1 - 1, gamma1).
 /// Writes into the caller's storage (y is secret).
 pub fn expand_mask<const L: usize>(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y: &mut PolyVec<L>) {
+    expand_mask_with(simd::level(), p, rho_pp, kappa, y)
+}
+
+/// ExpandMask on the given vector level (AVX2: four polynomials at a time).
+pub(crate) fn expand_mask_with<const L: usize>(
+    level: Level,
+    p: ParamSet,
+    rho_pp: &[u8; 64],
+    kappa: u16,
+    y: &mut PolyVec<L>,
+) {
     let bits = p.gamma1_bits() as usize + 1;
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx2 {
+        for base in (0..L).step_by(4) {
+            let mut seeds = zeroize::Zeroizing::new([[0u8; 66]; 4]);
+            for (t, x) in seeds.iter_mut().enumerate() {
+                x[..64].copy_from_slice(rho_pp);
+                let r = (base + t).min(L - 1) as u16;
+                x[64..].copy_from_slice(&kappa.wrapping_add(r).to_le_bytes());
+            }
+            let bufs = x4::squeeze_x4(&seeds, x4::MASK_BLOCKS);
+            for (t, e) in y.0.iter_mut().skip(base).take(4).enumerate() {
+                super::packing::unpack_centered(&bufs[t][..32 * bits], bits, p.gamma1(), &mut e.0);
+            }
+        }
+        return;
+    }
+    let _ = level;
     let mut buf = [0u8; 32 * 20];
     let buf = &mut buf[..32 * bits];
     for (r, e) in y.0.iter_mut().enumerate() {
@@ -110,6 +214,102 @@ pub fn expand_mask<const L: usize>(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y
         super::packing::unpack_centered(buf, bits, p.gamma1(), &mut e.0);
     }
     buf.zeroize();
+}
+
+/// The four-stream forms of the samplers above (AVX2 Keccak); same bytes, same acceptance.
+#[cfg(target_arch = "x86_64")]
+mod x4 {
+    use super::{rej_eta, Level, Poly, N};
+    use crate::simd::keccak_x4::{ShakeX4, SHAKE128_RATE, SHAKE256_RATE};
+    use crate::simd::Avx2;
+    use zeroize::Zeroizing;
+
+    /// Blocks squeezed up front: 5 x 168 bytes give 280 candidates for RejNTTPoly (256 needed,
+    /// acceptance 8380417 / 2^23), 2 x 136 give 544 nibbles for RejBoundedPoly.
+    const UNIFORM_BLOCKS: usize = 5;
+    const ETA_BLOCKS: usize = 2;
+    /// 5 x 136 = 680 >= 640 bytes, the largest ExpandMask output (gamma1 = 2^19).
+    pub(super) const MASK_BLOCKS: usize = 5;
+
+    /// SHAKE256 of four 66-byte seeds, `blocks` blocks each (room for the largest use).
+    pub(super) fn squeeze_x4(seeds: &[[u8; 66]; 4], blocks: usize) -> Zeroizing<[[u8; 680]; 4]> {
+        let mut x = ShakeX4::new(
+            Level::Avx2,
+            SHAKE256_RATE,
+            [&seeds[0], &seeds[1], &seeds[2], &seeds[3]],
+        )
+        .expect("called on the AVX2 level only");
+        let mut bufs = Zeroizing::new([[0u8; 680]; 4]);
+        let len = blocks * SHAKE256_RATE;
+        let [b0, b1, b2, b3] = &mut *bufs;
+        x.squeeze_blocks([
+            &mut b0[..len],
+            &mut b1[..len],
+            &mut b2[..len],
+            &mut b3[..len],
+        ]);
+        bufs
+    }
+
+    /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once.
+    pub(super) fn rej_ntt_polys(avx2: Avx2, seeds: &[[u8; 34]; 4], out: &mut [Poly; 4]) {
+        let mut x = ShakeX4::new(
+            Level::Avx2,
+            SHAKE128_RATE,
+            [&seeds[0], &seeds[1], &seeds[2], &seeds[3]],
+        )
+        .expect("called on the AVX2 level only");
+        let mut bufs = [[0u8; UNIFORM_BLOCKS * SHAKE128_RATE]; 4];
+        let mut len = UNIFORM_BLOCKS * SHAKE128_RATE;
+        let mut j = [0usize; 4];
+        loop {
+            let [b0, b1, b2, b3] = &mut bufs;
+            x.squeeze_blocks([
+                &mut b0[..len],
+                &mut b1[..len],
+                &mut b2[..len],
+                &mut b3[..len],
+            ]);
+            for t in 0..4 {
+                j[t] =
+                    crate::simd::rej_avx2::rej_uniform(avx2, &mut out[t].0, j[t], &bufs[t][..len]);
+            }
+            if j.iter().all(|&j| j == N) {
+                return;
+            }
+            // Rare: one more block of every stream.
+            len = SHAKE128_RATE;
+        }
+    }
+
+    /// RejBoundedPoly on four SHAKE256 seeds (rho' || nonce) at once.
+    pub(super) fn rej_bounded_polys(seeds: &[[u8; 66]; 4], eta: i32, out: &mut [Poly; 4]) {
+        let mut x = ShakeX4::new(
+            Level::Avx2,
+            SHAKE256_RATE,
+            [&seeds[0], &seeds[1], &seeds[2], &seeds[3]],
+        )
+        .expect("called on the AVX2 level only");
+        let mut bufs = Zeroizing::new([[0u8; ETA_BLOCKS * SHAKE256_RATE]; 4]);
+        let mut len = ETA_BLOCKS * SHAKE256_RATE;
+        let mut j = [0usize; 4];
+        loop {
+            let [b0, b1, b2, b3] = &mut *bufs;
+            x.squeeze_blocks([
+                &mut b0[..len],
+                &mut b1[..len],
+                &mut b2[..len],
+                &mut b3[..len],
+            ]);
+            for t in 0..4 {
+                j[t] = rej_eta(&mut out[t].0, j[t], &bufs[t][..len], eta);
+            }
+            if j.iter().all(|&j| j == N) {
+                return;
+            }
+            len = SHAKE256_RATE;
+        }
+    }
 }
 
 /// SampleInBall (Alg. 29): c with tau coefficients in {-1, 1}, from SHAKE256(c~).
@@ -140,4 +340,151 @@ pub fn sample_in_ball(p: ParamSet, c_tilde: &[u8]) -> Poly {
         signs >>= 1;
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::available;
+
+    fn bytes<const M: usize>(seed: &mut u64) -> [u8; M] {
+        let mut b = [0u8; M];
+        for x in b.iter_mut() {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            *x = (*seed >> 56) as u8;
+        }
+        b
+    }
+
+    fn all_levels_agree<const K: usize, const L: usize>(p: ParamSet, seed: &mut u64) {
+        let rho: [u8; 32] = bytes(seed);
+        let rho_prime: [u8; 64] = bytes(seed);
+        let kappa = u16::from_le_bytes(bytes(seed));
+        let a0 = expand_a_with::<K, L>(Level::Portable, &rho);
+        let (mut s1_0, mut s2_0) = (PolyVec::<L>::default(), PolyVec::<K>::default());
+        expand_s_with(Level::Portable, p, &rho_prime, &mut s1_0, &mut s2_0);
+        let mut y0 = PolyVec::<L>::default();
+        expand_mask_with(Level::Portable, p, &rho_prime, kappa, &mut y0);
+        for level in available() {
+            let a = expand_a_with::<K, L>(level, &rho);
+            for (r0, r) in a0.iter().zip(a.iter()) {
+                for (e0, e) in r0.0.iter().zip(r.0.iter()) {
+                    assert_eq!(e0.0, e.0, "ExpandA {level:?}");
+                }
+            }
+            let (mut s1, mut s2) = (PolyVec::<L>::default(), PolyVec::<K>::default());
+            expand_s_with(level, p, &rho_prime, &mut s1, &mut s2);
+            assert!(
+                s1.0.iter().zip(s1_0.0.iter()).all(|(a, b)| a.0 == b.0),
+                "s1 {level:?}"
+            );
+            assert!(
+                s2.0.iter().zip(s2_0.0.iter()).all(|(a, b)| a.0 == b.0),
+                "s2 {level:?}"
+            );
+            let mut y = PolyVec::<L>::default();
+            expand_mask_with(level, p, &rho_prime, kappa, &mut y);
+            assert!(
+                y.0.iter().zip(y0.0.iter()).all(|(a, b)| a.0 == b.0),
+                "y {level:?}"
+            );
+        }
+    }
+
+    /// The vector CoeffFromThreeBytes against the scalar one on buffers with many rejections
+    /// (uniform SHAKE output rejects only 0.1% of candidates).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn vector_rejection_matches_portable() {
+        let mut seed = 11u64;
+        for round in 0..3000 {
+            let len = 3 * (round % 300);
+            let mut buf: Vec<u8> = (0..len).map(|_| bytes::<1>(&mut seed)[0]).collect();
+            // Top byte 0x7f/0xff with probability 1/2..1/8: candidates >= q (rejected).
+            let p = 2 + round % 7;
+            for (i, b) in buf.iter_mut().enumerate() {
+                if i % 3 == 2 && bytes::<1>(&mut seed)[0] as usize % p == 0 {
+                    *b |= 0x7f;
+                }
+            }
+            let j0 = (round * 37) % 257;
+            let prefix: [i32; N] = core::array::from_fn(|i| i as i32);
+            let mut want = prefix;
+            let jw = rej_uniform(&mut want, j0, &buf);
+            for level in available() {
+                if let Some(t) = level.avx2() {
+                    let mut got = prefix;
+                    let jg = crate::simd::rej_avx2::rej_uniform(t, &mut got, j0, &buf);
+                    // Entries past the count are don't-cares on the vector path.
+                    assert_eq!((jg, &got[..jg]), (jw, &want[..jw]), "round {round}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_samplers_match_portable() {
+        let mut seed = 7u64;
+        for _ in 0..20 {
+            all_levels_agree::<4, 4>(ParamSet::MlDsa44, &mut seed);
+            all_levels_agree::<6, 5>(ParamSet::MlDsa65, &mut seed);
+            all_levels_agree::<8, 7>(ParamSet::MlDsa87, &mut seed);
+        }
+    }
+
+    /// Constant time of the vector kernels under valgrind memcheck (see simd::ct_check).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn ct_check_vector_kernels() {
+        use crate::simd::ct_check::{public, secret};
+        let levels = crate::simd::available();
+        for level in levels {
+            // NTT, NTT^-1 and the pointwise products on secret polynomials.
+            let mut a: [i32; 256] =
+                core::array::from_fn(|i| (i as i32 * 7919) % 8_380_417 - 4_000_000);
+            let b: [i32; 256] =
+                core::array::from_fn(|i| (i as i32 * 104_729) % 8_380_417 - 4_000_000);
+            let mut c = [0i32; 256];
+            secret(&a);
+            secret(&b);
+            crate::mldsa::ntt::ntt_with(level, &mut a);
+            crate::mldsa::ntt::invntt_tomont_with(level, &mut a);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(t) = level.avx2() {
+                use crate::simd::mldsa_avx2 as v;
+                v::pointwise(t, &mut c, &a, &b, false);
+                v::pointwise(t, &mut c, &a, &b, true);
+                v::reduce32(t, &mut c);
+                v::caddq(t, &mut c);
+                v::add_sub(t, &mut c, &b, false);
+                v::add_sub(t, &mut c, &b, true);
+                // The verdict itself is what signing branches on (a rejection); the scan is not.
+                let over = v::exceeds(t, &c, 1 << 19);
+                public(&over);
+                std::hint::black_box(over);
+            }
+            // ExpandMask from a secret rho'' (four-stream Keccak, then BitUnpack).
+            let rho_pp = [0x5au8; 64];
+            secret(&rho_pp);
+            let mut y = PolyVec::<7>::default();
+            for p in [ParamSet::MlDsa44, ParamSet::MlDsa87] {
+                expand_mask_with(level, p, &rho_pp, 0, &mut y);
+            }
+            // Control (scripts/ct-memcheck.sh): ExpandS rejects on secret nibbles (FIPS 204
+            // allows it), so memcheck must report this branch; a silent run would mean the
+            // check sees nothing.
+            if std::env::var_os("PQGPU_CT_CONTROL").is_some() {
+                let (mut s1, mut s2) = (PolyVec::<4>::default(), PolyVec::<4>::default());
+                expand_s_with(level, ParamSet::MlDsa44, &rho_pp, &mut s1, &mut s2);
+            }
+            public(&a);
+            public(&c);
+            public(&y);
+            assert!(
+                a.iter().chain(c.iter()).all(|&x| x.abs() < 1 << 30) || level == Level::Portable
+            );
+        }
+    }
 }

@@ -1,0 +1,436 @@
+//! ML-DSA arithmetic mod q = 8380417 on eight 32-bit lanes (AVX2): NTT, NTT^-1 and the pointwise
+//! Montgomery products. Every lane computes exactly what `mldsa::ntt` computes for that
+//! coefficient (the same Montgomery reduction, the same lazy ranges), so outputs are identical.
+//! No branch or index depends on coefficient values (constant time).
+//!
+//! Layout: the levels with butterflies 8 or more coefficients apart work on whole vectors; the
+//! last three (4, 2, 1 apart) work on 8x8 transposed blocks, so that each register again holds
+//! eight independent butterfly halves, with one twiddle per lane. Eight levels take two passes
+//! over memory, three or five levels in registers each.
+
+use super::Avx2;
+use crate::mldsa::ntt::ZETAS;
+use core::arch::x86_64::*;
+
+const N: usize = 256;
+const Q: i32 = 8_380_417;
+/// q^-1 mod 2^32.
+const QINV: i32 = 58_728_449;
+/// mont^2 / 256 mod q (the final factor of NTT^-1).
+const F: i32 = 41_978;
+
+/// Twiddles of the three transposed levels, per group g of 64 coefficients, one per lane i
+/// (the lane holds the 8 coefficients 64g + 8i .. 64g + 8i + 8):
+/// level 4 apart: ZETAS[32 + 8g + i]; 2 apart: ZETAS[64 + 16g + 2i + h] for half h;
+/// 1 apart: ZETAS[128 + 32g + 4i + m] for pair m.
+const fn fwd_tables() -> [[[i32; 8]; 7]; 4] {
+    let mut t = [[[0i32; 8]; 7]; 4];
+    let mut g = 0;
+    while g < 4 {
+        let mut i = 0;
+        while i < 8 {
+            t[g][0][i] = ZETAS[32 + 8 * g + i];
+            t[g][1][i] = ZETAS[64 + 16 * g + 2 * i];
+            t[g][2][i] = ZETAS[64 + 16 * g + 2 * i + 1];
+            let mut m = 0;
+            while m < 4 {
+                t[g][3 + m][i] = ZETAS[128 + 32 * g + 4 * i + m];
+                m += 1;
+            }
+            i += 1;
+        }
+        g += 1;
+    }
+    t
+}
+static FWD: [[[i32; 8]; 7]; 4] = fwd_tables();
+
+/// The same for NTT^-1, negated and in its order: block b of the level 1 apart uses
+/// -ZETAS[255 - b], 2 apart -ZETAS[127 - b], 4 apart -ZETAS[63 - b].
+const fn inv_tables() -> [[[i32; 8]; 7]; 4] {
+    let mut t = [[[0i32; 8]; 7]; 4];
+    let mut g = 0;
+    while g < 4 {
+        let mut i = 0;
+        while i < 8 {
+            let mut m = 0;
+            while m < 4 {
+                t[g][m][i] = -ZETAS[255 - (32 * g + 4 * i + m)];
+                m += 1;
+            }
+            t[g][4][i] = -ZETAS[127 - (16 * g + 2 * i)];
+            t[g][5][i] = -ZETAS[127 - (16 * g + 2 * i + 1)];
+            t[g][6][i] = -ZETAS[63 - (8 * g + i)];
+            i += 1;
+        }
+        g += 1;
+    }
+    t
+}
+static INV: [[[i32; 8]; 7]; 4] = inv_tables();
+
+/// montgomery_reduce(a * b) on each lane: (a*b - t*q) >> 32 with t = (a*b mod 2^32) * q^-1 mod
+/// 2^32. `bqinv` = b * q^-1 mod 2^32 (per lane), so t = a * bqinv mod 2^32 in one multiply. The
+/// low halves of a*b and t*q agree, so the difference of the high halves is the exact result.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn montmul_pre(a: __m256i, b: __m256i, bqinv: __m256i) -> __m256i {
+    let q = _mm256_set1_epi32(Q);
+    let t = _mm256_mullo_epi32(a, bqinv);
+    let a_odd = _mm256_srli_epi64::<32>(a);
+    let p_even = _mm256_mul_epi32(a, b);
+    let p_odd = _mm256_mul_epi32(a_odd, _mm256_srli_epi64::<32>(b));
+    let tq_even = _mm256_mul_epi32(t, q);
+    let tq_odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(t), q);
+    // Results sit in the high 32 bits of each 64-bit lane.
+    let r_even = _mm256_sub_epi32(p_even, tq_even);
+    let r_odd = _mm256_sub_epi32(p_odd, tq_odd);
+    _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(r_even), r_odd)
+}
+
+/// montgomery_reduce(a * b) on each lane.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn montmul(a: __m256i, b: __m256i) -> __m256i {
+    montmul_pre(a, b, _mm256_mullo_epi32(b, _mm256_set1_epi32(QINV)))
+}
+
+/// A twiddle and its product with q^-1 mod 2^32.
+#[derive(Clone, Copy)]
+struct Z(__m256i, __m256i);
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zeta(z: __m256i) -> Z {
+    Z(z, _mm256_mullo_epi32(z, _mm256_set1_epi32(QINV)))
+}
+
+/// 8x8 transpose of 32-bit lanes (its own inverse).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose(r: &mut [__m256i; 8]) {
+    let t0 = _mm256_unpacklo_epi32(r[0], r[1]);
+    let t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    let t2 = _mm256_unpacklo_epi32(r[2], r[3]);
+    let t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    let t4 = _mm256_unpacklo_epi32(r[4], r[5]);
+    let t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    let t6 = _mm256_unpacklo_epi32(r[6], r[7]);
+    let t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    let u0 = _mm256_unpacklo_epi64(t0, t2);
+    let u1 = _mm256_unpackhi_epi64(t0, t2);
+    let u2 = _mm256_unpacklo_epi64(t1, t3);
+    let u3 = _mm256_unpackhi_epi64(t1, t3);
+    let u4 = _mm256_unpacklo_epi64(t4, t6);
+    let u5 = _mm256_unpackhi_epi64(t4, t6);
+    let u6 = _mm256_unpacklo_epi64(t5, t7);
+    let u7 = _mm256_unpackhi_epi64(t5, t7);
+    r[0] = _mm256_permute2x128_si256::<0x20>(u0, u4);
+    r[4] = _mm256_permute2x128_si256::<0x31>(u0, u4);
+    r[1] = _mm256_permute2x128_si256::<0x20>(u1, u5);
+    r[5] = _mm256_permute2x128_si256::<0x31>(u1, u5);
+    r[2] = _mm256_permute2x128_si256::<0x20>(u2, u6);
+    r[6] = _mm256_permute2x128_si256::<0x31>(u2, u6);
+    r[3] = _mm256_permute2x128_si256::<0x20>(u3, u7);
+    r[7] = _mm256_permute2x128_si256::<0x31>(u3, u7);
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load(a: &[i32; N], i: usize) -> __m256i {
+    assert!(i <= N - 8);
+    // SAFETY: a[i..i + 8] is in bounds (checked above; the check folds away for the loop
+    // indices used here); loadu has no alignment requirement.
+    unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store(a: &mut [i32; N], i: usize, x: __m256i) {
+    assert!(i <= N - 8);
+    // SAFETY: a[i..i + 8] is in bounds (checked above); storeu has no alignment requirement.
+    unsafe { _mm256_storeu_si256(a.as_mut_ptr().add(i) as *mut __m256i, x) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn table(t: &[i32; 8]) -> Z {
+    // SAFETY: `t` is 8 readable i32s.
+    zeta(unsafe { _mm256_loadu_si256(t.as_ptr() as *const __m256i) })
+}
+
+/// Cooley-Tukey butterfly: (x, y) -> (x + z*y, x - z*y).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn ct(x: &mut __m256i, y: &mut __m256i, z: Z) {
+    let t = montmul_pre(*y, z.0, z.1);
+    *y = _mm256_sub_epi32(*x, t);
+    *x = _mm256_add_epi32(*x, t);
+}
+
+/// Gentleman-Sande butterfly: (x, y) -> (x + y, z*(x - y)).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn gs(x: &mut __m256i, y: &mut __m256i, z: Z) {
+    let t = *x;
+    *x = _mm256_add_epi32(t, *y);
+    *y = montmul_pre(_mm256_sub_epi32(t, *y), z.0, z.1);
+}
+
+/// Loads the eight vectors a[base + stride * m], m = 0..8.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load8(a: &[i32; N], base: usize, stride: usize) -> [__m256i; 8] {
+    core::array::from_fn(|m| load(a, base + stride * m))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store8(a: &mut [i32; N], base: usize, stride: usize, r: &[__m256i; 8]) {
+    for (m, v) in r.iter().enumerate() {
+        store(a, base + stride * m, *v);
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zk(k: usize) -> Z {
+    zeta(_mm256_set1_epi32(ZETAS[k]))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zk_inv(k: usize) -> Z {
+    zeta(_mm256_set1_epi32(-ZETAS[k]))
+}
+
+/// Two passes over memory: levels 128, 64, 32 apart on the columns a[8c + 32m] (m = 0..8), then
+/// levels 16 and 8 apart and the three transposed levels on each 64-coefficient group. Each
+/// butterfly is the one of `mldsa::ntt::ntt` with the same twiddle (k as there).
+#[target_feature(enable = "avx2")]
+fn ntt_avx2(a: &mut [i32; N]) {
+    for c in 0..4 {
+        let mut r = load8(a, 8 * c, 32);
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+        let z = zk(1);
+        ct(r0, r4, z);
+        ct(r1, r5, z);
+        ct(r2, r6, z);
+        ct(r3, r7, z);
+        let (z0, z1) = (zk(2), zk(3));
+        ct(r0, r2, z0);
+        ct(r1, r3, z0);
+        ct(r4, r6, z1);
+        ct(r5, r7, z1);
+        ct(r0, r1, zk(4));
+        ct(r2, r3, zk(5));
+        ct(r4, r5, zk(6));
+        ct(r6, r7, zk(7));
+        store8(a, 8 * c, 32, &r);
+    }
+    for (g, zt) in FWD.iter().enumerate() {
+        let mut r = load8(a, 64 * g, 8);
+        {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+            let (z0, z1) = (zk(8 + 2 * g), zk(9 + 2 * g));
+            ct(r0, r2, z0);
+            ct(r1, r3, z0);
+            ct(r4, r6, z1);
+            ct(r5, r7, z1);
+            ct(r0, r1, zk(16 + 4 * g));
+            ct(r2, r3, zk(17 + 4 * g));
+            ct(r4, r5, zk(18 + 4 * g));
+            ct(r6, r7, zk(19 + 4 * g));
+        }
+        transpose(&mut r);
+        // r[j] now holds coefficient j of each 8-block; pairs 4, 2 and 1 apart.
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+        let z = table(&zt[0]);
+        ct(r0, r4, z);
+        ct(r1, r5, z);
+        ct(r2, r6, z);
+        ct(r3, r7, z);
+        let (z0, z1) = (table(&zt[1]), table(&zt[2]));
+        ct(r0, r2, z0);
+        ct(r1, r3, z0);
+        ct(r4, r6, z1);
+        ct(r5, r7, z1);
+        ct(r0, r1, table(&zt[3]));
+        ct(r2, r3, table(&zt[4]));
+        ct(r4, r5, table(&zt[5]));
+        ct(r6, r7, table(&zt[6]));
+        transpose(&mut r);
+        store8(a, 64 * g, 8, &r);
+    }
+}
+
+/// The mirror of `ntt_avx2`, with the twiddles of `mldsa::ntt::invntt_tomont` and its final
+/// factor applied as the second pass stores.
+#[target_feature(enable = "avx2")]
+fn invntt_avx2(a: &mut [i32; N]) {
+    for (g, zt) in INV.iter().enumerate() {
+        let mut r = load8(a, 64 * g, 8);
+        transpose(&mut r);
+        {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+            gs(r0, r1, table(&zt[0]));
+            gs(r2, r3, table(&zt[1]));
+            gs(r4, r5, table(&zt[2]));
+            gs(r6, r7, table(&zt[3]));
+            let (z0, z1) = (table(&zt[4]), table(&zt[5]));
+            gs(r0, r2, z0);
+            gs(r1, r3, z0);
+            gs(r4, r6, z1);
+            gs(r5, r7, z1);
+            let z = table(&zt[6]);
+            gs(r0, r4, z);
+            gs(r1, r5, z);
+            gs(r2, r6, z);
+            gs(r3, r7, z);
+        }
+        transpose(&mut r);
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+        // 8 apart: block 4g + h uses k = 31 - (4g + h); 16 apart: block 2g + h, k = 15 - (2g + h).
+        gs(r0, r1, zk_inv(31 - 4 * g));
+        gs(r2, r3, zk_inv(30 - 4 * g));
+        gs(r4, r5, zk_inv(29 - 4 * g));
+        gs(r6, r7, zk_inv(28 - 4 * g));
+        let (z0, z1) = (zk_inv(15 - 2 * g), zk_inv(14 - 2 * g));
+        gs(r0, r2, z0);
+        gs(r1, r3, z0);
+        gs(r4, r6, z1);
+        gs(r5, r7, z1);
+        store8(a, 64 * g, 8, &r);
+    }
+    let f = zeta(_mm256_set1_epi32(F));
+    for c in 0..4 {
+        let mut r = load8(a, 8 * c, 32);
+        {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
+            gs(r0, r1, zk_inv(7));
+            gs(r2, r3, zk_inv(6));
+            gs(r4, r5, zk_inv(5));
+            gs(r6, r7, zk_inv(4));
+            let (z0, z1) = (zk_inv(3), zk_inv(2));
+            gs(r0, r2, z0);
+            gs(r1, r3, z0);
+            gs(r4, r6, z1);
+            gs(r5, r7, z1);
+            let z = zk_inv(1);
+            gs(r0, r4, z);
+            gs(r1, r5, z);
+            gs(r2, r6, z);
+            gs(r3, r7, z);
+        }
+        for v in r.iter_mut() {
+            *v = montmul_pre(*v, f.0, f.1);
+        }
+        store8(a, 8 * c, 32, &r);
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn pointwise_avx2(c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
+    for i in (0..N).step_by(8) {
+        let mut r = montmul(load(a, i), load(b, i));
+        if acc {
+            r = _mm256_add_epi32(r, load(c, i));
+        }
+        store(c, i, r);
+    }
+}
+
+/// `mldsa::ntt::ntt` on AVX2.
+pub(crate) fn ntt(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
+    unsafe { ntt_avx2(a) }
+}
+
+/// `mldsa::ntt::invntt_tomont` on AVX2.
+pub(crate) fn invntt_tomont(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: as in `ntt`.
+    unsafe { invntt_avx2(a) }
+}
+
+/// `mldsa::ntt::pointwise_montgomery` (acc = false) or `pointwise_acc_montgomery` (acc = true).
+pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
+    // SAFETY: as in `ntt`.
+    unsafe { pointwise_avx2(c, a, b, acc) }
+}
+
+/// Applies `f` to each vector of `a` in place.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn map(a: &mut [i32; N], f: impl Fn(__m256i) -> __m256i) {
+    for i in (0..N).step_by(8) {
+        store(a, i, f(load(a, i)));
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn reduce32_avx2(a: &mut [i32; N]) {
+    let q = _mm256_set1_epi32(Q);
+    let half = _mm256_set1_epi32(1 << 22);
+    map(a, |x| {
+        let t = _mm256_srai_epi32::<23>(_mm256_add_epi32(x, half));
+        _mm256_sub_epi32(x, _mm256_mullo_epi32(t, q))
+    });
+}
+
+#[target_feature(enable = "avx2")]
+fn caddq_avx2(a: &mut [i32; N]) {
+    let q = _mm256_set1_epi32(Q);
+    map(a, |x| {
+        _mm256_add_epi32(x, _mm256_and_si256(_mm256_srai_epi32::<31>(x), q))
+    });
+}
+
+#[target_feature(enable = "avx2")]
+fn add_sub_avx2(a: &mut [i32; N], b: &[i32; N], sub: bool) {
+    for i in (0..N).step_by(8) {
+        let (x, y) = (load(a, i), load(b, i));
+        let r = if sub {
+            _mm256_sub_epi32(x, y)
+        } else {
+            _mm256_add_epi32(x, y)
+        };
+        store(a, i, r);
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn exceeds_avx2(a: &[i32; N], bound: i32) -> bool {
+    let lim = _mm256_set1_epi32(bound.wrapping_sub(1));
+    let mut over = _mm256_setzero_si256();
+    for i in (0..N).step_by(8) {
+        // (bound - 1 - |c|) < 0 for some lane; sign bits are OR-ed, no early exit.
+        let d = _mm256_sub_epi32(lim, _mm256_abs_epi32(load(a, i)));
+        over = _mm256_or_si256(over, d);
+    }
+    _mm256_movemask_ps(_mm256_castsi256_ps(over)) != 0
+}
+
+/// `reduce32` on every coefficient.
+pub(crate) fn reduce32(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: as in `ntt`.
+    unsafe { reduce32_avx2(a) }
+}
+
+/// `caddq` on every coefficient.
+pub(crate) fn caddq(_: Avx2, a: &mut [i32; N]) {
+    // SAFETY: as in `ntt`.
+    unsafe { caddq_avx2(a) }
+}
+
+/// a += b (sub = false) or a -= b (sub = true), wrapping like the portable i32 arithmetic in
+/// release builds (the operands stay far from overflow).
+pub(crate) fn add_sub(_: Avx2, a: &mut [i32; N], b: &[i32; N], sub: bool) {
+    // SAFETY: as in `ntt`.
+    unsafe { add_sub_avx2(a, b, sub) }
+}
+
+/// `Poly::exceeds`: some |c| >= bound, every coefficient examined.
+pub(crate) fn exceeds(_: Avx2, a: &[i32; N], bound: i32) -> bool {
+    // SAFETY: as in `ntt`.
+    unsafe { exceeds_avx2(a, bound) }
+}
