@@ -7,6 +7,7 @@
 //! The algorithms are generic over k and l (see `dispatch!`), so vectors live on the stack at
 //! their exact sizes; only A-hat (up to 56 KiB) goes to the heap, once per operation.
 
+mod expanded;
 mod keygen;
 mod message;
 mod ntt;
@@ -20,6 +21,7 @@ mod sampling;
 mod sign;
 mod verify;
 
+pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};
 pub use message::{Message, PreHash};
 pub use params::ParamSet;
 
