@@ -13,6 +13,7 @@ pub mod ffi;
 pub mod gpu;
 pub mod mldsa;
 pub mod rng;
+pub mod serve;
 
 pub use alg::Alg;
 pub use error::{Error, Status};
