@@ -124,12 +124,12 @@ impl Dispatcher {
         waiter.wait()
     }
 
-    /// Queues ops; op i reports to `done` as index `first + i`. Ops that fail their checks
+    /// Queues ops, each reporting to `done` under its index. Ops that fail their checks
     /// report at once.
-    pub fn submit(&self, ops: Vec<Op>, done: Arc<dyn Completion>, first: usize) {
+    pub fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
         let mut items = Vec::with_capacity(ops.len());
-        for (i, op) in ops.into_iter().enumerate() {
-            let item = Item::new(op, done.clone(), first + i);
+        for (i, op) in ops {
+            let item = Item::new(op, done.clone(), i);
             match item.op.check() {
                 Ok(()) => items.push(item),
                 Err(e) => item.finish(Err(e)),

@@ -87,11 +87,11 @@ impl Serve {
         st
     }
 
-    /// Queues ops for asynchronous completion: op i reports to `done` as index `first + i`.
+    /// Queues ops for asynchronous completion; each reports to `done` under its index.
     ///
     /// # Safety
     /// The ops' buffers (see [`Op::sign`]) stay valid until `done` has been told about them.
-    pub unsafe fn submit(&self, ops: Vec<Op>, done: Arc<dyn Completion>, first: usize) {
-        self.dispatcher.submit(ops, done, first)
+    pub unsafe fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
+        self.dispatcher.submit(ops, done)
     }
 }
