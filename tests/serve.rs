@@ -6,11 +6,16 @@
 //! the CPU code (optionally failing, panicking or holding its batches), so the dispatcher
 //! queues and merges items as it would on a GPU context.
 
-use pqgpu::backend::{Backend, BackendKind, CpuBackend, DecapsItem, EncapsItem, SignItem, VerifyItem};
+mod common;
+
+use pqgpu::backend::{
+    Backend, BackendKind, CpuBackend, DecapsItem, EncapsItem, SignItem, VerifyItem,
+};
 use pqgpu::ffi::*;
 use pqgpu::mldsa::Message;
 use pqgpu::serve::{Key, KeyArg, KeyKind, Serve};
 use pqgpu::{ctru, mldsa, Alg, Error, Status};
+use rayon::prelude::*;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -52,9 +57,15 @@ fn pair(alg: Alg, seed: u8) -> Pair {
 
 fn keyring() -> Vec<Pair> {
     let mut v = Vec::new();
-    for (i, a) in [Alg::MlDsa(M44), Alg::MlDsa(M65), Alg::MlDsa(M87), Alg::Ctru(C653), Alg::Ctru(C761)]
-        .into_iter()
-        .enumerate()
+    for (i, a) in [
+        Alg::MlDsa(M44),
+        Alg::MlDsa(M65),
+        Alg::MlDsa(M87),
+        Alg::Ctru(C653),
+        Alg::Ctru(C761),
+    ]
+    .into_iter()
+    .enumerate()
     {
         v.push(pair(a, 2 * i as u8 + 1));
         v.push(pair(a, 2 * i as u8 + 2));
@@ -87,7 +98,10 @@ fn case(ring: &[Pair], i: usize) -> Case {
                 (0, vec![])
             } else {
                 let mut sig = vec![0u8; p.signature_len()];
-                let m = Message::Pure { ctx: &ctx, msg: &msg };
+                let m = Message::Pure {
+                    ctx: &ctx,
+                    msg: &msg,
+                };
                 mldsa::sign(p, &kp.sk, &m, Some(&[7; 32]), &mut sig).unwrap();
                 if i % 3 == 0 {
                     sig[i % 40] ^= 1;
@@ -108,7 +122,15 @@ fn case(ring: &[Pair], i: usize) -> Case {
             }
         }
     };
-    Case { key, handle: i % 3 != 1, op, msg, ctx, rnd, input }
+    Case {
+        key,
+        handle: i % 3 != 1,
+        op,
+        msg,
+        ctx,
+        rnd,
+        input,
+    }
 }
 
 /// What a case produced: the status and the output bytes (signature, ct || ss, or ss).
@@ -120,11 +142,17 @@ fn expected(ring: &[Pair], c: &Case) -> Outcome {
     match (kp.alg, c.op) {
         (Alg::MlDsa(p), 0) => {
             let mut sig = vec![0u8; p.signature_len()];
-            let m = Message::Pure { ctx: &c.ctx, msg: &c.msg };
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
             (mldsa::sign(p, &kp.sk, &m, Some(&c.rnd), &mut sig), sig)
         }
         (Alg::MlDsa(p), 1) => {
-            let m = Message::Pure { ctx: &c.ctx, msg: &c.msg };
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
             (mldsa::verify(p, &kp.pk, &m, &c.input), vec![])
         }
         (Alg::Ctru(p), 2) => {
@@ -152,11 +180,17 @@ fn served(serve: &Serve, ring: &[Pair], c: &Case) -> Outcome {
     match c.op {
         0 => {
             let mut sig = vec![0u8; kp.alg.signature_len()];
-            let m = Message::Pure { ctx: &c.ctx, msg: &c.msg };
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
             (serve.sign(sk, &m, Some(&c.rnd), &mut sig), sig)
         }
         1 => {
-            let m = Message::Pure { ctx: &c.ctx, msg: &c.msg };
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
             (serve.verify(pk, &m, &c.input), vec![])
         }
         2 => {
@@ -189,7 +223,7 @@ enum Mode {
 }
 
 struct FakeGpu {
-    cpu: CpuBackend,
+    cpu: Arc<dyn Backend>,
     mode: Mode,
     /// Sizes of the batches it was given.
     batches: Mutex<Vec<usize>>,
@@ -200,8 +234,12 @@ struct FakeGpu {
 
 impl FakeGpu {
     fn new(mode: Mode) -> Arc<FakeGpu> {
+        FakeGpu::over(Arc::new(CpuBackend::new()), mode)
+    }
+    /// Wraps a real backend (the GPU, on the H200) to inject failures mid-batch.
+    fn over(inner: Arc<dyn Backend>, mode: Mode) -> Arc<FakeGpu> {
         Arc::new(FakeGpu {
-            cpu: CpuBackend::new(),
+            cpu: inner,
             mode,
             batches: Mutex::new(Vec::new()),
             gate: Mutex::new(true),
@@ -233,7 +271,11 @@ impl FakeGpu {
                 statuses.iter_mut().for_each(|s| *s = Err(Error::Device));
                 outs.iter_mut().for_each(|o| o.fill(0xEE));
             }
-            Mode::FailOdd => statuses.iter_mut().skip(1).step_by(2).for_each(|s| *s = Err(Error::Device)),
+            Mode::FailOdd => statuses
+                .iter_mut()
+                .skip(1)
+                .step_by(2)
+                .for_each(|s| *s = Err(Error::Device)),
             Mode::Panic => {
                 let half = statuses.len() / 2;
                 statuses[..half].iter_mut().for_each(|s| *s = Ok(()));
@@ -247,10 +289,23 @@ impl Backend for FakeGpu {
     fn kind(&self) -> BackendKind {
         BackendKind::Gpu
     }
-    fn mldsa_keygen(&self, p: mldsa::ParamSet, s: Option<&[u8]>, pks: &mut [u8], sks: &mut [u8], st: &mut [Status]) {
+    fn mldsa_keygen(
+        &self,
+        p: mldsa::ParamSet,
+        s: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        st: &mut [Status],
+    ) {
         self.cpu.mldsa_keygen(p, s, pks, sks, st)
     }
-    fn mldsa_sign(&self, p: mldsa::ParamSet, items: &[SignItem<'_>], sigs: &mut [&mut [u8]], st: &mut [Status]) {
+    fn mldsa_sign(
+        &self,
+        p: mldsa::ParamSet,
+        items: &[SignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
         self.enter(items.len());
         self.cpu.mldsa_sign(p, items, sigs, st);
         self.spoil(st, sigs);
@@ -260,7 +315,14 @@ impl Backend for FakeGpu {
         self.cpu.mldsa_verify(p, items, st);
         self.spoil(st, &mut []);
     }
-    fn kem_keygen(&self, p: ctru::ParamSet, s: Option<&[u8]>, pks: &mut [u8], sks: &mut [u8], st: &mut [Status]) {
+    fn kem_keygen(
+        &self,
+        p: ctru::ParamSet,
+        s: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        st: &mut [Status],
+    ) {
         self.cpu.kem_keygen(p, s, pks, sks, st)
     }
     fn kem_encaps(
@@ -275,7 +337,13 @@ impl Backend for FakeGpu {
         self.cpu.kem_encaps(p, items, cts, sss, st);
         self.spoil(st, sss);
     }
-    fn kem_decaps(&self, p: ctru::ParamSet, items: &[DecapsItem<'_>], sss: &mut [&mut [u8]], st: &mut [Status]) {
+    fn kem_decaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
         self.enter(items.len());
         self.cpu.kem_decaps(p, items, sss, st);
         self.spoil(st, sss);
@@ -286,8 +354,14 @@ impl Backend for FakeGpu {
 fn gpu_serve(mode: Mode, max_wait_us: i64) -> (Arc<FakeGpu>, Serve) {
     let fake = FakeGpu::new(mode);
     let serve = Serve::new(fake.clone());
-    serve.config.set(pqgpu::serve::Opt::CpuCrossover, 0).unwrap();
-    serve.config.set(pqgpu::serve::Opt::MaxWaitUs, max_wait_us).unwrap();
+    serve
+        .config
+        .set(pqgpu::serve::Opt::CpuCrossover, 0)
+        .unwrap();
+    serve
+        .config
+        .set(pqgpu::serve::Opt::MaxWaitUs, max_wait_us)
+        .unwrap();
     (fake, serve)
 }
 
@@ -318,21 +392,43 @@ fn handles_give_the_plain_results_and_check_keys_once() {
     let serve = Serve::new(pqgpu::backend::cpu_backend());
     for i in 0..60 {
         let c = case(&ring, i);
-        assert_eq!(served(&serve, &ring, &Case { handle: true, ..c }), expected(&ring, &case(&ring, i)), "case {i}");
+        assert_eq!(
+            served(&serve, &ring, &Case { handle: true, ..c }),
+            expected(&ring, &case(&ring, i)),
+            "case {i}"
+        );
     }
     // Malformed keys are refused at creation, with the status the plain call gives.
     let mut sk = ring[0].sk.clone();
     sk[128] = 0xFF; // s1 field out of range
-    assert_eq!(Key::new(ring[0].alg, KeyKind::Secret, &sk).unwrap_err(), Error::BadKey);
-    assert_eq!(Key::new(ring[0].alg, KeyKind::Secret, &sk[1..]).unwrap_err(), Error::BadLength);
+    assert_eq!(
+        Key::new(ring[0].alg, KeyKind::Secret, &sk).unwrap_err(),
+        Error::BadKey
+    );
+    assert_eq!(
+        Key::new(ring[0].alg, KeyKind::Secret, &sk[1..]).unwrap_err(),
+        Error::BadLength
+    );
     let mut pk = ring[6].pk.clone();
     pk.iter_mut().for_each(|b| *b = 0xFF); // CTRU-Prime: values >= q
-    assert_eq!(Key::new(ring[6].alg, KeyKind::Public, &pk).unwrap_err(), Error::BadKey);
+    assert_eq!(
+        Key::new(ring[6].alg, KeyKind::Public, &pk).unwrap_err(),
+        Error::BadKey
+    );
     // A handle of the wrong kind or family is an invalid argument.
-    let m = Message::Pure { ctx: &[], msg: b"x" };
+    let m = Message::Pure {
+        ctx: &[],
+        msg: b"x",
+    };
     let mut sig = vec![0u8; M44.signature_len()];
-    assert_eq!(serve.sign(KeyArg::Handle(&ring[0].pk_h), &m, None, &mut sig), Err(Error::InvalidArgument));
-    assert_eq!(serve.sign(KeyArg::Handle(&ring[6].sk_h), &m, None, &mut sig), Err(Error::InvalidArgument));
+    assert_eq!(
+        serve.sign(KeyArg::Handle(&ring[0].pk_h), &m, None, &mut sig),
+        Err(Error::InvalidArgument)
+    );
+    assert_eq!(
+        serve.sign(KeyArg::Handle(&ring[6].sk_h), &m, None, &mut sig),
+        Err(Error::InvalidArgument)
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -347,7 +443,11 @@ fn threads_with_mixed_keys_and_algorithms_get_their_own_results() {
     // GPU-like context: calls are queued and merged.
     let (fake, serve) = gpu_serve(Mode::Pass, 2000);
     run_threads(&serve, &ring, 16, 240);
-    assert!(fake.items() >= 240 - 10, "items went through the backend: {}", fake.items());
+    assert!(
+        fake.items() >= 240 - 10,
+        "items went through the backend: {}",
+        fake.items()
+    );
 }
 
 #[test]
@@ -368,7 +468,11 @@ fn a_lone_item_does_not_wait_for_company() {
     let c = case(&ring, 1);
     let t = Instant::now();
     assert_eq!(served(&serve, &ring, &c), expected(&ring, &c));
-    assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -378,7 +482,10 @@ fn the_maximum_wait_bounds_a_busy_queue() {
     let ring = keyring();
     let (fake, serve) = gpu_serve(Mode::Pass, 20_000);
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let m = Message::Pure { ctx: &[], msg: b"busy" };
+    let m = Message::Pure {
+        ctx: &[],
+        msg: b"busy",
+    };
     let bad = vec![0u8; M44.signature_len()];
     std::thread::scope(|s| {
         // A feeder that keeps items arriving (verifications of a bad signature: cheap).
@@ -401,7 +508,11 @@ fn the_maximum_wait_bounds_a_busy_queue() {
         let c = case(&ring, 0);
         assert_eq!(served(&serve, &ring, &c), expected(&ring, &c));
         // 20 ms of wait plus generous slack for a loaded 2-core CI machine.
-        assert!(t.elapsed() < Duration::from_millis(20 + 400), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_millis(20 + 400),
+            "{:?}",
+            t.elapsed()
+        );
         stop.store(true, Ordering::Relaxed);
     });
     assert!(fake.items() > 0);
@@ -422,7 +533,10 @@ impl Drop for Ctx {
 
 fn c_key(alg: Alg, kind: pqg_key_kind, bytes: &[u8]) -> *mut pqg_key {
     let mut k = null_mut();
-    assert_eq!(unsafe { pqg_key_new(alg.code(), kind, bytes.as_ptr(), bytes.len(), &mut k) }, PQG_OK);
+    assert_eq!(
+        unsafe { pqg_key_new(alg.code(), kind, bytes.as_ptr(), bytes.len(), &mut k) },
+        PQG_OK
+    );
     k
 }
 
@@ -447,30 +561,79 @@ extern "C" fn count_callback(user: *mut std::ffi::c_void, job: *mut pqg_job) {
 fn async_cases(ctx: &Ctx, ring: &[Pair], n: usize) {
     let handles: Vec<(*mut pqg_key, *mut pqg_key)> = ring
         .iter()
-        .map(|p| (c_key(p.alg, PQG_KEY_PUBLIC, &p.pk), c_key(p.alg, PQG_KEY_SECRET, &p.sk)))
+        .map(|p| {
+            (
+                c_key(p.alg, PQG_KEY_PUBLIC, &p.pk),
+                c_key(p.alg, PQG_KEY_SECRET, &p.sk),
+            )
+        })
         .collect();
-    let cases: Vec<Case> = (0..n).map(|i| case(ring, i)).collect();
+    let cases: Vec<Case> = (0..n).into_par_iter().map(|i| case(ring, i)).collect();
     let mut pending = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let kp = &ring[c.key];
         let (pk, sk) = handles[c.key];
-        let mut p = Pending { i, job: null_mut(), status: Box::new(77), out: vec![], ss: vec![0u8; 32] };
+        let mut p = Pending {
+            i,
+            job: null_mut(),
+            status: Box::new(77),
+            out: vec![],
+            ss: vec![0u8; 32],
+        };
         let st = unsafe {
             match c.op {
                 0 => {
                     p.out = vec![0u8; kp.alg.signature_len()];
-                    pqg_mldsa_sign_async(ctx.0, sk, c.msg.as_ptr(), c.msg.len(), c.ctx.as_ptr(), c.ctx.len(),
-                        c.rnd.as_ptr(), p.out.as_mut_ptr(), p.out.len(), &mut *p.status, &mut p.job)
+                    pqg_mldsa_sign_async(
+                        ctx.0,
+                        sk,
+                        c.msg.as_ptr(),
+                        c.msg.len(),
+                        c.ctx.as_ptr(),
+                        c.ctx.len(),
+                        c.rnd.as_ptr(),
+                        p.out.as_mut_ptr(),
+                        p.out.len(),
+                        &mut *p.status,
+                        &mut p.job,
+                    )
                 }
-                1 => pqg_mldsa_verify_async(ctx.0, pk, c.msg.as_ptr(), c.msg.len(), c.ctx.as_ptr(), c.ctx.len(),
-                    c.input.as_ptr(), c.input.len(), &mut *p.status, &mut p.job),
+                1 => pqg_mldsa_verify_async(
+                    ctx.0,
+                    pk,
+                    c.msg.as_ptr(),
+                    c.msg.len(),
+                    c.ctx.as_ptr(),
+                    c.ctx.len(),
+                    c.input.as_ptr(),
+                    c.input.len(),
+                    &mut *p.status,
+                    &mut p.job,
+                ),
                 2 => {
                     p.out = vec![0u8; kp.alg.ciphertext_len()];
-                    pqg_kem_encaps_async(ctx.0, pk, c.rnd.as_ptr(), p.out.as_mut_ptr(), p.out.len(),
-                        p.ss.as_mut_ptr(), 32, &mut *p.status, &mut p.job)
+                    pqg_kem_encaps_async(
+                        ctx.0,
+                        pk,
+                        c.rnd.as_ptr(),
+                        p.out.as_mut_ptr(),
+                        p.out.len(),
+                        p.ss.as_mut_ptr(),
+                        32,
+                        &mut *p.status,
+                        &mut p.job,
+                    )
                 }
-                _ => pqg_kem_decaps_async(ctx.0, sk, c.input.as_ptr(), c.input.len(), p.ss.as_mut_ptr(), 32,
-                    &mut *p.status, &mut p.job),
+                _ => pqg_kem_decaps_async(
+                    ctx.0,
+                    sk,
+                    c.input.as_ptr(),
+                    c.input.len(),
+                    p.ss.as_mut_ptr(),
+                    32,
+                    &mut *p.status,
+                    &mut p.job,
+                ),
             }
         };
         assert_eq!(st, PQG_OK, "case {i}");
@@ -478,13 +641,21 @@ fn async_cases(ctx: &Ctx, ring: &[Pair], n: usize) {
     }
     // The handles may go now: queued items hold their own references.
     for (pk, sk) in handles {
-        unsafe { pqg_key_free(pk); pqg_key_free(sk) };
+        unsafe {
+            pqg_key_free(pk);
+            pqg_key_free(sk)
+        };
     }
+    let mut got = Vec::with_capacity(n);
     for p in pending {
         assert_eq!(unsafe { pqg_job_wait(p.job, 60_000) }, PQG_OK);
         unsafe { pqg_job_free(p.job) };
         let c = &cases[p.i];
-        let status = if *p.status == PQG_OK { Ok(()) } else { Err(code_error(*p.status)) };
+        let status = if *p.status == PQG_OK {
+            Ok(())
+        } else {
+            Err(code_error(*p.status))
+        };
         let mut out = p.out;
         if c.op >= 2 {
             out.extend_from_slice(&p.ss);
@@ -492,8 +663,11 @@ fn async_cases(ctx: &Ctx, ring: &[Pair], n: usize) {
                 out = p.ss;
             }
         }
-        assert_eq!((status, out), expected(ring, c), "case {}", p.i);
+        got.push((p.i, (status, out)));
     }
+    // The references on all cores (100,000 of them on the H200).
+    got.into_par_iter()
+        .for_each(|(i, o)| assert_eq!(o, expected(ring, &cases[i]), "case {i}"));
 }
 
 fn code_error(s: pqg_status) -> Error {
@@ -511,11 +685,20 @@ fn code_error(s: pqg_status) -> Error {
 #[test]
 fn async_items_with_callback_and_event_fd() {
     let ring = keyring();
-    for ctx in [Ctx(context_from_backend(pqgpu::backend::cpu_backend())), Ctx(context_from_backend(FakeGpu::new(Mode::FailOdd)))] {
+    for ctx in [
+        Ctx(context_from_backend(pqgpu::backend::cpu_backend())),
+        Ctx(context_from_backend(FakeGpu::new(Mode::FailOdd))),
+    ] {
         let calls = Box::new(AtomicUsize::new(0));
         let user = &*calls as *const AtomicUsize as *mut std::ffi::c_void;
-        assert_eq!(unsafe { pqg_context_set_callback(ctx.0, Some(count_callback), user) }, PQG_OK);
-        assert_eq!(unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0) }, PQG_OK);
+        assert_eq!(
+            unsafe { pqg_context_set_callback(ctx.0, Some(count_callback), user) },
+            PQG_OK
+        );
+        assert_eq!(
+            unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0) },
+            PQG_OK
+        );
         let mut fd = -1;
         assert_eq!(unsafe { pqg_context_event_fd(ctx.0, &mut fd) }, PQG_OK);
         assert!(fd >= 0);
@@ -526,7 +709,10 @@ fn async_items_with_callback_and_event_fd() {
         let mut count = 0u64;
         let r = unsafe { libc_read(fd, &mut count) };
         assert_eq!((r, count), (8, n as u64));
-        assert_eq!(unsafe { pqg_context_set_callback(ctx.0, None, null_mut()) }, PQG_OK);
+        assert_eq!(
+            unsafe { pqg_context_set_callback(ctx.0, None, null_mut()) },
+            PQG_OK
+        );
     }
 }
 
@@ -561,7 +747,16 @@ fn a_handle_freed_while_its_items_are_queued_stays_valid() {
         .collect();
     let mut statuses = vec![99; reqs_n];
     let mut job = null_mut();
-    let st = unsafe { pqg_mldsa_sign_key_submit(ctx.0, sk, reqs.as_ptr(), reqs_n, statuses.as_mut_ptr(), &mut job) };
+    let st = unsafe {
+        pqg_mldsa_sign_key_submit(
+            ctx.0,
+            sk,
+            reqs.as_ptr(),
+            reqs_n,
+            statuses.as_mut_ptr(),
+            &mut job,
+        )
+    };
     assert_eq!(st, PQG_OK);
     unsafe { pqg_key_free(sk) };
     drop(reqs);
@@ -573,7 +768,17 @@ fn a_handle_freed_while_its_items_are_queued_stays_valid() {
     for i in 0..reqs_n {
         assert_eq!(statuses[i], PQG_OK);
         let mut want = vec![0u8; M44.signature_len()];
-        mldsa::sign(M44, &kp.sk, &Message::Pure { ctx: &[], msg: &msgs[i] }, Some(&[0; 32]), &mut want).unwrap();
+        mldsa::sign(
+            M44,
+            &kp.sk,
+            &Message::Pure {
+                ctx: &[],
+                msg: &msgs[i],
+            },
+            Some(&[0; 32]),
+            &mut want,
+        )
+        .unwrap();
         assert_eq!(&sigs[i * want.len()..][..want.len()], &want[..], "item {i}");
     }
 }
@@ -583,46 +788,195 @@ fn call_and_item_errors() {
     let ring = keyring();
     let ctx = Ctx(context_from_backend(pqgpu::backend::cpu_backend()));
     let kp = &ring[0];
-    let (pk, sk) = (c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk), c_key(kp.alg, PQG_KEY_SECRET, &kp.sk));
+    let (pk, sk) = (
+        c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk),
+        c_key(kp.alg, PQG_KEY_SECRET, &kp.sk),
+    );
     let mut sig = vec![0u8; M44.signature_len()];
     let (mut st, mut job) = (0, null_mut());
     unsafe {
         // Key creation.
         let mut k = null_mut();
-        assert_eq!(pqg_key_new(99, PQG_KEY_PUBLIC, kp.pk.as_ptr(), kp.pk.len(), &mut k), PQG_ERR_INVALID_ARGUMENT);
-        assert_eq!(pqg_key_new(kp.alg.code(), 7, kp.pk.as_ptr(), kp.pk.len(), &mut k), PQG_ERR_INVALID_ARGUMENT);
-        assert_eq!(pqg_key_new(kp.alg.code(), PQG_KEY_PUBLIC, null(), 5, &mut k), PQG_ERR_NULL_POINTER);
-        assert_eq!(pqg_key_new(kp.alg.code(), PQG_KEY_PUBLIC, kp.pk.as_ptr(), 5, &mut k), PQG_ERR_BAD_LENGTH);
+        assert_eq!(
+            pqg_key_new(99, PQG_KEY_PUBLIC, kp.pk.as_ptr(), kp.pk.len(), &mut k),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_key_new(kp.alg.code(), 7, kp.pk.as_ptr(), kp.pk.len(), &mut k),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_key_new(kp.alg.code(), PQG_KEY_PUBLIC, null(), 5, &mut k),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            pqg_key_new(kp.alg.code(), PQG_KEY_PUBLIC, kp.pk.as_ptr(), 5, &mut k),
+            PQG_ERR_BAD_LENGTH
+        );
         assert!(k.is_null());
         assert_eq!(pqg_key_alg(pk), PQG_ML_DSA_44);
         // Single calls.
-        let s = |key| pqg_mldsa_sign_key(ctx.0, key, b"m".as_ptr(), 1, null(), 0, null(), sig.as_ptr() as *mut u8, sig.len());
+        let s = |key| {
+            pqg_mldsa_sign_key(
+                ctx.0,
+                key,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_ptr() as *mut u8,
+                sig.len(),
+            )
+        };
         assert_eq!(s(null()), PQG_ERR_NULL_POINTER);
         assert_eq!(s(pk), PQG_ERR_INVALID_ARGUMENT);
         assert_eq!(s(sk), PQG_OK);
-        assert_eq!(pqg_mldsa_verify_key(ctx.0, pk, b"m".as_ptr(), 1, null(), 0, sig.as_ptr(), sig.len()), PQG_OK);
-        assert_eq!(pqg_mldsa_verify_key(ctx.0, pk, b"n".as_ptr(), 1, null(), 0, sig.as_ptr(), sig.len()), PQG_ERR_VERIFY_FAILED);
-        assert_eq!(pqg_mldsa_sign_key(ctx.0, sk, b"m".as_ptr(), 1, null(), 0, null(), sig.as_mut_ptr(), 5), PQG_ERR_BAD_LENGTH);
-        assert_eq!(pqg_mldsa_sign_key(ctx.0, sk, b"m".as_ptr(), 1, [0u8; 256].as_ptr(), 256, null(), sig.as_mut_ptr(), sig.len()), PQG_ERR_INVALID_ARGUMENT);
+        assert_eq!(
+            pqg_mldsa_verify_key(
+                ctx.0,
+                pk,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                sig.as_ptr(),
+                sig.len()
+            ),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_mldsa_verify_key(
+                ctx.0,
+                pk,
+                b"n".as_ptr(),
+                1,
+                null(),
+                0,
+                sig.as_ptr(),
+                sig.len()
+            ),
+            PQG_ERR_VERIFY_FAILED
+        );
+        assert_eq!(
+            pqg_mldsa_sign_key(
+                ctx.0,
+                sk,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                5
+            ),
+            PQG_ERR_BAD_LENGTH
+        );
+        assert_eq!(
+            pqg_mldsa_sign_key(
+                ctx.0,
+                sk,
+                b"m".as_ptr(),
+                1,
+                [0u8; 256].as_ptr(),
+                256,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len()
+            ),
+            PQG_ERR_INVALID_ARGUMENT
+        );
         // Async calls: call-level errors start nothing.
-        assert_eq!(pqg_mldsa_sign_async(ctx.0, pk, null(), 0, null(), 0, null(), sig.as_mut_ptr(), sig.len(), &mut st, &mut job), PQG_ERR_INVALID_ARGUMENT);
+        assert_eq!(
+            pqg_mldsa_sign_async(
+                ctx.0,
+                pk,
+                null(),
+                0,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len(),
+                &mut st,
+                &mut job
+            ),
+            PQG_ERR_INVALID_ARGUMENT
+        );
         assert!(job.is_null());
-        assert_eq!(pqg_mldsa_sign_async(ctx.0, sk, null(), 0, null(), 0, null(), sig.as_mut_ptr(), sig.len(), null_mut(), &mut job), PQG_ERR_NULL_POINTER);
-        assert_eq!(pqg_mldsa_sign_async(ctx.0, sk, null(), 0, null(), 0, null(), sig.as_mut_ptr(), 3, &mut st, &mut job), PQG_ERR_BAD_LENGTH);
+        assert_eq!(
+            pqg_mldsa_sign_async(
+                ctx.0,
+                sk,
+                null(),
+                0,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len(),
+                null_mut(),
+                &mut job
+            ),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            pqg_mldsa_sign_async(
+                ctx.0,
+                sk,
+                null(),
+                0,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                3,
+                &mut st,
+                &mut job
+            ),
+            PQG_ERR_BAD_LENGTH
+        );
         assert!(job.is_null());
         // Batch: a bad item gets its own status, the others run.
         let reqs = [
-            pqg_key_sign_request { msg: null(), msg_len: 0, context: null(), context_len: 0, rnd: null(), sig: sig.as_mut_ptr() },
-            pqg_key_sign_request { msg: null(), msg_len: 0, context: null(), context_len: 0, rnd: null(), sig: null_mut() },
-            pqg_key_sign_request { msg: null(), msg_len: 4, context: null(), context_len: 0, rnd: null(), sig: sig.as_mut_ptr() },
+            pqg_key_sign_request {
+                msg: null(),
+                msg_len: 0,
+                context: null(),
+                context_len: 0,
+                rnd: null(),
+                sig: sig.as_mut_ptr(),
+            },
+            pqg_key_sign_request {
+                msg: null(),
+                msg_len: 0,
+                context: null(),
+                context_len: 0,
+                rnd: null(),
+                sig: null_mut(),
+            },
+            pqg_key_sign_request {
+                msg: null(),
+                msg_len: 4,
+                context: null(),
+                context_len: 0,
+                rnd: null(),
+                sig: sig.as_mut_ptr(),
+            },
         ];
         let mut sts = [99; 3];
-        assert_eq!(pqg_mldsa_sign_key_submit(ctx.0, sk, reqs.as_ptr(), 3, sts.as_mut_ptr(), &mut job), PQG_OK);
+        assert_eq!(
+            pqg_mldsa_sign_key_submit(ctx.0, sk, reqs.as_ptr(), 3, sts.as_mut_ptr(), &mut job),
+            PQG_OK
+        );
         assert_eq!(pqg_job_wait(job, -1), PQG_OK);
         pqg_job_free(job);
         assert_eq!(sts, [PQG_OK, PQG_ERR_NULL_POINTER, PQG_ERR_NULL_POINTER]);
         // An empty batch completes at once.
-        assert_eq!(pqg_mldsa_sign_key_submit(ctx.0, sk, null(), 0, null_mut(), &mut job), PQG_OK);
+        assert_eq!(
+            pqg_mldsa_sign_key_submit(ctx.0, sk, null(), 0, null_mut(), &mut job),
+            PQG_OK
+        );
         assert_eq!(pqg_job_poll(job), PQG_OK);
         pqg_job_free(job);
         pqg_key_free(pk);
@@ -635,16 +989,98 @@ fn options_are_checked() {
     let ctx = Ctx(context_from_backend(pqgpu::backend::cpu_backend()));
     let mut v = 0i64;
     unsafe {
-        assert_eq!(pqg_context_get_option(ctx.0, PQG_OPT_MAX_WAIT_US, &mut v), PQG_OK);
+        assert_eq!(
+            pqg_context_get_option(ctx.0, PQG_OPT_MAX_WAIT_US, &mut v),
+            PQG_OK
+        );
         assert!(v > 0 && v <= 2000, "default max wait at most 2 ms: {v}");
-        assert_eq!(pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, 250), PQG_OK);
-        assert_eq!(pqg_context_get_option(ctx.0, PQG_OPT_MAX_WAIT_US, &mut v), PQG_OK);
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, 250),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_context_get_option(ctx.0, PQG_OPT_MAX_WAIT_US, &mut v),
+            PQG_OK
+        );
         assert_eq!(v, 250);
-        assert_eq!(pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, -1), PQG_ERR_INVALID_ARGUMENT);
-        assert_eq!(pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 0), PQG_ERR_INVALID_ARGUMENT);
-        assert_eq!(pqg_context_set_option(ctx.0, PQG_OPT_MAX_IN_FLIGHT, 65), PQG_ERR_INVALID_ARGUMENT);
-        assert_eq!(pqg_context_set_option(ctx.0, 42, 1), PQG_ERR_INVALID_ARGUMENT);
-        assert_eq!(pqg_context_set_option(null_mut(), PQG_OPT_MAX_BATCH, 1), PQG_ERR_NULL_POINTER);
-        assert_eq!(pqg_context_get_option(ctx.0, PQG_OPT_MAX_BATCH, null_mut()), PQG_ERR_NULL_POINTER);
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, -1),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 0),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_IN_FLIGHT, 65),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, 42, 1),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(null_mut(), PQG_OPT_MAX_BATCH, 1),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            pqg_context_get_option(ctx.0, PQG_OPT_MAX_BATCH, null_mut()),
+            PQG_ERR_NULL_POINTER
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The GPU (skipped without one): the same checks at scale, and failures injected mid-batch
+// ---------------------------------------------------------------------------------------
+
+/// Items per check: `PQGPU_SERVE_CASES` (the H200 script uses 100,000), default 3,000.
+fn gpu_cases() -> usize {
+    std::env::var("PQGPU_SERVE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
+#[test]
+fn gpu_serving_matches_cpu() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let n = gpu_cases();
+    let ring = keyring();
+    // Blocking calls from 256 threads, every item on the GPU (crossover off).
+    let serve = Serve::new(gpu.clone());
+    serve
+        .config
+        .set(pqgpu::serve::Opt::CpuCrossover, 0)
+        .unwrap();
+    let t = Instant::now();
+    run_threads(&serve, &ring, 256, n);
+    println!("gpu blocking: {n} items in {:?}", t.elapsed());
+    // Asynchronous single items through the C ABI, all outstanding at once.
+    let ctx = Ctx(context_from_backend(gpu.clone()));
+    unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0) };
+    let t = Instant::now();
+    async_cases(&ctx, &ring, n);
+    println!("gpu async: {n} items in {:?}", t.elapsed());
+}
+
+#[test]
+fn gpu_failure_mid_batch_loses_nothing() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let n = gpu_cases() / 4;
+    let ring = keyring();
+    for mode in [Mode::FailOdd, Mode::Panic, Mode::Fail] {
+        let fake = FakeGpu::over(gpu.clone(), mode);
+        let serve = Serve::new(fake.clone());
+        serve
+            .config
+            .set(pqgpu::serve::Opt::CpuCrossover, 0)
+            .unwrap();
+        run_threads(&serve, &ring, 128, n);
+        assert!(fake.items() > 0);
     }
 }

@@ -48,7 +48,11 @@ pub(crate) fn key_for(key: &Key, kind: KeyKind, mldsa: bool) -> Result<(), Error
 ///
 /// # Safety
 /// A non-NULL `ptr` must be `len` writable bytes for `'a`.
-pub(crate) unsafe fn output<'a>(ptr: *mut u8, len: usize, want: usize) -> Result<&'a mut [u8], Error> {
+pub(crate) unsafe fn output<'a>(
+    ptr: *mut u8,
+    len: usize,
+    want: usize,
+) -> Result<&'a mut [u8], Error> {
     if ptr.is_null() {
         return Err(Error::NullPointer);
     }
@@ -148,7 +152,8 @@ pub unsafe extern "C" fn pqg_mldsa_sign_key(
             let (msg, cs) = (input(msg, msg_len)?, input(context, context_len)?);
             let sig = output(sig, sig_len, k.alg().signature_len())?;
             let m = Message::Pure { ctx: cs, msg };
-            c.serve.sign(KeyArg::Handle(k), &m, optional::<32>(rnd), sig)
+            c.serve
+                .sign(KeyArg::Handle(k), &m, optional::<32>(rnd), sig)
         }
     })
 }
@@ -211,7 +216,8 @@ pub unsafe extern "C" fn pqg_kem_encaps_key(
             }
             let ct = output(ct, ct_len, a.ciphertext_len())?;
             let ss = output(ss, ss_len, a.shared_secret_len())?;
-            c.serve.encaps(KeyArg::Handle(k), optional::<32>(coins), ct, ss)
+            c.serve
+                .encaps(KeyArg::Handle(k), optional::<32>(coins), ct, ss)
         }
     });
     if st != super::PQG_OK {

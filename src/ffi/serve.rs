@@ -293,7 +293,12 @@ unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op,
     unsafe {
         let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = super::key::output(r.sig, len, len)?;
-        Op::sign(KeyArg::Handle(k), &Message::Pure { ctx: cs, msg }, optional::<32>(r.rnd), sig)
+        Op::sign(
+            KeyArg::Handle(k),
+            &Message::Pure { ctx: cs, msg },
+            optional::<32>(r.rnd),
+            sig,
+        )
     }
 }
 
@@ -430,9 +435,14 @@ pub unsafe extern "C" fn pqg_kem_encaps_key_submit(
         unsafe {
             let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, false)?;
             let len = k.alg().shared_secret_len();
-            start(c, n, statuses, job, |i| encaps_op(k, &reqs[i]), |i| {
-                zero_secret(reqs[i].ss, len)
-            })
+            start(
+                c,
+                n,
+                statuses,
+                job,
+                |i| encaps_op(k, &reqs[i]),
+                |i| zero_secret(reqs[i].ss, len),
+            )
         }
     })
 }
@@ -455,9 +465,14 @@ pub unsafe extern "C" fn pqg_kem_decaps_key_submit(
         unsafe {
             let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, false)?;
             let len = k.alg().shared_secret_len();
-            start(c, n, statuses, job, |i| decaps_op(k, &reqs[i]), |i| {
-                zero_secret(reqs[i].ss, len)
-            })
+            start(
+                c,
+                n,
+                statuses,
+                job,
+                |i| decaps_op(k, &reqs[i]),
+                |i| zero_secret(reqs[i].ss, len),
+            )
         }
     })
 }
@@ -490,7 +505,14 @@ pub unsafe extern "C" fn pqg_mldsa_sign_async(
     boundary(|| {
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
-            let r = pqg_key_sign_request { msg, msg_len, context, context_len, rnd, sig };
+            let r = pqg_key_sign_request {
+                msg,
+                msg_len,
+                context,
+                context_len,
+                rnd,
+                sig,
+            };
             let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, true)?;
             if status.is_null() {
                 return Err(Error::NullPointer);
@@ -504,7 +526,14 @@ pub unsafe extern "C" fn pqg_mldsa_sign_async(
             let op = sign_op(k, &r)?;
             op.check()?;
             let mut op = Some(op);
-            start(c, 1, status, job, |_| Ok(op.take().expect("one item")), |_| {})
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
         }
     })
 }
@@ -528,7 +557,14 @@ pub unsafe extern "C" fn pqg_mldsa_verify_async(
     boundary(|| {
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
-            let r = pqg_key_verify_request { msg, msg_len, context, context_len, sig, sig_len };
+            let r = pqg_key_verify_request {
+                msg,
+                msg_len,
+                context,
+                context_len,
+                sig,
+                sig_len,
+            };
             let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, true)?;
             if status.is_null() {
                 return Err(Error::NullPointer);
@@ -536,7 +572,14 @@ pub unsafe extern "C" fn pqg_mldsa_verify_async(
             let op = verify_op(k, &r)?;
             op.check()?;
             let mut op = Some(op);
-            start(c, 1, status, job, |_| Ok(op.take().expect("one item")), |_| {})
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
         }
     })
 }
@@ -560,7 +603,8 @@ pub unsafe extern "C" fn pqg_kem_encaps_async(
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
             let r = pqg_key_encaps_request { coins, ct, ss };
-            let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, false)?;
+            let (c, k, _) =
+                front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, false)?;
             if status.is_null() {
                 return Err(Error::NullPointer);
             }
@@ -574,7 +618,14 @@ pub unsafe extern "C" fn pqg_kem_encaps_async(
             let op = encaps_op(k, &r)?;
             op.check()?;
             let mut op = Some(op);
-            start(c, 1, status, job, |_| Ok(op.take().expect("one item")), |_| {})
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
         }
     });
     if st != PQG_OK {
@@ -602,7 +653,8 @@ pub unsafe extern "C" fn pqg_kem_decaps_async(
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
             let r = pqg_key_decaps_request { ct, ss };
-            let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, false)?;
+            let (c, k, _) =
+                front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, false)?;
             if status.is_null() {
                 return Err(Error::NullPointer);
             }
@@ -616,7 +668,14 @@ pub unsafe extern "C" fn pqg_kem_decaps_async(
             let op = decaps_op(k, &r)?;
             op.check()?;
             let mut op = Some(op);
-            start(c, 1, status, job, |_| Ok(op.take().expect("one item")), |_| {})
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
         }
     });
     if st != PQG_OK {

@@ -224,7 +224,11 @@ fn worker(sh: Arc<Shared>) {
             let calm = q.last_arrival + quiet;
             if now < due && now < calm && !q.shutdown {
                 let until = due.min(calm) - now;
-                q = sh.arrived.wait_timeout(q, until).unwrap_or_else(|e| e.into_inner()).0;
+                q = sh
+                    .arrived
+                    .wait_timeout(q, until)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
                 continue;
             }
         }

@@ -89,8 +89,15 @@ impl RawOut {
 /// [`Message`] with its slices held raw.
 #[derive(Clone, Copy, Debug)]
 pub enum RawMsg {
-    Pure { ctx: RawIn, msg: RawIn },
-    PreHashed { ctx: RawIn, ph: PreHash, digest: RawIn },
+    Pure {
+        ctx: RawIn,
+        msg: RawIn,
+    },
+    PreHashed {
+        ctx: RawIn,
+        ph: PreHash,
+        digest: RawIn,
+    },
     Internal(RawIn),
     Mu(RawIn),
 }
@@ -323,13 +330,21 @@ impl Op {
             use super::key::KeyKind;
             match key {
                 KeyRef::Handle(k) => {
-                    let want = if secret { KeyKind::Secret } else { KeyKind::Public };
+                    let want = if secret {
+                        KeyKind::Secret
+                    } else {
+                        KeyKind::Public
+                    };
                     if k.alg() != alg || k.kind() != want {
                         return Err(Error::InvalidArgument);
                     }
                 }
                 KeyRef::Bytes(b) => {
-                    let len = if secret { alg.secret_key_len() } else { alg.public_key_len() };
+                    let len = if secret {
+                        alg.secret_key_len()
+                    } else {
+                        alg.public_key_len()
+                    };
                     if b.len() != len {
                         return Err(Error::BadLength);
                     }
@@ -340,7 +355,9 @@ impl Op {
         // SAFETY (all `get` below): called by the submitter before the op is queued, while
         // its buffers are valid.
         match self {
-            Op::Sign { p, key, msg, sig, .. } => {
+            Op::Sign {
+                p, key, msg, sig, ..
+            } => {
                 key_ok(key, Alg::MlDsa(*p), true)?;
                 if sig.len() != p.signature_len() {
                     return Err(Error::BadLength);
@@ -379,7 +396,13 @@ impl Op {
         // promise) and only this thread writes its outputs.
         unsafe {
             match self {
-                Op::Sign { p, key, msg, rnd, sig } => {
+                Op::Sign {
+                    p,
+                    key,
+                    msg,
+                    rnd,
+                    sig,
+                } => {
                     let rnd = rnd.as_deref();
                     match key {
                         KeyRef::Handle(k) => k.mldsa_sk()?.sign(&msg.get(), rnd, sig.get()),
@@ -390,9 +413,17 @@ impl Op {
                     KeyRef::Handle(k) => k.mldsa_pk()?.verify(&msg.get(), sig.get()),
                     KeyRef::Bytes(b) => mldsa::verify(*p, b.get(), &msg.get(), sig.get()),
                 },
-                Op::Encaps { p, key, coins, ct, ss } => match (key, coins.as_deref()) {
+                Op::Encaps {
+                    p,
+                    key,
+                    coins,
+                    ct,
+                    ss,
+                } => match (key, coins.as_deref()) {
                     (KeyRef::Handle(k), c) => k.ctru_pk()?.encaps(c, ct.get(), ss.get()),
-                    (KeyRef::Bytes(b), Some(c)) => ctru::encaps_derand(*p, b.get(), c, ct.get(), ss.get()),
+                    (KeyRef::Bytes(b), Some(c)) => {
+                        ctru::encaps_derand(*p, b.get(), c, ct.get(), ss.get())
+                    }
                     (KeyRef::Bytes(b), None) => ctru::encaps(*p, b.get(), ct.get(), ss.get()),
                 },
                 Op::Decaps { p, key, ct, ss } => match key {

@@ -38,10 +38,18 @@ impl Key {
     /// `BadKey` (ML-DSA s1/s2 out of range; CTRU-Prime non-canonical pk or malformed f).
     pub fn new(alg: Alg, kind: KeyKind, bytes: &[u8]) -> Result<Key, Error> {
         let form = match (alg, kind) {
-            (Alg::MlDsa(p), KeyKind::Public) => Form::MlDsaPk(mldsa::ExpandedPublicKey::new(p, bytes)?),
-            (Alg::MlDsa(p), KeyKind::Secret) => Form::MlDsaSk(mldsa::ExpandedSecretKey::new(p, bytes)?),
-            (Alg::Ctru(p), KeyKind::Public) => Form::CtruPk(ctru::ExpandedPublicKey::new(p, bytes)?),
-            (Alg::Ctru(p), KeyKind::Secret) => Form::CtruSk(ctru::ExpandedSecretKey::new(p, bytes)?),
+            (Alg::MlDsa(p), KeyKind::Public) => {
+                Form::MlDsaPk(mldsa::ExpandedPublicKey::new(p, bytes)?)
+            }
+            (Alg::MlDsa(p), KeyKind::Secret) => {
+                Form::MlDsaSk(mldsa::ExpandedSecretKey::new(p, bytes)?)
+            }
+            (Alg::Ctru(p), KeyKind::Public) => {
+                Form::CtruPk(ctru::ExpandedPublicKey::new(p, bytes)?)
+            }
+            (Alg::Ctru(p), KeyKind::Secret) => {
+                Form::CtruSk(ctru::ExpandedSecretKey::new(p, bytes)?)
+            }
         };
         Ok(Key(Arc::new(Inner {
             alg,

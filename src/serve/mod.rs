@@ -48,7 +48,8 @@ impl Serve {
         sig: &mut [u8],
     ) -> Status {
         // SAFETY: `run` returns only after the op has completed, within these borrows.
-        self.dispatcher.run(unsafe { Op::sign(key, msg, rnd, sig) }?)
+        self.dispatcher
+            .run(unsafe { Op::sign(key, msg, rnd, sig) }?)
     }
 
     /// Verifies one signature: `Ok` valid, `Err(VerifyFailed)` invalid.

@@ -59,7 +59,11 @@ impl Notify {
 
     /// Runs the callback for job `id` (its results are written, it is not yet complete).
     pub fn before_complete(&self, id: usize) {
-        let cb = self.callback.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let cb = self
+            .callback
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         if let Some(cb) = cb {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(id)));
         }

@@ -6,6 +6,7 @@
 //! writes every figure.
 
 mod report;
+mod serve;
 mod workload;
 
 use clap::{Parser, ValueEnum};
@@ -75,6 +76,19 @@ struct Args {
     /// the batch size: every item its own key).
     #[arg(long, default_value_t = 1)]
     kem_keys: usize,
+    /// Serving mode only (issue #13): single-item calls from T threads and N outstanding async
+    /// items through the C ABI, with one key handle (see serve.rs).
+    #[arg(long)]
+    serve: bool,
+    /// Serving mode: seconds per figure.
+    #[arg(long, default_value_t = 1.0)]
+    serve_seconds: f64,
+    /// Serving mode: thread counts (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024")]
+    serve_threads: Vec<usize>,
+    /// Serving mode: outstanding async items (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
+    serve_outstanding: Vec<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -102,6 +116,22 @@ fn main() {
         .num_threads(threads)
         .build_global()
         .expect("rayon pool");
+    if args.serve {
+        let mut s = serve::ServeArgs::full(match args.backend {
+            BackendArg::Auto => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_AUTO,
+            BackendArg::Cpu => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_CPU,
+            BackendArg::Gpu => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_GPU,
+        } as i32);
+        s.duration = Duration::from_secs_f64(args.serve_seconds);
+        s.threads = args.serve_threads.clone();
+        s.outstanding = args.serve_outstanding.clone();
+        s.batch = args.gpu_batch;
+        if let Err(e) = serve::run(&s) {
+            eprintln!("pqgpu-bench: CHECK FAILED: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let targets = match choose_targets(&args, threads) {
         Ok(t) => t,
         Err(e) => {
