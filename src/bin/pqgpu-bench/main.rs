@@ -89,6 +89,9 @@ struct Args {
     /// Serving mode: outstanding async items (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
     serve_outstanding: Vec<usize>,
+    /// Serving mode: PQG_OPT_CPU_CROSSOVER of the context (default: the library's).
+    #[arg(long)]
+    serve_crossover: Option<i64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -126,6 +129,12 @@ fn main() {
         s.threads = args.serve_threads.clone();
         s.outstanding = args.serve_outstanding.clone();
         s.batch = args.gpu_batch;
+        s.crossover = args.serve_crossover;
+        s.algs.retain(|&a| match args.alg {
+            Family::All => true,
+            Family::Mldsa => a < pqgpu::ffi::PQG_CTRU_PRIME_653,
+            Family::Ctru => a >= pqgpu::ffi::PQG_CTRU_PRIME_653,
+        });
         if let Err(e) = serve::run(&s) {
             eprintln!("pqgpu-bench: CHECK FAILED: {e}");
             std::process::exit(1);

@@ -32,6 +32,8 @@ pub struct ServeArgs {
     pub duration: Duration,
     /// Batch size of the handle-vs-keys comparison (0: skip).
     pub batch: usize,
+    /// `PQG_OPT_CPU_CROSSOVER` for the context (`None`: the default).
+    pub crossover: Option<i64>,
 }
 
 impl ServeArgs {
@@ -49,6 +51,7 @@ impl ServeArgs {
             outstanding: vec![1024, 4096, 16384, 65536],
             duration: Duration::from_millis(1000),
             batch: 65536,
+            crossover: None,
         }
     }
 }
@@ -634,6 +637,10 @@ pub fn run(a: &ServeArgs) -> Result<Vec<ServeRow>, String> {
         "pqg_context_new",
     )?;
     let ctx = P(ctx);
+    if let Some(c) = a.crossover {
+        // SAFETY: live context.
+        check(unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, c) }, "crossover")?;
+    }
     let mut rows = Vec::new();
     let mut emit = |r: ServeRow| {
         println!(
