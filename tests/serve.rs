@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 // Keys and the plain reference calls
 // ---------------------------------------------------------------------------------------
 
+static ZERO_RND: [u8; 32] = [0; 32];
 const M44: mldsa::ParamSet = mldsa::ParamSet::MlDsa44;
 const M65: mldsa::ParamSet = mldsa::ParamSet::MlDsa65;
 const M87: mldsa::ParamSet = mldsa::ParamSet::MlDsa87;
@@ -741,7 +742,7 @@ fn a_handle_freed_while_its_items_are_queued_stays_valid() {
             msg_len: msgs[i].len(),
             context: null(),
             context_len: 0,
-            rnd: [0u8; 32].as_ptr(),
+            rnd: ZERO_RND.as_ptr(),
             sig: sigs[i * M44.signature_len()..].as_mut_ptr(),
         })
         .collect();

@@ -71,7 +71,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         kappa = kappa.wrapping_add(L as u16);
         *z = *y;
         z.ntt();
-        *tmp = matrix_mul(&a_hat, &z);
+        *tmp = matrix_mul(a_hat, &z);
         tmp.reduce();
         tmp.invntt_tomont();
         tmp.caddq();
@@ -93,7 +93,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         c_hat.ntt();
 
         // Lines 18-20: z = y + <<c s1>>; reject when ||z||inf >= gamma1 - beta.
-        z.pointwise_poly_montgomery(&c_hat, &s1_hat);
+        z.pointwise_poly_montgomery(&c_hat, s1_hat);
         z.invntt_tomont();
         z.add_assign(&y);
         z.reduce();
@@ -101,7 +101,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
 
         // Line 21: r0 = LowBits(w - <<c s2>>), computed as w0 - <<c s2>>; once ||r0||inf <
         // gamma2 - beta holds, HighBits(w - <<c s2>>) = w1, so w1 serves in MakeHint below.
-        tmp.pointwise_poly_montgomery(&c_hat, &s2_hat);
+        tmp.pointwise_poly_montgomery(&c_hat, s2_hat);
         tmp.invntt_tomont();
         w0.sub_assign(&tmp);
         w0.reduce();
@@ -113,7 +113,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         }
 
         // Lines 25-28: <<c t0>>, its bound, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
-        tmp.pointwise_poly_montgomery(&c_hat, &t0_hat);
+        tmp.pointwise_poly_montgomery(&c_hat, t0_hat);
         tmp.invntt_tomont();
         tmp.reduce();
         if tmp.exceeds(gamma2) {

@@ -49,6 +49,10 @@ impl RawIn {
         self.len
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// # Safety
     /// Only while the item that holds this is running (before its completion).
     unsafe fn get<'a>(self) -> &'a [u8] {
@@ -72,6 +76,10 @@ impl RawOut {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// # Safety
@@ -156,7 +164,7 @@ pub enum KeyRef {
 impl KeyRef {
     /// # Safety
     /// As [`RawIn::get`].
-    unsafe fn bytes<'a>(&'a self) -> &'a [u8] {
+    unsafe fn bytes(&self) -> &[u8] {
         match self {
             KeyRef::Handle(k) => k.bytes(),
             // SAFETY: forwarded.

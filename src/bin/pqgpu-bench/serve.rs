@@ -489,8 +489,8 @@ fn asynchronous(
         slot_of.insert(job as usize, i);
         Ok(())
     };
-    for i in 0..n {
-        started[i] = Instant::now();
+    for (i, t) in started.iter_mut().enumerate() {
+        *t = Instant::now();
         issue(i, &mut bufs, &mut statuses, &mut slot_of)?;
     }
     let mut outstanding = n;
