@@ -226,6 +226,8 @@ enum Mode {
 struct FakeGpu {
     cpu: Arc<dyn Backend>,
     mode: Mode,
+    /// What it reports itself as (a GPU unless a test says otherwise).
+    kind: Mutex<BackendKind>,
     /// Sizes of the batches it was given.
     batches: Mutex<Vec<usize>>,
     /// While closed, batches wait.
@@ -242,6 +244,7 @@ impl FakeGpu {
         Arc::new(FakeGpu {
             cpu: inner,
             mode,
+            kind: Mutex::new(BackendKind::Gpu),
             batches: Mutex::new(Vec::new()),
             gate: Mutex::new(true),
             opened: Condvar::new(),
@@ -278,8 +281,9 @@ impl FakeGpu {
                 .step_by(2)
                 .for_each(|s| *s = Err(Error::Device)),
             Mode::Panic => {
+                // The first half finished, the rest never did (a panic mid-batch).
                 let half = statuses.len() / 2;
-                statuses[..half].iter_mut().for_each(|s| *s = Ok(()));
+                statuses[half..].iter_mut().for_each(|s| *s = Err(Error::Panic));
                 panic!("fake device failure (expected by the test)");
             }
         }
@@ -288,7 +292,7 @@ impl FakeGpu {
 
 impl Backend for FakeGpu {
     fn kind(&self) -> BackendKind {
-        BackendKind::Gpu
+        *self.kind.lock().unwrap()
     }
     fn mldsa_keygen(
         &self,
@@ -458,6 +462,29 @@ fn failing_backends_lose_nothing() {
         let (fake, serve) = gpu_serve(mode, 500);
         run_threads(&serve, &ring, 8, 80);
         assert!(fake.items() > 0);
+    }
+}
+
+#[test]
+fn a_backend_of_its_own_gets_every_item_unretried() {
+    // A backend that is not the library's CPU or GPU (it reports itself as a CPU): items go
+    // through it, and its failures are the items' statuses.
+    let ring = keyring();
+    let c = case(&ring, 0);
+    for (mode, want) in [
+        (Mode::Pass, None),
+        (Mode::Fail, Some(Error::Device)),
+        (Mode::Panic, Some(Error::Panic)),
+    ] {
+        let fake = FakeGpu::new(mode);
+        *fake.kind.lock().unwrap() = BackendKind::Cpu;
+        let serve = Serve::new(fake.clone());
+        let got = served(&serve, &ring, &c);
+        match want {
+            None => assert_eq!(got, expected(&ring, &c)),
+            Some(e) => assert_eq!(got.0, Err(e)),
+        }
+        assert_eq!(fake.items(), 1);
     }
 }
 

@@ -4,9 +4,10 @@
 //! A dispatcher thread takes the queue as one batch (up to the maximum batch) when it is full,
 //! when the oldest item has waited the maximum wait, or when arrivals have paused; several
 //! threads (`MaxInFlight`) run batches at once, so while the GPU is busy the queue grows and
-//! the next batch is larger. Batches below the CPU crossover run on the CPU. On a context whose
-//! backend is the CPU, blocking calls run in the caller's thread (no queue at all) and queued
-//! items are taken at once.
+//! the next batch is larger. Batches below the CPU crossover run on the CPU, and items a GPU
+//! fails are retried there. On a context whose backend is the CPU, blocking calls run in the
+//! caller's thread (no queue at all) and queued items are taken at once. Any other backend (a
+//! test's or an embedder's own, reporting itself as a CPU) gets every item, unretried.
 
 use super::config::{Config, Opt};
 use super::exec;
@@ -30,10 +31,20 @@ struct Queue {
     shutdown: bool,
 }
 
+/// Where a context's work goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// The process CPU backend: items run in place (expanded keys), never through it.
+    Cpu,
+    /// A GPU: batches, the crossover to the CPU, CPU retries.
+    Gpu,
+    /// Another backend: every item through it, as it reports.
+    Other,
+}
+
 struct Shared {
     backend: Arc<dyn Backend>,
-    /// The backend is the process CPU backend: run items in place, never through it.
-    direct_cpu: bool,
+    route: Route,
     cfg: Arc<Config>,
     q: Mutex<Queue>,
     arrived: Condvar,
@@ -79,11 +90,17 @@ impl Waiter {
 impl Dispatcher {
     pub fn new(backend: Arc<dyn Backend>, cfg: Arc<Config>) -> Dispatcher {
         let cpu = crate::backend::cpu_backend();
-        let direct_cpu = std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&cpu));
+        let route = if std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&cpu)) {
+            Route::Cpu
+        } else if backend.kind() == crate::backend::BackendKind::Gpu {
+            Route::Gpu
+        } else {
+            Route::Other
+        };
         Dispatcher {
             sh: Arc::new(Shared {
                 backend,
-                direct_cpu,
+                route,
                 cfg,
                 q: Mutex::new(Queue {
                     items: VecDeque::new(),
@@ -103,8 +120,15 @@ impl Dispatcher {
     pub fn run(&self, op: Op) -> Status {
         op.check()?;
         let sh = &self.sh;
-        if sh.direct_cpu {
-            return run_inline(op);
+        match sh.route {
+            Route::Cpu => return run_inline(op),
+            Route::Other => {
+                let waiter = Arc::new(Waiter::default());
+                let item = Item::new(op, waiter.clone(), 0);
+                exec::run_backend(&*sh.backend, vec![item], false);
+                return waiter.wait();
+            }
+            Route::Gpu => {}
         }
         let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
         {
@@ -196,10 +220,11 @@ fn run_inline(op: Op) -> Status {
 /// crossover, the backend otherwise (with CPU retries of what it fails).
 fn run_batch(sh: &Shared, items: Vec<Item>) {
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
-    if sh.direct_cpu || items.len() < crossover {
-        exec::run_cpu(items);
-    } else {
-        exec::run_backend(&*sh.backend, items);
+    match sh.route {
+        Route::Cpu => exec::run_cpu(items),
+        Route::Gpu if items.len() < crossover => exec::run_cpu(items),
+        Route::Gpu => exec::run_backend(&*sh.backend, items, true),
+        Route::Other => exec::run_backend(&*sh.backend, items, false),
     }
 }
 
@@ -216,7 +241,7 @@ fn worker(sh: Arc<Shared>) {
             continue;
         }
         let max_batch = sh.cfg.get(Opt::MaxBatch) as usize;
-        if !sh.direct_cpu && q.items.len() < max_batch {
+        if sh.route != Route::Cpu && q.items.len() < max_batch {
             let max_wait = Duration::from_micros(sh.cfg.get(Opt::MaxWaitUs));
             let quiet = QUIET.min(max_wait / 4);
             let now = Instant::now();

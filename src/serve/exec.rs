@@ -30,9 +30,9 @@ fn engine_failure(st: Status) -> bool {
     matches!(st, Err(Error::Device | Error::Panic | Error::NoDevice))
 }
 
-/// Runs the items through `backend`, one batch call per class; items the backend failed
-/// with an engine error (or never finished: a panic) are run again on the CPU.
-pub fn run_backend(backend: &dyn Backend, items: Vec<Item>) {
+/// Runs the items through `backend`, one batch call per class; with `retry`, items the
+/// backend failed with an engine error (or never finished: a panic) are run again on the CPU.
+pub fn run_backend(backend: &dyn Backend, items: Vec<Item>, retry_on_cpu: bool) {
     // Classes in order of first appearance.
     let mut index: HashMap<Class, usize> = HashMap::new();
     let mut classes: Vec<(Class, Vec<Item>)> = Vec::new();
@@ -54,7 +54,7 @@ pub fn run_backend(backend: &dyn Backend, items: Vec<Item>) {
                     unsafe { it.op.write_outputs(&outs.0, &outs.1) };
                     it.finish(Ok(()));
                 }
-                st if engine_failure(st) => retry.push(it),
+                st if retry_on_cpu && engine_failure(st) => retry.push(it),
                 st => it.finish(st),
             }
         }
