@@ -1,7 +1,7 @@
 #!/bin/bash
 # Serving (issue #13) on the GPU machine, in one call, 3.75 minutes at most (the first step
-# includes the kernel compile): the serving tests at 100,000 items (GPU results bit-identical to the CPU reference; failures injected mid-batch
-# into real GPU batches), a crossover sweep for PQG_OPT_CPU_CROSSOVER's default, and the
+# includes the kernel compile): the serving tests at 100,000 items (GPU results bit-identical
+# to the CPU reference; failures injected mid-batch into real GPU batches), a crossover sweep for PQG_OPT_CPU_CROSSOVER's default, and the
 # serving benchmark (blocking threads T = 1..1024, async N = 1K..64K, ML-DSA-44/65/87 sign and
 # verify, CTRU-Prime-761 encaps and decaps, batch 65,536 with a key handle vs per-item keys).
 #
