@@ -28,6 +28,8 @@ struct Queue {
     running: usize,
     inline: usize,
     workers: usize,
+    /// The process that started the workers: a child after fork() has none of them.
+    pid: u32,
     shutdown: bool,
 }
 
@@ -108,6 +110,7 @@ impl Dispatcher {
                     running: 0,
                     inline: 0,
                     workers: 0,
+                    pid: std::process::id(),
                     shutdown: false,
                 }),
                 arrived: Condvar::new(),
@@ -167,6 +170,13 @@ impl Dispatcher {
     fn enqueue(&self, items: Vec<Item>) {
         let sh = &self.sh;
         let mut q = sh.lock();
+        if q.pid != std::process::id() {
+            // Forked: the parent's dispatcher threads (and the batches they ran) are not here.
+            q.pid = std::process::id();
+            q.workers = 0;
+            q.running = 0;
+            q.inline = 0;
+        }
         if q.workers == 0 {
             let want = sh.cfg.get(Opt::MaxInFlight) as usize;
             for _ in 0..want {
