@@ -283,7 +283,9 @@ impl FakeGpu {
             Mode::Panic => {
                 // The first half finished, the rest never did (a panic mid-batch).
                 let half = statuses.len() / 2;
-                statuses[half..].iter_mut().for_each(|s| *s = Err(Error::Panic));
+                statuses[half..]
+                    .iter_mut()
+                    .for_each(|s| *s = Err(Error::Panic));
                 panic!("fake device failure (expected by the test)");
             }
         }
@@ -1111,4 +1113,27 @@ fn gpu_failure_mid_batch_loses_nothing() {
         run_threads(&serve, &ring, 128, n);
         assert!(fake.items() > 0);
     }
+}
+
+#[test]
+fn a_forked_child_gets_its_own_dispatcher() {
+    let ring = keyring();
+    let (_, serve) = gpu_serve(Mode::Pass, 500);
+    let c = case(&ring, 3);
+    // The parent queues work first, so its dispatcher threads exist.
+    assert_eq!(served(&serve, &ring, &c), expected(&ring, &c));
+    // SAFETY: the child only runs the serving layer, then leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        unsafe { libc::alarm(20) }; // a hang (no dispatcher thread) ends as a failure
+        let ok = served(&serve, &ring, &c) == expected(&ring, &c);
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child status {status:#x}"
+    );
 }
