@@ -202,6 +202,12 @@
 #define PQG_OPT_MAX_IN_FLIGHT 4
 
 /**
+ * A pause in arrivals of this many microseconds flushes a forming batch at once ("nothing
+ * else is arriving"; default 50; 0..1000000, capped at a quarter of the maximum wait).
+ */
+#define PQG_OPT_QUIET_US 5
+
+/**
  * The engines a context can run on.
  */
 typedef enum {

@@ -221,6 +221,8 @@ enum Mode {
     FailOdd,
     /// Panics halfway through each batch.
     Panic,
+    /// Rejects every signature at once without computing (a cheap, fast engine), signs as Pass.
+    QuickVerify,
 }
 
 struct FakeGpu {
@@ -270,7 +272,7 @@ impl FakeGpu {
     /// Applies the failure mode after (or instead of) the real work.
     fn spoil(&self, statuses: &mut [Status], outs: &mut [&mut [u8]]) {
         match self.mode {
-            Mode::Pass => {}
+            Mode::Pass | Mode::QuickVerify => {}
             Mode::Fail => {
                 statuses.iter_mut().for_each(|s| *s = Err(Error::Device));
                 outs.iter_mut().for_each(|o| o.fill(0xEE));
@@ -319,6 +321,10 @@ impl Backend for FakeGpu {
     }
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], st: &mut [Status]) {
         self.enter(items.len());
+        if self.mode == Mode::QuickVerify {
+            st.iter_mut().for_each(|s| *s = Err(Error::VerifyFailed));
+            return;
+        }
         self.cpu.mldsa_verify(p, items, st);
         self.spoil(st, &mut []);
     }
@@ -507,45 +513,102 @@ fn a_lone_item_does_not_wait_for_company() {
 
 #[test]
 fn the_maximum_wait_bounds_a_busy_queue() {
-    // Arrivals closer than the quiet gap keep the queue open; the oldest item's deadline
-    // (here 20 ms) must still flush it.
+    // An asynchronous feeder keeps items arriving; with the quiet gap off, only the oldest
+    // item's deadline (here 20 ms) can flush the queue; a blocking call made meanwhile
+    // must come back within that wait plus slack (for a loaded 2-core CI machine), long before
+    // the feeder stops (after 3 s).
     let ring = keyring();
-    let (fake, serve) = gpu_serve(Mode::Pass, 20_000);
+    // The feeder's items cost the engine nothing, so the queue is busy but not overloaded
+    // (under overload an item waits behind the backlog, whatever the maximum wait).
+    let fake = FakeGpu::new(Mode::QuickVerify);
+    let ctx = Ctx(context_from_backend(fake.clone()));
+    unsafe {
+        pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0);
+        pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, 20_000);
+        // Never full within the test, and pauses in arrivals do not count: only the deadline
+        // can flush.
+        pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 1 << 20);
+        pqg_context_set_option(ctx.0, PQG_OPT_QUIET_US, 1_000_000);
+    }
+    let kp = &ring[0];
+    let pk = c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk);
+    let sk = c_key(kp.alg, PQG_KEY_SECRET, &kp.sk);
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let m = Message::Pure {
-        ctx: &[],
-        msg: b"busy",
-    };
     let bad = vec![0u8; M44.signature_len()];
-    std::thread::scope(|s| {
-        // A feeder that keeps items arriving (verifications of a bad signature: cheap).
-        s.spawn(|| {
-            while !stop.load(Ordering::Relaxed) {
-                let _ = serve.verify(KeyArg::Handle(&ring[0].pk_h), &m, &bad);
-            }
-        });
-        for _ in 0..4 {
-            s.spawn(|| {
-                let t = Instant::now();
-                for _ in 0..50 {
-                    let _ = serve.verify(KeyArg::Handle(&ring[0].pk_h), &m, &bad);
+    let (pk_p, sk_p) = (pk as usize, sk as usize);
+    let ctx_ref = &ctx;
+    let elapsed = std::thread::scope(|s| {
+        let feeder = s.spawn(|| {
+            let mut pending = std::collections::VecDeque::new();
+            let t = Instant::now();
+            let mut submitted = 0usize;
+            while !stop.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(3) {
+                let mut st = Box::new(0);
+                let mut job = null_mut();
+                let r = unsafe {
+                    pqg_mldsa_verify_async(
+                        ctx_ref.0,
+                        pk_p as *const pqg_key,
+                        b"busy".as_ptr(),
+                        4,
+                        null(),
+                        0,
+                        bad.as_ptr(),
+                        bad.len(),
+                        &mut *st,
+                        &mut job,
+                    )
+                };
+                assert_eq!(r, PQG_OK);
+                submitted += 1;
+                pending.push_back((job, st));
+                while let Some((j, _)) = pending.front() {
+                    if unsafe { pqg_job_poll(*j) } != PQG_OK {
+                        break;
+                    }
+                    let (j, st) = pending.pop_front().unwrap();
+                    unsafe { pqg_job_free(j) };
+                    assert_eq!(*st, PQG_ERR_VERIFY_FAILED);
                 }
-                t.elapsed()
-            });
-        }
-        std::thread::sleep(Duration::from_millis(50));
+            }
+            for (j, st) in pending {
+                unsafe { pqg_job_wait(j, -1) };
+                unsafe { pqg_job_free(j) };
+                assert_eq!(*st, PQG_ERR_VERIFY_FAILED);
+            }
+            submitted
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let mut sig = vec![0u8; M44.signature_len()];
         let t = Instant::now();
-        let c = case(&ring, 0);
-        assert_eq!(served(&serve, &ring, &c), expected(&ring, &c));
-        // 20 ms of wait plus generous slack for a loaded 2-core CI machine.
-        assert!(
-            t.elapsed() < Duration::from_millis(20 + 400),
-            "{:?}",
-            t.elapsed()
-        );
+        let st = unsafe {
+            pqg_mldsa_sign_key(
+                ctx.0,
+                sk_p as *const pqg_key,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len(),
+            )
+        };
+        let elapsed = t.elapsed();
         stop.store(true, Ordering::Relaxed);
+        assert_eq!(st, PQG_OK);
+        assert!(
+            feeder.join().unwrap() > 100,
+            "the feeder kept items arriving"
+        );
+        elapsed
     });
+    assert!(elapsed < Duration::from_millis(20 + 400), "{elapsed:?}");
     assert!(fake.items() > 0);
+    unsafe {
+        pqg_key_free(pk);
+        pqg_key_free(sk);
+    }
 }
 
 // ---------------------------------------------------------------------------------------

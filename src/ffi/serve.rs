@@ -24,6 +24,9 @@ pub const PQG_OPT_MAX_BATCH: i32 = 2;
 pub const PQG_OPT_CPU_CROSSOVER: i32 = 3;
 /// Batches a context runs at once (default 4; 1..64); read when the context first queues work.
 pub const PQG_OPT_MAX_IN_FLIGHT: i32 = 4;
+/// A pause in arrivals of this many microseconds flushes a forming batch at once ("nothing
+/// else is arriving"; default 50; 0..1000000, capped at a quarter of the maximum wait).
+pub const PQG_OPT_QUIET_US: i32 = 5;
 
 /// A completion callback: `user` as given to `pqg_context_set_callback`, and the job whose
 /// outputs and statuses have just been written.

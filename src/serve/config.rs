@@ -18,6 +18,9 @@ pub enum Opt {
     /// Batches a context runs at once (its dispatcher threads, started at the first queued
     /// item; later changes do not apply): 1..=64.
     MaxInFlight = 4,
+    /// Arrivals paused this long (µs) count as "nothing else is arriving" and flush the queue:
+    /// 0..=1,000,000 (capped at a quarter of the maximum wait).
+    QuietUs = 5,
 }
 
 impl Opt {
@@ -27,6 +30,7 @@ impl Opt {
             2 => Opt::MaxBatch,
             3 => Opt::CpuCrossover,
             4 => Opt::MaxInFlight,
+            5 => Opt::QuietUs,
             _ => return Err(Error::InvalidArgument),
         })
     }
@@ -37,6 +41,7 @@ impl Opt {
             Opt::MaxBatch => (1, 1 << 20),
             Opt::CpuCrossover => (0, 1 << 20),
             Opt::MaxInFlight => (1, 64),
+            Opt::QuietUs => (0, 1_000_000),
         }
     }
 }
@@ -48,10 +53,11 @@ pub const DEFAULT_MAX_WAIT_US: u64 = 1000;
 pub const DEFAULT_MAX_BATCH: u64 = 65536;
 pub const DEFAULT_CPU_CROSSOVER: u64 = 8;
 pub const DEFAULT_MAX_IN_FLIGHT: u64 = 4;
+pub const DEFAULT_QUIET_US: u64 = 50;
 
 #[derive(Debug)]
 pub struct Config {
-    values: [AtomicU64; 4],
+    values: [AtomicU64; 5],
 }
 
 impl Default for Config {
@@ -62,6 +68,7 @@ impl Default for Config {
                 AtomicU64::new(DEFAULT_MAX_BATCH),
                 AtomicU64::new(DEFAULT_CPU_CROSSOVER),
                 AtomicU64::new(DEFAULT_MAX_IN_FLIGHT),
+                AtomicU64::new(DEFAULT_QUIET_US),
             ],
         }
     }

@@ -18,9 +18,6 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Arrivals paused this long (or a quarter of the maximum wait, if less) flush the queue.
-const QUIET: Duration = Duration::from_micros(50);
-
 struct Queue {
     items: VecDeque<Item>,
     last_arrival: Instant,
@@ -253,7 +250,8 @@ fn worker(sh: Arc<Shared>) {
         let max_batch = sh.cfg.get(Opt::MaxBatch) as usize;
         if sh.route != Route::Cpu && q.items.len() < max_batch {
             let max_wait = Duration::from_micros(sh.cfg.get(Opt::MaxWaitUs));
-            let quiet = QUIET.min(max_wait / 4);
+            // Arrivals paused this long (or a quarter of the maximum wait) flush the queue.
+            let quiet = Duration::from_micros(sh.cfg.get(Opt::QuietUs)).min(max_wait / 4);
             let now = Instant::now();
             let due = q.items[0].enqueued + max_wait;
             let calm = q.last_arrival + quiet;
