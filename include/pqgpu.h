@@ -225,6 +225,34 @@
 #define PQG_CTRU_PRIME_COINS_BYTES 32
 
 /**
+ * The longest time, in microseconds, the first item of a forming batch waits for more
+ * items (default 1000; 0..1000000).
+ */
+#define PQG_OPT_MAX_WAIT_US 1
+
+/**
+ * The most items in one batch (default 65536; 1..1048576).
+ */
+#define PQG_OPT_MAX_BATCH 2
+
+/**
+ * On a GPU context, batches of fewer items run on the CPU, and blocking calls run in the
+ * calling thread while fewer items are outstanding (default 8; 0..1048576).
+ */
+#define PQG_OPT_CPU_CROSSOVER 3
+
+/**
+ * Batches a context runs at once (default 4; 1..64); read when the context first queues work.
+ */
+#define PQG_OPT_MAX_IN_FLIGHT 4
+
+/**
+ * A pause in arrivals of this many microseconds flushes a forming batch at once ("nothing
+ * else is arriving"; default 50; 0..1000000, capped at a quarter of the maximum wait).
+ */
+#define PQG_OPT_QUIET_US 5
+
+/**
  * The engines a context can run on.
  */
 typedef enum {
@@ -315,6 +343,12 @@ typedef struct pqg_context pqg_context;
 typedef struct pqg_job pqg_job;
 
 /**
+ * An expanded public or secret key (opaque). Create with `pqg_key_new`, release with
+ * `pqg_key_free`. Immutable and safe to share between threads and contexts.
+ */
+typedef struct pqg_key pqg_key;
+
+/**
  * The result of a fallible call: `PQG_OK` (0), `PQG_PENDING` (1) or a negative `PQG_ERR_*` code.
  */
 typedef int32_t pqg_status;
@@ -364,6 +398,11 @@ typedef struct {
    */
   uint8_t *ss;
 } pqg_decaps_request;
+
+/**
+ * Which half of a key pair a handle holds (`PQG_KEY_PUBLIC`, `PQG_KEY_SECRET`).
+ */
+typedef int32_t pqg_key_kind;
 
 /**
  * One signing request of `pqg_mldsa_sign_submit`.
@@ -417,6 +456,89 @@ typedef struct {
   const uint8_t *sig;
   size_t sig_len;
 } pqg_verify_request;
+
+/**
+ * A completion callback: `user` as given to `pqg_context_set_callback`, and the job whose
+ * outputs and statuses have just been written.
+ */
+typedef void (*pqg_callback)(void *user, pqg_job *job);
+
+/**
+ * One signing request of `pqg_mldsa_sign_key_submit` (the key is the call's handle).
+ */
+typedef struct {
+  /**
+   * The message; may be NULL when `msg_len` is 0.
+   */
+  const uint8_t *msg;
+  size_t msg_len;
+  /**
+   * The FIPS 204 context string, 0..255 bytes; may be NULL when `context_len` is 0.
+   */
+  const uint8_t *context;
+  size_t context_len;
+  /**
+   * 32 bytes of signing randomness, or NULL for hedged signing (fresh randomness).
+   */
+  const uint8_t *rnd;
+  /**
+   * Receives the signature, `pqg_signature_len(alg)` bytes.
+   */
+  uint8_t *sig;
+} pqg_key_sign_request;
+
+/**
+ * One verification request of `pqg_mldsa_verify_key_submit`.
+ */
+typedef struct {
+  /**
+   * The message; may be NULL when `msg_len` is 0.
+   */
+  const uint8_t *msg;
+  size_t msg_len;
+  /**
+   * The FIPS 204 context string, 0..255 bytes; may be NULL when `context_len` is 0.
+   */
+  const uint8_t *context;
+  size_t context_len;
+  /**
+   * The signature; a length other than `pqg_signature_len(alg)` fails to verify.
+   */
+  const uint8_t *sig;
+  size_t sig_len;
+} pqg_key_verify_request;
+
+/**
+ * One encapsulation request of `pqg_kem_encaps_key_submit`.
+ */
+typedef struct {
+  /**
+   * 32 bytes of coins for deterministic encapsulation, or NULL for fresh randomness.
+   */
+  const uint8_t *coins;
+  /**
+   * Receives the ciphertext, `pqg_ciphertext_len(alg)` bytes.
+   */
+  uint8_t *ct;
+  /**
+   * Receives the shared secret, `pqg_shared_secret_len(alg)` bytes (zeroed if the item fails).
+   */
+  uint8_t *ss;
+} pqg_key_encaps_request;
+
+/**
+ * One decapsulation request of `pqg_kem_decaps_key_submit`.
+ */
+typedef struct {
+  /**
+   * The ciphertext, `pqg_ciphertext_len(alg)` bytes.
+   */
+  const uint8_t *ct;
+  /**
+   * Receives the shared secret, `pqg_shared_secret_len(alg)` bytes (zeroed if the item fails).
+   */
+  uint8_t *ss;
+} pqg_key_decaps_request;
 
 /**
  * Success (for verify: the signature is valid).
@@ -525,6 +647,16 @@ typedef struct {
  * CTRU-Prime-1277 KEM.
  */
 #define PQG_CTRU_PRIME_1277 18
+
+/**
+ * A public key (ML-DSA verification, CTRU-Prime encapsulation).
+ */
+#define PQG_KEY_PUBLIC 1
+
+/**
+ * A secret key (ML-DSA signing, CTRU-Prime decapsulation).
+ */
+#define PQG_KEY_SECRET 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -771,6 +903,107 @@ pqg_status pqg_kem_decaps_submit(pqg_context *ctx,
                                  pqg_job **job);
 
 /**
+ * Creates a key handle: checks the encoded key once and expands it.
+ *
+ * @param alg   any `PQG_ML_DSA_*` or `PQG_CTRU_PRIME_*`.
+ * @param kind  `PQG_KEY_PUBLIC` or `PQG_KEY_SECRET`.
+ * @param[in]  key      the encoded key, `pqg_public_key_len(alg)` or `pqg_secret_key_len(alg)`
+ *                      bytes; copied, so it may be freed once this returns.
+ * @param[out] out      receives the handle (free it with `pqg_key_free`); NULL on failure.
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (key or out); `PQG_ERR_INVALID_ARGUMENT` (unknown
+ *         alg or kind); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (ML-DSA secret key with s1/s2
+ *         out of range, CTRU-Prime key not canonically encoded); `PQG_ERR_PANIC`. Thread-safe.
+ */
+pqg_status pqg_key_new(pqg_alg alg,
+                       pqg_key_kind kind,
+                       const uint8_t *key,
+                       size_t key_len,
+                       pqg_key **out);
+
+/**
+ * Releases a key handle. NULL is a no-op. Work already queued with the handle keeps its own
+ * reference and completes normally; the key material is zeroed when the last user is done.
+ * Call once per handle, after the calls that take it have returned.
+ */
+void pqg_key_free(pqg_key *key);
+
+/**
+ * The algorithm of a key handle, or 0 for NULL. Thread-safe.
+ */
+pqg_alg pqg_key_alg(const pqg_key *key);
+
+/**
+ * Signs a message (ML-DSA.Sign, pure form) with a secret-key handle.
+ *
+ * Concurrent calls on a GPU context are merged into batches (see `pqg_context_set_option`);
+ * on a CPU context the call runs in the calling thread.
+ *
+ * @param key  a `PQG_KEY_SECRET` handle of an ML-DSA algorithm.
+ * Other parameters, outputs and statuses as `pqg_mldsa_sign`; a public or KEM handle is
+ * `PQG_ERR_INVALID_ARGUMENT`.
+ */
+pqg_status pqg_mldsa_sign_key(pqg_context *ctx,
+                              const pqg_key *key,
+                              const uint8_t *msg,
+                              size_t msg_len,
+                              const uint8_t *context,
+                              size_t context_len,
+                              const uint8_t *rnd,
+                              uint8_t *sig,
+                              size_t sig_len);
+
+/**
+ * Verifies an ML-DSA signature (pure form) with a public-key handle.
+ *
+ * @param key  a `PQG_KEY_PUBLIC` handle of an ML-DSA algorithm.
+ * Other parameters and statuses as `pqg_mldsa_verify`.
+ */
+pqg_status pqg_mldsa_verify_key(pqg_context *ctx,
+                                const pqg_key *key,
+                                const uint8_t *msg,
+                                size_t msg_len,
+                                const uint8_t *context,
+                                size_t context_len,
+                                const uint8_t *sig,
+                                size_t sig_len);
+
+/**
+ * Encapsulates to a CTRU-Prime public-key handle.
+ *
+ * @param key  a `PQG_KEY_PUBLIC` handle of a CTRU-Prime algorithm.
+ * @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
+ * @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
+ * @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on failure.
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a CTRU-Prime
+ *         public-key handle); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`;
+ *         `PQG_ERR_PANIC`. Thread-safe.
+ */
+pqg_status pqg_kem_encaps_key(pqg_context *ctx,
+                              const pqg_key *key,
+                              const uint8_t *coins,
+                              uint8_t *ct,
+                              size_t ct_len,
+                              uint8_t *ss,
+                              size_t ss_len);
+
+/**
+ * Decapsulates with a CTRU-Prime secret-key handle (implicit rejection as `pqg_kem_decaps`).
+ *
+ * @param key  a `PQG_KEY_SECRET` handle of a CTRU-Prime algorithm.
+ * @param[in]  ct  `pqg_ciphertext_len(alg)` bytes.
+ * @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on failure.
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a CTRU-Prime
+ *         secret-key handle); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
+ *         Thread-safe.
+ */
+pqg_status pqg_kem_decaps_key(pqg_context *ctx,
+                              const pqg_key *key,
+                              const uint8_t *ct,
+                              size_t ct_len,
+                              uint8_t *ss,
+                              size_t ss_len);
+
+/**
  * Generates an ML-DSA key pair (FIPS 204 ML-DSA.KeyGen, or KeyGen_internal from a seed).
  *
  * @param ctx   a context (any thread).
@@ -975,6 +1208,186 @@ pqg_status pqg_mldsa_verify_submit(pqg_context *ctx,
                                    size_t n,
                                    pqg_status *statuses,
                                    pqg_job **job);
+
+/**
+ * Sets a serving option of a context (`PQG_OPT_*`). Options take effect for work queued
+ * afterwards; set them before sharing the context between threads.
+ *
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown option or
+ *         value out of its range). Thread-safe.
+ */
+pqg_status pqg_context_set_option(pqg_context *ctx, int32_t option, int64_t value);
+
+/**
+ * Reads a serving option of a context into `*value`.
+ *
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or value); `PQG_ERR_INVALID_ARGUMENT`
+ *         (unknown option). Thread-safe.
+ */
+pqg_status pqg_context_get_option(const pqg_context *ctx, int32_t option, int64_t *value);
+
+/**
+ * Sets (or, with NULL `cb`, removes) the completion callback of a context's asynchronous
+ * key-handle jobs (`pqg_*_key_submit`, `pqg_*_async`).
+ *
+ * The callback is called once per job, when the job's outputs and statuses are written, just
+ * before the job completes (`pqg_job_poll` turns `PQG_OK`, and waits return, right after the
+ * callback returns); `job` is the pointer the submit call stored. It runs on a dispatcher
+ * thread, or, when the job's items are all finished before the submit call returns (every
+ * item rejected, n = 0, or very fast work), inside the submit call on the caller's thread:
+ * so do not hold a lock in the caller that the callback takes. Inside the callback read the
+ * results, hand the job to another thread, or write to a pipe; do NOT wait on or free the job
+ * there (it would deadlock), and do not block for long (the dispatcher thread is held). A job
+ * submitted before the callback was set may or may not get a call.
+ *
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx). Thread-safe.
+ */
+pqg_status pqg_context_set_callback(pqg_context *ctx, pqg_callback cb, void *user);
+
+/**
+ * Gives the context's event file descriptor (a Linux eventfd, non-blocking, close-on-exec),
+ * created at the first call: each completion of an asynchronous key-handle job adds to its
+ * counter, so it polls readable (epoll, poll, select) once jobs have completed. Read 8 bytes
+ * from it to reset it, then `pqg_job_poll` the outstanding jobs. The descriptor belongs to
+ * the context (do not close it); it is closed when the context is freed and its jobs have
+ * completed.
+ *
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or fd); `PQG_ERR_DEVICE` (the system refused
+ *         an eventfd). Thread-safe.
+ */
+pqg_status pqg_context_event_fd(pqg_context *ctx, int32_t *fd);
+
+/**
+ * Starts signing `n` messages with one secret-key handle (ML-DSA.Sign, pure form). The items
+ * join the context's dispatcher queue and are batched with other work on the context.
+ *
+ * @param key       a `PQG_KEY_SECRET` ML-DSA handle (it may be freed once this returns).
+ * @param[in]  reqs      `n` requests; the array may be freed once this returns, the buffers
+ *                       it points to must stay valid until the job completes.
+ * @param[out] statuses  `n` entries, written as items complete: per item the status
+ *                       `pqg_mldsa_sign_key` would return.
+ * @param[out] job       receives the job (free it with `pqg_job_free`); NULL on failure.
+ * @return `PQG_OK` when the job was started; `PQG_ERR_NULL_POINTER` (ctx, key or job, reqs or
+ *         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (not an ML-DSA secret-key handle,
+ *         n too large); `PQG_ERR_PANIC`.
+ */
+pqg_status pqg_mldsa_sign_key_submit(pqg_context *ctx,
+                                     const pqg_key *key,
+                                     const pqg_key_sign_request *reqs,
+                                     size_t n,
+                                     pqg_status *statuses,
+                                     pqg_job **job);
+
+/**
+ * Starts verifying `n` signatures with one public-key handle (ML-DSA.Verify, pure form).
+ *
+ * @param key  a `PQG_KEY_PUBLIC` ML-DSA handle.
+ * @param[out] statuses  `n` entries: `PQG_OK` (valid), `PQG_ERR_VERIFY_FAILED`, or the item's
+ *                       own error.
+ * Other parameters and statuses as `pqg_mldsa_sign_key_submit`.
+ */
+pqg_status pqg_mldsa_verify_key_submit(pqg_context *ctx,
+                                       const pqg_key *key,
+                                       const pqg_key_verify_request *reqs,
+                                       size_t n,
+                                       pqg_status *statuses,
+                                       pqg_job **job);
+
+/**
+ * Starts `n` encapsulations to one CTRU-Prime public-key handle.
+ *
+ * @param key  a `PQG_KEY_PUBLIC` CTRU-Prime handle.
+ * Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.
+ */
+pqg_status pqg_kem_encaps_key_submit(pqg_context *ctx,
+                                     const pqg_key *key,
+                                     const pqg_key_encaps_request *reqs,
+                                     size_t n,
+                                     pqg_status *statuses,
+                                     pqg_job **job);
+
+/**
+ * Starts `n` decapsulations with one CTRU-Prime secret-key handle.
+ *
+ * @param key  a `PQG_KEY_SECRET` CTRU-Prime handle.
+ * Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.
+ */
+pqg_status pqg_kem_decaps_key_submit(pqg_context *ctx,
+                                     const pqg_key *key,
+                                     const pqg_key_decaps_request *reqs,
+                                     size_t n,
+                                     pqg_status *statuses,
+                                     pqg_job **job);
+
+/**
+ * Starts signing one message with a secret-key handle: the asynchronous form of
+ * `pqg_mldsa_sign_key`, cheap enough to keep thousands outstanding (no thread per job; the
+ * context's dispatcher batches them and completes the job).
+ *
+ * @param[out] sig     `pqg_signature_len(alg)` bytes (`sig_len`), written before completion.
+ * @param[out] status  receives the item's status when the job completes.
+ * @param[out] job     receives the job (free it with `pqg_job_free`); NULL on failure.
+ * Other parameters as `pqg_mldsa_sign_key`; all buffers must stay valid until the job
+ * completes.
+ * @return `PQG_OK` when the job was started (the result is in `*status`); otherwise the call's
+ *         error (as `pqg_mldsa_sign_key`), and no job.
+ */
+pqg_status pqg_mldsa_sign_async(pqg_context *ctx,
+                                const pqg_key *key,
+                                const uint8_t *msg,
+                                size_t msg_len,
+                                const uint8_t *context,
+                                size_t context_len,
+                                const uint8_t *rnd,
+                                uint8_t *sig,
+                                size_t sig_len,
+                                pqg_status *status,
+                                pqg_job **job);
+
+/**
+ * Starts verifying one signature with a public-key handle (async form of
+ * `pqg_mldsa_verify_key`); the verdict (`PQG_OK` or `PQG_ERR_VERIFY_FAILED`) goes to `*status`.
+ * Parameters, lifetimes and return values as `pqg_mldsa_sign_async`.
+ */
+pqg_status pqg_mldsa_verify_async(pqg_context *ctx,
+                                  const pqg_key *key,
+                                  const uint8_t *msg,
+                                  size_t msg_len,
+                                  const uint8_t *context,
+                                  size_t context_len,
+                                  const uint8_t *sig,
+                                  size_t sig_len,
+                                  pqg_status *status,
+                                  pqg_job **job);
+
+/**
+ * Starts one encapsulation to a public-key handle (async form of `pqg_kem_encaps_key`).
+ * Parameters, lifetimes and return values as `pqg_mldsa_sign_async`; `ss` is zeroed if the
+ * call or the item fails.
+ */
+pqg_status pqg_kem_encaps_async(pqg_context *ctx,
+                                const pqg_key *key,
+                                const uint8_t *coins,
+                                uint8_t *ct,
+                                size_t ct_len,
+                                uint8_t *ss,
+                                size_t ss_len,
+                                pqg_status *status,
+                                pqg_job **job);
+
+/**
+ * Starts one decapsulation with a secret-key handle (async form of `pqg_kem_decaps_key`).
+ * Parameters, lifetimes and return values as `pqg_mldsa_sign_async`; `ss` is zeroed if the
+ * call or the item fails.
+ */
+pqg_status pqg_kem_decaps_async(pqg_context *ctx,
+                                const pqg_key *key,
+                                const uint8_t *ct,
+                                size_t ct_len,
+                                uint8_t *ss,
+                                size_t ss_len,
+                                pqg_status *status,
+                                pqg_job **job);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -16,6 +16,7 @@ pub mod ffi;
 pub mod gpu;
 pub mod mldsa;
 pub mod rng;
+pub mod serve;
 pub mod simd;
 
 pub use alg::Alg;

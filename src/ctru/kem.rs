@@ -25,7 +25,7 @@ fn sha3_512(parts: &[&[u8]]) -> Zeroizing<[u8; 64]> {
 }
 
 /// Decodes a public key or reports `BadKey`.
-fn decode_pk(p: ParamSet, pk: &[u8]) -> Result<Vec<i32>, Error> {
+pub(crate) fn decode_pk(p: ParamSet, pk: &[u8]) -> Result<Vec<i32>, Error> {
     encode::decode_pk(pk, p.n(), p.q()).ok_or(Error::BadKey)
 }
 
@@ -71,12 +71,23 @@ pub(crate) fn encaps_derand(
     {
         return Err(Error::BadLength);
     }
-    let h = decode_pk(p, pk)?;
+    encaps_decoded(p, pk, &decode_pk(p, pk)?, e, ct, ss);
+    Ok(())
+}
+
+/// Encaps with the public key already decoded (`h`); lengths checked by the caller.
+pub(crate) fn encaps_decoded(
+    p: ParamSet,
+    pk: &[u8],
+    h: &[i32],
+    e: &[u8; 32],
+    ct: &mut [u8],
+    ss: &mut [u8],
+) {
     let mut m = Zeroizing::new(vec![0u8; p.msg_bytes()]);
     shake256(e, &mut m);
-    let k_s = encaps_inner(p, pk, &h, &m, ct);
+    let k_s = encaps_inner(p, pk, h, &m, ct);
     ss.copy_from_slice(&k_s[..32]);
-    Ok(())
 }
 
 pub(crate) fn decaps(p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Result<(), Error> {
@@ -91,11 +102,25 @@ pub(crate) fn decaps(p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Result
     debug_assert_eq!(z.len(), Z_LEN);
     let f = pack::unpack_f(p, sk_pke).ok_or(Error::BadKey)?;
     let h = decode_pk(p, pk)?;
+    decaps_decoded(p, &f, &h, pk, z, ct, ss);
+    Ok(())
+}
 
+/// Decaps with the secret key already unpacked (`f`) and its public key decoded (`h`);
+/// lengths checked by the caller.
+pub(crate) fn decaps_decoded(
+    p: ParamSet,
+    f: &[i32],
+    h: &[i32],
+    pk: &[u8],
+    z: &[u8],
+    ct: &[u8],
+    ss: &mut [u8],
+) {
     let mut m = Zeroizing::new(vec![0u8; p.msg_bytes()]);
-    pke::decrypt(p, &f, ct, &mut m);
+    pke::decrypt(p, f, ct, &mut m);
     let mut ct2 = Zeroizing::new(vec![0u8; ct.len()]);
-    let k_s = encaps_inner(p, pk, &h, &m, &mut ct2);
+    let k_s = encaps_inner(p, pk, h, &m, &mut ct2);
     let k_bar = sha3_512(&[&pk[..PK_PREFIX_LEN], z, ct]);
 
     // Constant time: compare every byte (padding included), then select K' or K-bar by mask.
@@ -107,5 +132,4 @@ pub(crate) fn decaps(p: ParamSet, sk: &[u8], ct: &[u8], ss: &mut [u8]) -> Result
     for (o, (&k, &kb)) in ss.iter_mut().zip(k_s.iter().zip(k_bar.iter())) {
         *o = kb ^ (equal & (k ^ kb));
     }
-    Ok(())
 }

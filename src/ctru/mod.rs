@@ -19,6 +19,7 @@
 mod cbd;
 mod e8;
 pub(crate) mod encode;
+mod expanded;
 mod inverse;
 mod kem;
 pub(crate) mod pack;
@@ -27,6 +28,7 @@ mod pke;
 mod poly;
 mod reduce;
 
+pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};
 pub use params::ParamSet;
 
 use crate::Error;

@@ -32,13 +32,16 @@ pub enum pqg_backend_values {
 /// freed while jobs it started are still running.
 pub struct pqg_context {
     pub(crate) backend: Arc<dyn Backend>,
+    /// Key-handle calls, coalescing of single items, notification, options (`ffi::serve`).
+    pub(crate) serve: crate::serve::Serve,
 }
 
 /// Wraps an existing backend in a C handle (for tests that need a custom backend, such as
 /// one that panics). Free it with `pqg_context_free`.
 #[doc(hidden)]
 pub fn context_from_backend(backend: Arc<dyn Backend>) -> *mut pqg_context {
-    Box::into_raw(Box::new(pqg_context { backend }))
+    let serve = crate::serve::Serve::new(backend.clone());
+    Box::into_raw(Box::new(pqg_context { backend, serve }))
 }
 
 /// The context behind a C pointer: NULL is `NullPointer`.

@@ -133,6 +133,26 @@ pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_
     })
 }
 
+/// A job completed from elsewhere (the serving dispatcher, `ffi::serve`): the handle, and
+/// the token whose drop marks it complete.
+pub(crate) fn external() -> (Box<pqg_job>, JobDone) {
+    let state = Arc::new(JobState::default());
+    let job = Box::new(pqg_job {
+        state: state.clone(),
+        worker: Mutex::new(None),
+    });
+    (job, JobDone(state))
+}
+
+/// Completes its job when dropped (so a lost token cannot leave waiters hanging).
+pub(crate) struct JobDone(Arc<JobState>);
+
+impl Drop for JobDone {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
 /// Stores a started job in `*out`.
 ///
 /// # Safety

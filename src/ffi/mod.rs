@@ -20,14 +20,18 @@ mod context;
 mod guard;
 mod job;
 mod kem;
+mod key;
 mod keygen;
 mod mldsa;
 mod recycle;
+mod serve;
 
 pub use context::*;
 pub use job::*;
 pub use kem::*;
+pub use key::*;
 pub use mldsa::*;
+pub use serve::*;
 
 use crate::{ctru, Alg, Error};
 use guard::boundary_or;

@@ -8,6 +8,7 @@
 //! The algorithms are generic over k and l (see `dispatch!`), so vectors live on the stack at
 //! their exact sizes; only A-hat (up to 56 KiB) goes to the heap, once per operation.
 
+mod expanded;
 mod keygen;
 mod message;
 pub(crate) mod ntt;
@@ -22,6 +23,7 @@ mod sign;
 mod variant;
 mod verify;
 
+pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};
 pub use message::{Message, PreHash};
 pub use params::ParamSet;
 pub use variant::Variant;

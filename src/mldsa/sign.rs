@@ -1,11 +1,12 @@
 //! ML-DSA.Sign_internal (FIPS 204 Alg. 7), reached from every signing interface through mu.
 
+use super::expanded::SignKey;
 use super::message::Message;
-use super::packing::{hint_weight, sig_encode, sk_decode, w1_encode, SecretKey};
+use super::packing::{hint_weight, sig_encode, sk_decode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose, make_hint};
-use super::sampling::{expand_a, expand_mask, sample_in_ball};
+use super::sampling::{expand_mask, sample_in_ball};
 use crate::Error;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake256;
@@ -23,14 +24,14 @@ pub fn sign<const K: usize, const L: usize>(
     let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
     // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
     let mu = msg.mu(&key.tr[..p.tr_len()]);
-    sign_mu(p, &key, &mu, rnd, sig);
+    sign_mu(p, &SignKey::from_decoded(&key), &mu, rnd, sig);
     Ok(())
 }
 
-/// Alg. 7 from line 7 on, given mu.
-fn sign_mu<const K: usize, const L: usize>(
+/// Alg. 7 from line 7 on, given mu and the expanded key (lines 2-5, see `expanded`).
+pub(super) fn sign_mu<const K: usize, const L: usize>(
     p: ParamSet,
-    key: &SecretKey<K, L>,
+    key: &SignKey<K, L>,
     mu: &[u8; 64],
     rnd: &[u8; 32],
     sig: &mut [u8],
@@ -39,14 +40,8 @@ fn sign_mu<const K: usize, const L: usize>(
     let gamma2 = p.gamma2();
     let beta = p.beta();
 
-    // Lines 2-5: NTTs of the secrets (once per signature) and A-hat.
-    let mut s1_hat = Zeroizing::new(key.s1);
-    let mut s2_hat = Zeroizing::new(key.s2);
-    let mut t0_hat = Zeroizing::new(key.t0);
-    s1_hat.ntt();
-    s2_hat.ntt();
-    t0_hat.ntt();
-    let a_hat = expand_a::<K, L>(&key.rho);
+    // Lines 2-5: the NTTs of the secrets and A-hat, done once per key.
+    let (s1_hat, s2_hat, t0_hat, a_hat) = (&key.s1_hat, &key.s2_hat, &key.t0_hat, &key.a_hat);
 
     // Line 7: rho'' = H(K || rnd || mu, 64) (round 3: see `Variant::rho_prime`).
     let rho_pp = p.variant().rho_prime(&key.key, rnd, mu);
@@ -71,7 +66,7 @@ fn sign_mu<const K: usize, const L: usize>(
         kappa = kappa.wrapping_add(L as u16);
         *z = *y;
         z.ntt();
-        *tmp = matrix_mul(&a_hat, &z);
+        *tmp = matrix_mul(a_hat, &z);
         tmp.reduce();
         tmp.invntt_tomont();
         tmp.caddq();
@@ -93,7 +88,7 @@ fn sign_mu<const K: usize, const L: usize>(
         c_hat.ntt();
 
         // Lines 18-20: z = y + <<c s1>>; reject when ||z||inf >= gamma1 - beta.
-        z.pointwise_poly_montgomery(&c_hat, &s1_hat);
+        z.pointwise_poly_montgomery(&c_hat, s1_hat);
         z.invntt_tomont();
         z.add_assign(&y);
         z.reduce();
@@ -101,7 +96,7 @@ fn sign_mu<const K: usize, const L: usize>(
 
         // Line 21: r0 = LowBits(w - <<c s2>>), computed as w0 - <<c s2>>; once ||r0||inf <
         // gamma2 - beta holds, HighBits(w - <<c s2>>) = w1, so w1 serves in MakeHint below.
-        tmp.pointwise_poly_montgomery(&c_hat, &s2_hat);
+        tmp.pointwise_poly_montgomery(&c_hat, s2_hat);
         tmp.invntt_tomont();
         w0.sub_assign(&tmp);
         w0.reduce();
@@ -113,7 +108,7 @@ fn sign_mu<const K: usize, const L: usize>(
         }
 
         // Lines 25-28: <<c t0>>, its bound, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
-        tmp.pointwise_poly_montgomery(&c_hat, &t0_hat);
+        tmp.pointwise_poly_montgomery(&c_hat, t0_hat);
         tmp.invntt_tomont();
         tmp.reduce();
         if tmp.exceeds(gamma2) {

@@ -1,12 +1,13 @@
 //! ML-DSA.Verify_internal (FIPS 204 Alg. 8), reached from every verification interface through mu.
 //! Everything here is public, so it may branch freely.
 
+use super::expanded::VerifyKey;
 use super::message::Message;
-use super::packing::{pk_decode, sig_decode, w1_encode};
+use super::packing::{sig_decode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::matrix_mul;
 use super::rounding::use_hint;
-use super::sampling::{expand_a, sample_in_ball};
+use super::sampling::sample_in_ball;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake256;
 
@@ -18,8 +19,18 @@ pub fn verify<const K: usize, const L: usize>(
     msg: &Message<'_>,
     sig: &[u8],
 ) -> bool {
-    // Lines 1-2: pkDecode, sigDecode (a malformed hint fails here, line 4).
-    let (rho, mut t1) = pk_decode::<K>(pk);
+    // Lines 1, 5-6 and NTT(t1 * 2^d) of line 9 depend on the key only (see `expanded`).
+    verify_expanded(p, &VerifyKey::<K, L>::from_bytes(pk), msg, sig)
+}
+
+/// Alg. 8 given the expanded public key.
+pub(super) fn verify_expanded<const K: usize, const L: usize>(
+    p: ParamSet,
+    key: &VerifyKey<K, L>,
+    msg: &Message<'_>,
+    sig: &[u8],
+) -> bool {
+    // Line 2: sigDecode (a malformed hint fails here, line 4).
     let Some(mut s) = sig_decode::<K, L>(p, sig) else {
         return false;
     };
@@ -28,28 +39,17 @@ pub fn verify<const K: usize, const L: usize>(
         return false;
     }
 
-    // Lines 6-7: tr = H(pk, 64), mu = H(tr || M', 64) (external mu needs no tr).
-    let mut tr = [0u8; 64];
-    let tr = &mut tr[..p.tr_len()];
-    if !matches!(msg, Message::Mu(_)) {
-        let mut h = Shake256::default();
-        h.update(pk);
-        h.finalize_xof().read(tr);
-    }
-    let mu = msg.mu(tr);
+    // Line 7: mu = H(tr || M', 64) (external mu needs no tr; round 3's tr is H(pk, 32), the
+    // first 32 bytes of H(pk, 64)).
+    let mu = msg.mu(&key.tr[..p.tr_len()]);
 
     // Lines 8-9: c = SampleInBall(c~), w'_Approx = NTT^-1(A-hat * NTT(z) - NTT(c) * NTT(t1 * 2^d)).
     let mut c_hat = sample_in_ball(p, s.c_tilde);
     c_hat.ntt();
-    let a_hat = expand_a::<K, L>(&rho);
     s.z.ntt();
-    let mut w = matrix_mul(&a_hat, &s.z);
-    for t in t1.0.iter_mut() {
-        t.shiftl();
-        t.ntt();
-    }
-    let mut ct1 = t1;
-    ct1.pointwise_poly_montgomery(&c_hat, &t1);
+    let mut w = matrix_mul(&key.a_hat, &s.z);
+    let mut ct1 = key.t1_hat;
+    ct1.pointwise_poly_montgomery(&c_hat, &key.t1_hat);
     w.sub_assign(&ct1);
     w.reduce();
     w.invntt_tomont();

@@ -11,6 +11,7 @@
 //! writes every figure.
 
 mod report;
+mod serve;
 mod workload;
 
 use clap::{Parser, ValueEnum};
@@ -82,6 +83,22 @@ struct Args {
     /// the batch size: every item its own key).
     #[arg(long, default_value_t = 1)]
     kem_keys: usize,
+    /// Serving mode only (issue #13): single-item calls from T threads and N outstanding async
+    /// items through the C ABI, with one key handle (see serve.rs).
+    #[arg(long)]
+    serve: bool,
+    /// Serving mode: seconds per figure.
+    #[arg(long, default_value_t = 1.0)]
+    serve_seconds: f64,
+    /// Serving mode: thread counts (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024")]
+    serve_threads: Vec<usize>,
+    /// Serving mode: outstanding async items (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
+    serve_outstanding: Vec<usize>,
+    /// Serving mode: PQG_OPT_CPU_CROSSOVER of the context (default: the library's).
+    #[arg(long)]
+    serve_crossover: Option<i64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -120,6 +137,28 @@ fn main() {
         .num_threads(threads)
         .build_global()
         .expect("rayon pool");
+    if args.serve {
+        let mut s = serve::ServeArgs::full(match args.backend {
+            BackendArg::Auto => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_AUTO,
+            BackendArg::Cpu => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_CPU,
+            BackendArg::Gpu => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_GPU,
+        } as i32);
+        s.duration = Duration::from_secs_f64(args.serve_seconds);
+        s.threads = args.serve_threads.clone();
+        s.outstanding = args.serve_outstanding.clone();
+        s.batch = args.gpu_batch;
+        s.crossover = args.serve_crossover;
+        s.algs.retain(|&a| match args.alg {
+            Family::All => true,
+            Family::Mldsa | Family::Dilithium => a < pqgpu::ffi::PQG_CTRU_PRIME_653,
+            Family::Ctru => a >= pqgpu::ffi::PQG_CTRU_PRIME_653,
+        });
+        if let Err(e) = serve::run(&s) {
+            eprintln!("pqgpu-bench: CHECK FAILED: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let targets = match choose_targets(&args, threads) {
         Ok(t) => t,
         Err(e) => {

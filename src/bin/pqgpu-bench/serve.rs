@@ -1,0 +1,683 @@
+//! Serving mode (issue #13): one context and one key, requests made one at a time through the
+//! exported C functions, as a server would.
+//!
+//! * blocking: T threads, each making single calls with a key handle (`pqg_mldsa_sign_key`, ...).
+//! * async: one driver keeping N single-item submits (`pqg_mldsa_sign_async`, ...) outstanding,
+//!   told of completions by the context's callback.
+//! * batch: one batch of B signatures with a key handle (`pqg_mldsa_sign_key_submit`) against
+//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`).
+//!
+//! Reported: ops/s, latency p50 / p99 / max. Every status is checked; signatures and shared
+//! secrets are checked against the CPU reference on a sample (the last result of every thread
+//! or slot), and every batch signature is verified.
+
+use pqgpu::ffi::*;
+use pqgpu::mldsa::{self, Message};
+use pqgpu::{ctru, Alg};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// What to measure.
+pub struct ServeArgs {
+    /// `PQG_BACKEND_*` of the context.
+    pub backend: pqg_backend,
+    pub algs: Vec<pqg_alg>,
+    pub threads: Vec<usize>,
+    pub outstanding: Vec<usize>,
+    /// Time per figure.
+    pub duration: Duration,
+    /// Batch size of the handle-vs-keys comparison (0: skip).
+    pub batch: usize,
+    /// `PQG_OPT_CPU_CROSSOVER` for the context (`None`: the default).
+    pub crossover: Option<i64>,
+}
+
+impl ServeArgs {
+    /// The issue's grid: ML-DSA-44/65/87 and CTRU-Prime-761, T = 1..1024, N = 1K..64K.
+    pub fn full(backend: pqg_backend) -> ServeArgs {
+        ServeArgs {
+            backend,
+            algs: vec![
+                PQG_ML_DSA_44,
+                PQG_ML_DSA_65,
+                PQG_ML_DSA_87,
+                PQG_CTRU_PRIME_761,
+            ],
+            threads: vec![1, 16, 256, 1024],
+            outstanding: vec![1024, 4096, 16384, 65536],
+            duration: Duration::from_millis(1000),
+            batch: 65536,
+            crossover: None,
+        }
+    }
+}
+
+/// One measured figure.
+#[derive(Debug, Clone)]
+pub struct ServeRow {
+    pub mode: &'static str,
+    pub alg: &'static str,
+    pub op: &'static str,
+    /// Threads (blocking), outstanding items (async) or batch size (batch).
+    pub concurrency: usize,
+    pub ops_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Op {
+    Sign,
+    Verify,
+    Encaps,
+    Decaps,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Sign => "sign",
+            Op::Verify => "verify",
+            Op::Encaps => "encaps",
+            Op::Decaps => "decaps",
+        }
+    }
+}
+
+/// A C pointer that may cross threads (the library's handles are thread-safe).
+struct P<T>(*mut T);
+impl<T> Clone for P<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for P<T> {}
+unsafe impl<T> Send for P<T> {}
+unsafe impl<T> Sync for P<T> {}
+
+/// The key material of one algorithm: encoded keys, handles, and a valid input for
+/// verify (a signature) and decaps (a ciphertext with its shared secret).
+struct Keys {
+    alg: Alg,
+    pk: Vec<u8>,
+    sk: Vec<u8>,
+    pk_h: P<pqg_key>,
+    sk_h: P<pqg_key>,
+    sig: Vec<u8>,
+    ct: Vec<u8>,
+    ss: Vec<u8>,
+}
+
+const MSG: &[u8; 32] = b"pqgpu serving benchmark message.";
+
+fn check(st: pqg_status, what: &str) -> Result<(), String> {
+    if st == PQG_OK {
+        Ok(())
+    } else {
+        // SAFETY: pqg_status_str returns a static string.
+        let s = unsafe { std::ffi::CStr::from_ptr(pqg_status_str(st)) };
+        Err(format!("{what}: {}", s.to_string_lossy()))
+    }
+}
+
+fn keys(ctx: *mut pqg_context, code: pqg_alg) -> Result<Keys, String> {
+    let alg = Alg::from_code(code).map_err(|e| e.to_string())?;
+    let mut pk = vec![0u8; alg.public_key_len()];
+    let mut sk = vec![0u8; alg.secret_key_len()];
+    let (mut sig, mut ct, mut ss) = (vec![], vec![], vec![]);
+    // SAFETY: buffers of the documented lengths.
+    unsafe {
+        match alg {
+            Alg::MlDsa(p) => {
+                check(
+                    pqg_mldsa_keygen(
+                        ctx,
+                        code,
+                        null(),
+                        pk.as_mut_ptr(),
+                        pk.len(),
+                        sk.as_mut_ptr(),
+                        sk.len(),
+                    ),
+                    "keygen",
+                )?;
+                sig = vec![0u8; p.signature_len()];
+                mldsa::sign(
+                    p,
+                    &sk,
+                    &Message::Pure { ctx: &[], msg: MSG },
+                    None,
+                    &mut sig,
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            Alg::Ctru(p) => {
+                check(
+                    pqg_kem_keygen(
+                        ctx,
+                        code,
+                        null(),
+                        pk.as_mut_ptr(),
+                        pk.len(),
+                        sk.as_mut_ptr(),
+                        sk.len(),
+                    ),
+                    "keygen",
+                )?;
+                ct = vec![0u8; p.ciphertext_len()];
+                ss = vec![0u8; p.shared_secret_len()];
+                ctru::encaps(p, &pk, &mut ct, &mut ss).map_err(|e| e.to_string())?;
+            }
+        }
+        let (mut pk_h, mut sk_h) = (null_mut(), null_mut());
+        check(
+            pqg_key_new(code, PQG_KEY_PUBLIC, pk.as_ptr(), pk.len(), &mut pk_h),
+            "pqg_key_new",
+        )?;
+        check(
+            pqg_key_new(code, PQG_KEY_SECRET, sk.as_ptr(), sk.len(), &mut sk_h),
+            "pqg_key_new",
+        )?;
+        Ok(Keys {
+            alg,
+            pk,
+            sk,
+            pk_h: P(pk_h),
+            sk_h: P(sk_h),
+            sig,
+            ct,
+            ss,
+        })
+    }
+}
+
+/// Output buffers of one request.
+struct Bufs {
+    out: Vec<u8>,
+    ss: Vec<u8>,
+}
+
+impl Bufs {
+    fn new(k: &Keys) -> Bufs {
+        Bufs {
+            out: vec![0u8; k.alg.signature_len().max(k.alg.ciphertext_len())],
+            ss: vec![0u8; 32],
+        }
+    }
+
+    /// Checks the last result of a thread or slot against the CPU reference.
+    fn verify(&self, k: &Keys, op: Op) -> Result<(), String> {
+        let ok = match (op, k.alg) {
+            (Op::Sign, Alg::MlDsa(p)) => mldsa::verify(
+                p,
+                &k.pk,
+                &Message::Pure { ctx: &[], msg: MSG },
+                &self.out[..p.signature_len()],
+            )
+            .is_ok(),
+            (Op::Encaps, Alg::Ctru(p)) => {
+                let mut ss = [0u8; 32];
+                ctru::decaps(p, &k.sk, &self.out[..p.ciphertext_len()], &mut ss).is_ok()
+                    && ss[..] == self.ss[..]
+            }
+            (Op::Decaps, _) => self.ss == k.ss,
+            _ => true,
+        };
+        ok.then_some(()).ok_or_else(|| {
+            format!(
+                "{} {} result does not match the CPU reference",
+                k.alg.name(),
+                op.name()
+            )
+        })
+    }
+}
+
+/// One blocking single call.
+///
+/// # Safety
+/// `ctx` and the handles are live.
+unsafe fn call(ctx: *mut pqg_context, k: &Keys, op: Op, b: &mut Bufs) -> pqg_status {
+    // SAFETY: buffers of the documented lengths.
+    unsafe {
+        match op {
+            Op::Sign => pqg_mldsa_sign_key(
+                ctx,
+                k.sk_h.0,
+                MSG.as_ptr(),
+                32,
+                null(),
+                0,
+                null(),
+                b.out.as_mut_ptr(),
+                k.alg.signature_len(),
+            ),
+            Op::Verify => pqg_mldsa_verify_key(
+                ctx,
+                k.pk_h.0,
+                MSG.as_ptr(),
+                32,
+                null(),
+                0,
+                k.sig.as_ptr(),
+                k.sig.len(),
+            ),
+            Op::Encaps => pqg_kem_encaps_key(
+                ctx,
+                k.pk_h.0,
+                null(),
+                b.out.as_mut_ptr(),
+                k.alg.ciphertext_len(),
+                b.ss.as_mut_ptr(),
+                32,
+            ),
+            Op::Decaps => pqg_kem_decaps_key(
+                ctx,
+                k.sk_h.0,
+                k.ct.as_ptr(),
+                k.ct.len(),
+                b.ss.as_mut_ptr(),
+                32,
+            ),
+        }
+    }
+}
+
+/// One asynchronous single item.
+///
+/// # Safety
+/// As [`call`]; `b` and `status` stay put until the job completes.
+unsafe fn submit(
+    ctx: *mut pqg_context,
+    k: &Keys,
+    op: Op,
+    b: &mut Bufs,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    // SAFETY: buffers of the documented lengths, kept until completion by the caller.
+    unsafe {
+        match op {
+            Op::Sign => pqg_mldsa_sign_async(
+                ctx,
+                k.sk_h.0,
+                MSG.as_ptr(),
+                32,
+                null(),
+                0,
+                null(),
+                b.out.as_mut_ptr(),
+                k.alg.signature_len(),
+                status,
+                job,
+            ),
+            Op::Verify => pqg_mldsa_verify_async(
+                ctx,
+                k.pk_h.0,
+                MSG.as_ptr(),
+                32,
+                null(),
+                0,
+                k.sig.as_ptr(),
+                k.sig.len(),
+                status,
+                job,
+            ),
+            Op::Encaps => pqg_kem_encaps_async(
+                ctx,
+                k.pk_h.0,
+                null(),
+                b.out.as_mut_ptr(),
+                k.alg.ciphertext_len(),
+                b.ss.as_mut_ptr(),
+                32,
+                status,
+                job,
+            ),
+            Op::Decaps => pqg_kem_decaps_async(
+                ctx,
+                k.sk_h.0,
+                k.ct.as_ptr(),
+                k.ct.len(),
+                b.ss.as_mut_ptr(),
+                32,
+                status,
+                job,
+            ),
+        }
+    }
+}
+
+/// p50 / p99 / max in microseconds of latencies in nanoseconds.
+fn percentiles(mut ns: Vec<u64>) -> (f64, f64, f64) {
+    if ns.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    ns.sort_unstable();
+    let at = |q: f64| ns[((ns.len() - 1) as f64 * q).round() as usize] as f64 / 1e3;
+    (at(0.5), at(0.99), *ns.last().unwrap() as f64 / 1e3)
+}
+
+fn blocking(
+    ctx: P<pqg_context>,
+    k: &Keys,
+    op: Op,
+    threads: usize,
+    dur: Duration,
+) -> Result<ServeRow, String> {
+    let stop = AtomicBool::new(false);
+    let start = Instant::now();
+    let results: Vec<Result<Vec<u64>, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let stop = &stop;
+                std::thread::Builder::new()
+                    .stack_size(1 << 20)
+                    .spawn_scoped(s, move || {
+                        let ctx = ctx;
+                        let mut b = Bufs::new(k);
+                        let mut lat = Vec::new();
+                        while !stop.load(Ordering::Relaxed) {
+                            let t = Instant::now();
+                            // SAFETY: live context and handles.
+                            check(unsafe { call(ctx.0, k, op, &mut b) }, op.name())?;
+                            lat.push(t.elapsed().as_nanos() as u64);
+                        }
+                        b.verify(k, op)?;
+                        Ok(lat)
+                    })
+                    .expect("thread")
+            })
+            .collect();
+        std::thread::sleep(dur);
+        stop.store(true, Ordering::Relaxed);
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into())))
+            .collect()
+    });
+    // Until the last thread's last call returned (calls in flight at the stop are counted).
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut all = Vec::new();
+    for r in results {
+        all.extend(r?);
+    }
+    let n = all.len();
+    let (p50, p99, max) = percentiles(all);
+    Ok(row(
+        "blocking",
+        k,
+        op,
+        threads,
+        n as f64 / elapsed,
+        (p50, p99, max),
+    ))
+}
+
+fn row(
+    mode: &'static str,
+    k: &Keys,
+    op: Op,
+    c: usize,
+    ops: f64,
+    (p50, p99, max): (f64, f64, f64),
+) -> ServeRow {
+    ServeRow {
+        mode,
+        alg: k.alg.name(),
+        op: op.name(),
+        concurrency: c,
+        ops_per_s: ops,
+        p50_us: p50,
+        p99_us: p99,
+        max_us: max,
+    }
+}
+
+/// Completed jobs, pushed by the context's callback.
+#[derive(Default)]
+struct Done {
+    jobs: Mutex<Vec<usize>>,
+    cv: Condvar,
+}
+
+extern "C" fn on_done(user: *mut c_void, job: *mut pqg_job) {
+    // SAFETY: `user` is the `Done` the driver registered and keeps alive.
+    let d = unsafe { &*(user as *const Done) };
+    d.jobs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(job as usize);
+    d.cv.notify_one();
+}
+
+fn asynchronous(
+    ctx: P<pqg_context>,
+    k: &Keys,
+    op: Op,
+    n: usize,
+    dur: Duration,
+) -> Result<ServeRow, String> {
+    let done = Box::new(Done::default());
+    // SAFETY: `done` outlives every job (all are collected below before it is dropped).
+    check(
+        unsafe {
+            pqg_context_set_callback(ctx.0, Some(on_done), &*done as *const Done as *mut c_void)
+        },
+        "callback",
+    )?;
+    let mut bufs: Vec<Bufs> = (0..n).map(|_| Bufs::new(k)).collect();
+    let mut statuses = vec![0 as pqg_status; n];
+    let mut started = vec![Instant::now(); n];
+    let mut slot_of: HashMap<usize, usize> = HashMap::with_capacity(2 * n);
+    let mut lat = Vec::new();
+    let start = Instant::now();
+    let issue = |i: usize,
+                 bufs: &mut [Bufs],
+                 statuses: &mut [pqg_status],
+                 slot_of: &mut HashMap<usize, usize>|
+     -> Result<(), String> {
+        let mut job = null_mut();
+        // SAFETY: slot i's buffers stay put until its job is collected.
+        check(
+            unsafe { submit(ctx.0, k, op, &mut bufs[i], &mut statuses[i], &mut job) },
+            "submit",
+        )?;
+        slot_of.insert(job as usize, i);
+        Ok(())
+    };
+    for (i, t) in started.iter_mut().enumerate() {
+        *t = Instant::now();
+        issue(i, &mut bufs, &mut statuses, &mut slot_of)?;
+    }
+    let mut outstanding = n;
+    let mut last = None;
+    while outstanding > 0 {
+        let ready: Vec<usize> = {
+            let mut g = done.jobs.lock().unwrap();
+            while g.is_empty() {
+                g = done.cv.wait_timeout(g, Duration::from_secs(30)).unwrap().0;
+                if g.is_empty() {
+                    return Err("no completion within 30 s".into());
+                }
+            }
+            std::mem::take(&mut *g)
+        };
+        let now = Instant::now();
+        let more = now.duration_since(start) < dur;
+        for j in ready {
+            let job = j as *mut pqg_job;
+            // SAFETY: a job handed to the callback; it completes right after the callback.
+            unsafe {
+                check(pqg_job_wait(job, -1), "wait")?;
+                pqg_job_free(job);
+            }
+            let i = slot_of.remove(&j).ok_or("unknown job")?;
+            check(statuses[i], op.name())?;
+            lat.push(now.duration_since(started[i]).as_nanos() as u64);
+            last = Some(i);
+            if more {
+                started[i] = Instant::now();
+                issue(i, &mut bufs, &mut statuses, &mut slot_of)?;
+            } else {
+                outstanding -= 1;
+            }
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    // SAFETY: no job is outstanding.
+    check(
+        unsafe { pqg_context_set_callback(ctx.0, None, null_mut()) },
+        "callback",
+    )?;
+    if let Some(i) = last {
+        bufs[i].verify(k, op)?;
+    }
+    let count = lat.len();
+    Ok(row(
+        "async",
+        k,
+        op,
+        n,
+        count as f64 / elapsed,
+        percentiles(lat),
+    ))
+}
+
+/// One batch of `n` signatures: with the key handle, or with the encoded key in each item.
+fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<ServeRow, String> {
+    let Alg::MlDsa(p) = k.alg else { unreachable!() };
+    let len = p.signature_len();
+    let mut sigs = vec![0u8; n * len];
+    let mut st = vec![0 as pqg_status; n];
+    let mut job = null_mut();
+    let t = Instant::now();
+    // SAFETY: every request's buffers live until the wait below.
+    unsafe {
+        if handle {
+            let reqs: Vec<pqg_key_sign_request> = (0..n)
+                .map(|i| pqg_key_sign_request {
+                    msg: MSG.as_ptr(),
+                    msg_len: 32,
+                    context: null(),
+                    context_len: 0,
+                    rnd: null(),
+                    sig: sigs[i * len..].as_mut_ptr(),
+                })
+                .collect();
+            check(
+                pqg_mldsa_sign_key_submit(
+                    ctx.0,
+                    k.sk_h.0,
+                    reqs.as_ptr(),
+                    n,
+                    st.as_mut_ptr(),
+                    &mut job,
+                ),
+                "submit",
+            )?;
+        } else {
+            let reqs: Vec<pqg_sign_request> = (0..n)
+                .map(|i| pqg_sign_request {
+                    sk: k.sk.as_ptr(),
+                    msg: MSG.as_ptr(),
+                    msg_len: 32,
+                    context: null(),
+                    context_len: 0,
+                    rnd: null(),
+                    sig: sigs[i * len..].as_mut_ptr(),
+                })
+                .collect();
+            check(
+                pqg_mldsa_sign_submit(
+                    ctx.0,
+                    k.alg.code(),
+                    reqs.as_ptr(),
+                    n,
+                    st.as_mut_ptr(),
+                    &mut job,
+                ),
+                "submit",
+            )?;
+        }
+        check(pqg_job_wait(job, -1), "wait")?;
+        pqg_job_free(job);
+    }
+    let secs = t.elapsed().as_secs_f64();
+    for (i, s) in st.iter().enumerate() {
+        check(*s, "batch item")?;
+        mldsa::verify(
+            p,
+            &k.pk,
+            &Message::Pure { ctx: &[], msg: MSG },
+            &sigs[i * len..][..len],
+        )
+        .map_err(|_| format!("batch signature {i} does not verify"))?;
+    }
+    let mode = if handle { "batch-handle" } else { "batch-keys" };
+    Ok(row(
+        mode,
+        k,
+        Op::Sign,
+        n,
+        n as f64 / secs,
+        (secs * 1e6, secs * 1e6, secs * 1e6),
+    ))
+}
+
+/// Runs the serving grid and returns its figures (printing each as it comes).
+pub fn run(a: &ServeArgs) -> Result<Vec<ServeRow>, String> {
+    let mut ctx = null_mut();
+    // SAFETY: out-pointer to a local.
+    check(
+        unsafe { pqg_context_new(a.backend, &mut ctx) },
+        "pqg_context_new",
+    )?;
+    let ctx = P(ctx);
+    if let Some(c) = a.crossover {
+        // SAFETY: live context.
+        check(unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, c) }, "crossover")?;
+    }
+    let mut rows = Vec::new();
+    let mut emit = |r: ServeRow| {
+        println!(
+            "{:<12} {:<16} {:<6} {:>6}  {:>12.0} ops/s  p50 {:>9.1} us  p99 {:>9.1} us  max {:>9.1} us",
+            r.mode, r.alg, r.op, r.concurrency, r.ops_per_s, r.p50_us, r.p99_us, r.max_us
+        );
+        rows.push(r);
+    };
+    for &code in &a.algs {
+        let k = keys(ctx.0, code)?;
+        let ops: &[Op] = if matches!(k.alg, Alg::MlDsa(_)) {
+            &[Op::Sign, Op::Verify]
+        } else {
+            &[Op::Encaps, Op::Decaps]
+        };
+        for &op in ops {
+            for &t in &a.threads {
+                emit(blocking(ctx, &k, op, t, a.duration)?);
+            }
+            for &n in &a.outstanding {
+                emit(asynchronous(ctx, &k, op, n, a.duration)?);
+            }
+        }
+        if a.batch > 0 && matches!(k.alg, Alg::MlDsa(_)) {
+            for handle in [false, true, false, true] {
+                emit(batch_sign(ctx, &k, a.batch, handle)?);
+            }
+        }
+        // SAFETY: no call using the handles is running.
+        unsafe {
+            pqg_key_free(k.pk_h.0);
+            pqg_key_free(k.sk_h.0);
+        }
+    }
+    // SAFETY: no call on the context is running.
+    unsafe { pqg_context_free(ctx.0) };
+    Ok(rows)
+}

@@ -1,0 +1,692 @@
+//! Asynchronous calls with key handles (single items and batches), completed by the
+//! context's dispatcher rather than by a thread per job; completion notification (callback,
+//! eventfd); and the serving options of a context.
+
+use super::context::{context, pqg_context};
+use super::guard::{boundary, input, optional, requests, required, zero_secret};
+use super::job::{self, clear_out, pqg_job, JobDone};
+use super::key::{key_for, key_ref, pqg_key};
+use super::{pqg_status, PQG_OK};
+use crate::mldsa::Message;
+use crate::serve::{Completion, KeyArg, KeyKind, Op, Opt};
+use crate::{Error, Status};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The longest time, in microseconds, the first item of a forming batch waits for more
+/// items (default 1000; 0..1000000).
+pub const PQG_OPT_MAX_WAIT_US: i32 = 1;
+/// The most items in one batch (default 65536; 1..1048576).
+pub const PQG_OPT_MAX_BATCH: i32 = 2;
+/// On a GPU context, batches of fewer items run on the CPU, and blocking calls run in the
+/// calling thread while fewer items are outstanding (default 8; 0..1048576).
+pub const PQG_OPT_CPU_CROSSOVER: i32 = 3;
+/// Batches a context runs at once (default 4; 1..64); read when the context first queues work.
+pub const PQG_OPT_MAX_IN_FLIGHT: i32 = 4;
+/// A pause in arrivals of this many microseconds flushes a forming batch at once ("nothing
+/// else is arriving"; default 50; 0..1000000, capped at a quarter of the maximum wait).
+pub const PQG_OPT_QUIET_US: i32 = 5;
+
+/// A completion callback: `user` as given to `pqg_context_set_callback`, and the job whose
+/// outputs and statuses have just been written.
+pub type pqg_callback = Option<unsafe extern "C" fn(user: *mut c_void, job: *mut pqg_job)>;
+
+/// Sets a serving option of a context (`PQG_OPT_*`). Options take effect for work queued
+/// afterwards; set them before sharing the context between threads.
+///
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown option or
+///         value out of its range). Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_context_set_option(
+    ctx: *mut pqg_context,
+    option: i32,
+    value: i64,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or live (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        c.serve.config.set(Opt::from_code(option)?, value)
+    })
+}
+
+/// Reads a serving option of a context into `*value`.
+///
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or value); `PQG_ERR_INVALID_ARGUMENT`
+///         (unknown option). Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_context_get_option(
+    ctx: *const pqg_context,
+    option: i32,
+    value: *mut i64,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or live (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        if value.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let v = c.serve.config.get(Opt::from_code(option)?);
+        // SAFETY: non-NULL and writable (caller's promise).
+        unsafe { value.write(v as i64) };
+        Ok(())
+    })
+}
+
+/// A C callback and its user pointer, called from dispatcher threads.
+#[derive(Clone, Copy)]
+struct CCallback {
+    f: unsafe extern "C" fn(*mut c_void, *mut pqg_job),
+    user: *mut c_void,
+}
+
+// SAFETY: the caller of pqg_context_set_callback promises the callback may be called from
+// any thread with this user pointer.
+unsafe impl Send for CCallback {}
+unsafe impl Sync for CCallback {}
+
+/// Sets (or, with NULL `cb`, removes) the completion callback of a context's asynchronous
+/// key-handle jobs (`pqg_*_key_submit`, `pqg_*_async`).
+///
+/// The callback is called once per job, when the job's outputs and statuses are written, just
+/// before the job completes (`pqg_job_poll` turns `PQG_OK`, and waits return, right after the
+/// callback returns); `job` is the pointer the submit call stored. It runs on a dispatcher
+/// thread, or, when the job's items are all finished before the submit call returns (every
+/// item rejected, n = 0, or very fast work), inside the submit call on the caller's thread:
+/// so do not hold a lock in the caller that the callback takes. Inside the callback read the
+/// results, hand the job to another thread, or write to a pipe; do NOT wait on or free the job
+/// there (it would deadlock), and do not block for long (the dispatcher thread is held). A job
+/// submitted before the callback was set may or may not get a call.
+///
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx). Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_context_set_callback(
+    ctx: *mut pqg_context,
+    cb: pqg_callback,
+    user: *mut c_void,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or live (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        let cb = cb.map(|f| {
+            let cc = CCallback { f, user };
+            Arc::new(move |id: usize| {
+                let cc = cc;
+                // SAFETY: `id` is the address of a live job (it completes, and so can be
+                // freed, only after this returns); the callback's contract is the caller's.
+                unsafe { (cc.f)(cc.user, id as *mut pqg_job) }
+            }) as crate::serve::notify::Callback
+        });
+        c.serve.notify.set_callback(cb);
+        Ok(())
+    })
+}
+
+/// Gives the context's event file descriptor (a Linux eventfd, non-blocking, close-on-exec),
+/// created at the first call: each completion of an asynchronous key-handle job adds to its
+/// counter, so it polls readable (epoll, poll, select) once jobs have completed. Read 8 bytes
+/// from it to reset it, then `pqg_job_poll` the outstanding jobs. The descriptor belongs to
+/// the context (do not close it); it is closed when the context is freed and its jobs have
+/// completed.
+///
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or fd); `PQG_ERR_DEVICE` (the system refused
+///         an eventfd). Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_context_event_fd(ctx: *mut pqg_context, fd: *mut i32) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or live (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        if fd.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let f = c.serve.notify.event_fd()?;
+        // SAFETY: non-NULL and writable (caller's promise).
+        unsafe { fd.write(f) };
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Jobs completed by the dispatcher
+// ---------------------------------------------------------------------------------------
+
+/// The caller's status array of a job.
+#[derive(Clone, Copy)]
+struct Statuses(*mut pqg_status);
+
+// SAFETY: the caller keeps the array valid until the job completes; each entry is written
+// once, by the thread finishing that item.
+unsafe impl Send for Statuses {}
+unsafe impl Sync for Statuses {}
+
+/// A job's side of its items: writes their statuses; the last one completes the job.
+struct JobSink {
+    remaining: AtomicUsize,
+    statuses: Statuses,
+    done: Mutex<Option<JobDone>>,
+    notify: Arc<crate::serve::notify::Notify>,
+    id: usize,
+}
+
+impl JobSink {
+    fn complete_job(&self) {
+        self.notify.before_complete(self.id);
+        drop(self.done.lock().unwrap_or_else(|e| e.into_inner()).take());
+        self.notify.after_complete();
+    }
+}
+
+impl Completion for JobSink {
+    fn complete(&self, index: usize, status: Status) {
+        let code = match status {
+            Ok(()) => PQG_OK,
+            Err(e) => e.code(),
+        };
+        // SAFETY: index < n and the array holds n writable entries (checked at submit).
+        unsafe { self.statuses.0.add(index).write(code) };
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.complete_job();
+        }
+    }
+}
+
+/// Starts a job of `n` items on the context's dispatcher: `build(i)` makes item i's op (an
+/// error is that item's status, after `on_reject(i)` zeroes its secret outputs).
+///
+/// # Safety
+/// `statuses` is `n` writable entries (non-NULL when n > 0), `out` is writable, and every
+/// buffer the ops name stays valid until the job completes.
+unsafe fn start(
+    c: &pqg_context,
+    n: usize,
+    statuses: *mut pqg_status,
+    out: *mut *mut pqg_job,
+    mut build: impl FnMut(usize) -> Result<Op, Error>,
+    mut on_reject: impl FnMut(usize),
+) -> Result<(), Error> {
+    if n > 0 && statuses.is_null() {
+        return Err(Error::NullPointer);
+    }
+    let (handle, done) = job::external();
+    let ptr = Box::into_raw(handle);
+    let sink = Arc::new(JobSink {
+        // One extra count, released below once every item is handed over, so that the job
+        // cannot complete while items are still being built.
+        remaining: AtomicUsize::new(n + 1),
+        statuses: Statuses(statuses),
+        done: Mutex::new(Some(done)),
+        notify: c.serve.notify.clone(),
+        id: ptr as usize,
+    });
+    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
+    unsafe { out.write(ptr) };
+    let mut ops = Vec::with_capacity(n);
+    for i in 0..n {
+        match build(i) {
+            Ok(op) => ops.push((i, op)),
+            Err(e) => {
+                on_reject(i);
+                sink.complete(i, Err(e));
+            }
+        }
+    }
+    // SAFETY: the ops' buffers are valid until the job completes (caller's promise).
+    unsafe { c.serve.submit(ops, sink.clone()) };
+    if sink.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+        sink.complete_job();
+    }
+    Ok(())
+}
+
+/// One signing request of `pqg_mldsa_sign_key_submit` (the key is the call's handle).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pqg_key_sign_request {
+    /// The message; may be NULL when `msg_len` is 0.
+    pub msg: *const u8,
+    pub msg_len: usize,
+    /// The FIPS 204 context string, 0..255 bytes; may be NULL when `context_len` is 0.
+    pub context: *const u8,
+    pub context_len: usize,
+    /// 32 bytes of signing randomness, or NULL for hedged signing (fresh randomness).
+    pub rnd: *const u8,
+    /// Receives the signature, `pqg_signature_len(alg)` bytes.
+    pub sig: *mut u8,
+}
+
+/// One verification request of `pqg_mldsa_verify_key_submit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pqg_key_verify_request {
+    /// The message; may be NULL when `msg_len` is 0.
+    pub msg: *const u8,
+    pub msg_len: usize,
+    /// The FIPS 204 context string, 0..255 bytes; may be NULL when `context_len` is 0.
+    pub context: *const u8,
+    pub context_len: usize,
+    /// The signature; a length other than `pqg_signature_len(alg)` fails to verify.
+    pub sig: *const u8,
+    pub sig_len: usize,
+}
+
+/// One encapsulation request of `pqg_kem_encaps_key_submit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pqg_key_encaps_request {
+    /// 32 bytes of coins for deterministic encapsulation, or NULL for fresh randomness.
+    pub coins: *const u8,
+    /// Receives the ciphertext, `pqg_ciphertext_len(alg)` bytes.
+    pub ct: *mut u8,
+    /// Receives the shared secret, `pqg_shared_secret_len(alg)` bytes (zeroed if the item fails).
+    pub ss: *mut u8,
+}
+
+/// One decapsulation request of `pqg_kem_decaps_key_submit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pqg_key_decaps_request {
+    /// The ciphertext, `pqg_ciphertext_len(alg)` bytes.
+    pub ct: *const u8,
+    /// Receives the shared secret, `pqg_shared_secret_len(alg)` bytes (zeroed if the item fails).
+    pub ss: *mut u8,
+}
+
+/// # Safety
+/// The request's buffers are valid (for their lengths) until the job completes.
+unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op, Error> {
+    let len = k.alg().signature_len();
+    // SAFETY: forwarded.
+    unsafe {
+        let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
+        let sig = super::key::output(r.sig, len, len)?;
+        Op::sign(
+            KeyArg::Handle(k),
+            &Message::Pure { ctx: cs, msg },
+            optional::<32>(r.rnd),
+            sig,
+        )
+    }
+}
+
+/// # Safety
+/// As [`sign_op`].
+unsafe fn verify_op(k: &crate::serve::Key, r: &pqg_key_verify_request) -> Result<Op, Error> {
+    // SAFETY: forwarded.
+    unsafe {
+        let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
+        let sig = required(r.sig, r.sig_len)?;
+        Op::verify(KeyArg::Handle(k), &Message::Pure { ctx: cs, msg }, sig)
+    }
+}
+
+/// # Safety
+/// As [`sign_op`].
+unsafe fn encaps_op(k: &crate::serve::Key, r: &pqg_key_encaps_request) -> Result<Op, Error> {
+    let a = k.alg();
+    // SAFETY: forwarded.
+    unsafe {
+        if r.ss.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let ct = super::key::output(r.ct, a.ciphertext_len(), a.ciphertext_len())?;
+        let ss = super::key::output(r.ss, a.shared_secret_len(), a.shared_secret_len())?;
+        Op::encaps(KeyArg::Handle(k), optional::<32>(r.coins), ct, ss)
+    }
+}
+
+/// # Safety
+/// As [`sign_op`].
+unsafe fn decaps_op(k: &crate::serve::Key, r: &pqg_key_decaps_request) -> Result<Op, Error> {
+    let a = k.alg();
+    // SAFETY: forwarded.
+    unsafe {
+        let ct = required(r.ct, a.ciphertext_len())?;
+        let ss = super::key::output(r.ss, a.shared_secret_len(), a.shared_secret_len())?;
+        Op::decaps(KeyArg::Handle(k), ct, ss)
+    }
+}
+
+/// The common front of the key-handle submits: clears `job`, resolves ctx, key (checked to
+/// be `kind` of the right family) and the request array.
+///
+/// # Safety
+/// The pointers carry the promises of the submit functions' documentation.
+unsafe fn front<'a, T>(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const T,
+    n: usize,
+    job: *mut *mut pqg_job,
+    kind: KeyKind,
+    mldsa: bool,
+) -> Result<(&'a pqg_context, &'a crate::serve::Key, &'a [T]), Error> {
+    // SAFETY: forwarded.
+    unsafe {
+        clear_out(job)?;
+        let (c, k) = (context(ctx)?, key_ref(key)?);
+        key_for(k, kind, mldsa)?;
+        Ok((c, k, requests(reqs, n)?))
+    }
+}
+
+/// Starts signing `n` messages with one secret-key handle (ML-DSA.Sign, pure form). The items
+/// join the context's dispatcher queue and are batched with other work on the context.
+///
+/// @param key       a `PQG_KEY_SECRET` ML-DSA handle (it may be freed once this returns).
+/// @param[in]  reqs      `n` requests; the array may be freed once this returns, the buffers
+///                       it points to must stay valid until the job completes.
+/// @param[out] statuses  `n` entries, written as items complete: per item the status
+///                       `pqg_mldsa_sign_key` would return.
+/// @param[out] job       receives the job (free it with `pqg_job_free`); NULL on failure.
+/// @return `PQG_OK` when the job was started; `PQG_ERR_NULL_POINTER` (ctx, key or job, reqs or
+///         statuses with n > 0); `PQG_ERR_INVALID_ARGUMENT` (not an ML-DSA secret-key handle,
+///         n too large); `PQG_ERR_PANIC`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_mldsa_sign_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_sign_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, true)?;
+            start(c, n, statuses, job, |i| sign_op(k, &reqs[i]), |_| {})
+        }
+    })
+}
+
+/// Starts verifying `n` signatures with one public-key handle (ML-DSA.Verify, pure form).
+///
+/// @param key  a `PQG_KEY_PUBLIC` ML-DSA handle.
+/// @param[out] statuses  `n` entries: `PQG_OK` (valid), `PQG_ERR_VERIFY_FAILED`, or the item's
+///                       own error.
+/// Other parameters and statuses as `pqg_mldsa_sign_key_submit`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_mldsa_verify_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_verify_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, true)?;
+            start(c, n, statuses, job, |i| verify_op(k, &reqs[i]), |_| {})
+        }
+    })
+}
+
+/// Starts `n` encapsulations to one CTRU-Prime public-key handle.
+///
+/// @param key  a `PQG_KEY_PUBLIC` CTRU-Prime handle.
+/// Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_encaps_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_encaps_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, false)?;
+            let len = k.alg().shared_secret_len();
+            start(
+                c,
+                n,
+                statuses,
+                job,
+                |i| encaps_op(k, &reqs[i]),
+                |i| zero_secret(reqs[i].ss, len),
+            )
+        }
+    })
+}
+
+/// Starts `n` decapsulations with one CTRU-Prime secret-key handle.
+///
+/// @param key  a `PQG_KEY_SECRET` CTRU-Prime handle.
+/// Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_decaps_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_decaps_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, false)?;
+            let len = k.alg().shared_secret_len();
+            start(
+                c,
+                n,
+                statuses,
+                job,
+                |i| decaps_op(k, &reqs[i]),
+                |i| zero_secret(reqs[i].ss, len),
+            )
+        }
+    })
+}
+
+/// Starts signing one message with a secret-key handle: the asynchronous form of
+/// `pqg_mldsa_sign_key`, cheap enough to keep thousands outstanding (no thread per job; the
+/// context's dispatcher batches them and completes the job).
+///
+/// @param[out] sig     `pqg_signature_len(alg)` bytes (`sig_len`), written before completion.
+/// @param[out] status  receives the item's status when the job completes.
+/// @param[out] job     receives the job (free it with `pqg_job_free`); NULL on failure.
+/// Other parameters as `pqg_mldsa_sign_key`; all buffers must stay valid until the job
+/// completes.
+/// @return `PQG_OK` when the job was started (the result is in `*status`); otherwise the call's
+///         error (as `pqg_mldsa_sign_key`), and no job.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_mldsa_sign_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    msg: *const u8,
+    msg_len: usize,
+    context: *const u8,
+    context_len: usize,
+    rnd: *const u8,
+    sig: *mut u8,
+    sig_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let r = pqg_key_sign_request {
+                msg,
+                msg_len,
+                context,
+                context_len,
+                rnd,
+                sig,
+            };
+            let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, true)?;
+            if status.is_null() {
+                return Err(Error::NullPointer);
+            }
+            if sig.is_null() {
+                return Err(Error::NullPointer);
+            }
+            if sig_len != k.alg().signature_len() {
+                return Err(Error::BadLength);
+            }
+            let op = sign_op(k, &r)?;
+            op.check()?;
+            let mut op = Some(op);
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
+        }
+    })
+}
+
+/// Starts verifying one signature with a public-key handle (async form of
+/// `pqg_mldsa_verify_key`); the verdict (`PQG_OK` or `PQG_ERR_VERIFY_FAILED`) goes to `*status`.
+/// Parameters, lifetimes and return values as `pqg_mldsa_sign_async`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_mldsa_verify_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    msg: *const u8,
+    msg_len: usize,
+    context: *const u8,
+    context_len: usize,
+    sig: *const u8,
+    sig_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let r = pqg_key_verify_request {
+                msg,
+                msg_len,
+                context,
+                context_len,
+                sig,
+                sig_len,
+            };
+            let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, true)?;
+            if status.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let op = verify_op(k, &r)?;
+            op.check()?;
+            let mut op = Some(op);
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
+        }
+    })
+}
+
+/// Starts one encapsulation to a public-key handle (async form of `pqg_kem_encaps_key`).
+/// Parameters, lifetimes and return values as `pqg_mldsa_sign_async`; `ss` is zeroed if the
+/// call or the item fails.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_encaps_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    coins: *const u8,
+    ct: *mut u8,
+    ct_len: usize,
+    ss: *mut u8,
+    ss_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let st = boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let r = pqg_key_encaps_request { coins, ct, ss };
+            let (c, k, _) =
+                front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, false)?;
+            if status.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let a = k.alg();
+            if ct.is_null() || ss.is_null() {
+                return Err(Error::NullPointer);
+            }
+            if ct_len != a.ciphertext_len() || ss_len != a.shared_secret_len() {
+                return Err(Error::BadLength);
+            }
+            let op = encaps_op(k, &r)?;
+            op.check()?;
+            let mut op = Some(op);
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
+        }
+    });
+    if st != PQG_OK {
+        // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
+        unsafe { zero_secret(ss, ss_len) };
+    }
+    st
+}
+
+/// Starts one decapsulation with a secret-key handle (async form of `pqg_kem_decaps_key`).
+/// Parameters, lifetimes and return values as `pqg_mldsa_sign_async`; `ss` is zeroed if the
+/// call or the item fails.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_kem_decaps_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    ct: *const u8,
+    ct_len: usize,
+    ss: *mut u8,
+    ss_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let st = boundary(|| {
+        // SAFETY: the pointers carry this function's documented promises.
+        unsafe {
+            let r = pqg_key_decaps_request { ct, ss };
+            let (c, k, _) =
+                front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, false)?;
+            if status.is_null() {
+                return Err(Error::NullPointer);
+            }
+            let a = k.alg();
+            if ct.is_null() || ss.is_null() {
+                return Err(Error::NullPointer);
+            }
+            if ct_len != a.ciphertext_len() || ss_len != a.shared_secret_len() {
+                return Err(Error::BadLength);
+            }
+            let op = decaps_op(k, &r)?;
+            op.check()?;
+            let mut op = Some(op);
+            start(
+                c,
+                1,
+                status,
+                job,
+                |_| Ok(op.take().expect("one item")),
+                |_| {},
+            )
+        }
+    });
+    if st != PQG_OK {
+        // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
+        unsafe { zero_secret(ss, ss_len) };
+    }
+    st
+}

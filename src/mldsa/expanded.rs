@@ -1,0 +1,192 @@
+//! Keys decoded and expanded once, for callers that sign or verify many times with one key
+//! (the serving layer's key handles): A-hat, the NTT-domain secrets, tr and K are computed
+//! here once instead of in every call. Results are bit-identical to `sign` / `verify`.
+
+use super::message::Message;
+use super::packing::{pk_decode, sk_decode, SecretKey};
+use super::params::ParamSet;
+use super::polyvec::{Matrix, PolyVec};
+use super::sampling::expand_a;
+use super::{sign, verify};
+use crate::Error;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::Shake256;
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+
+/// What signing needs from a secret key, in its working form (Alg. 7 lines 1-5 done).
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub(super) struct SignKey<const K: usize, const L: usize> {
+    /// Public (derived from rho), so not zeroized.
+    #[zeroize(skip)]
+    pub a_hat: Box<Matrix<K, L>>,
+    pub s1_hat: PolyVec<L>,
+    pub s2_hat: PolyVec<K>,
+    pub t0_hat: PolyVec<K>,
+    pub key: [u8; 32],
+    pub tr: [u8; 64],
+}
+
+impl<const K: usize, const L: usize> SignKey<K, L> {
+    pub fn from_decoded(sk: &SecretKey<K, L>) -> Self {
+        let mut k = SignKey {
+            a_hat: expand_a::<K, L>(&sk.rho),
+            s1_hat: sk.s1,
+            s2_hat: sk.s2,
+            t0_hat: sk.t0,
+            key: sk.key,
+            tr: sk.tr,
+        };
+        k.s1_hat.ntt();
+        k.s2_hat.ntt();
+        k.t0_hat.ntt();
+        k
+    }
+}
+
+/// What verification needs from a public key (Alg. 8 lines 1, 5-6 and 9's NTT(t1 * 2^d)).
+pub(super) struct VerifyKey<const K: usize, const L: usize> {
+    pub a_hat: Box<Matrix<K, L>>,
+    /// NTT(t1 * 2^d).
+    pub t1_hat: PolyVec<K>,
+    /// tr = H(pk, 64).
+    pub tr: [u8; 64],
+}
+
+impl<const K: usize, const L: usize> VerifyKey<K, L> {
+    /// `pk` has the exact length (every such bit string is a valid public key).
+    pub fn from_bytes(pk: &[u8]) -> Self {
+        let (rho, mut t1_hat) = pk_decode::<K>(pk);
+        for t in t1_hat.0.iter_mut() {
+            t.shiftl();
+            t.ntt();
+        }
+        let mut tr = [0u8; 64];
+        let mut h = Shake256::default();
+        h.update(pk);
+        h.finalize_xof().read(&mut tr);
+        VerifyKey {
+            a_hat: expand_a::<K, L>(&rho),
+            t1_hat,
+            tr,
+        }
+    }
+}
+
+enum Sk {
+    P44(Box<SignKey<4, 4>>),
+    P65(Box<SignKey<6, 5>>),
+    P87(Box<SignKey<8, 7>>),
+}
+
+enum Pk {
+    P44(Box<VerifyKey<4, 4>>),
+    P65(Box<VerifyKey<6, 5>>),
+    P87(Box<VerifyKey<8, 7>>),
+}
+
+/// An ML-DSA (or Dilithium round 3) secret key decoded, checked and expanded once; zeroized
+/// on drop.
+pub struct ExpandedSecretKey(ParamSet, Sk);
+
+/// An ML-DSA (or Dilithium round 3) public key decoded and expanded once.
+pub struct ExpandedPublicKey(ParamSet, Pk);
+
+impl ExpandedSecretKey {
+    /// Errors: `BadLength` (sk length), `BadKey` (s1/s2 out of range), as `sign` reports them.
+    pub fn new(p: ParamSet, sk: &[u8]) -> Result<Self, Error> {
+        if sk.len() != p.secret_key_len() {
+            return Err(Error::BadLength);
+        }
+        fn expand<const K: usize, const L: usize>(
+            p: ParamSet,
+            sk: &[u8],
+        ) -> Result<Box<SignKey<K, L>>, Error> {
+            let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
+            Ok(Box::new(SignKey::from_decoded(&key)))
+        }
+        Ok(ExpandedSecretKey(
+            p,
+            match p {
+                ParamSet::MlDsa44 | ParamSet::Dilithium2 => Sk::P44(expand(p, sk)?),
+                ParamSet::MlDsa65 | ParamSet::Dilithium3 => Sk::P65(expand(p, sk)?),
+                ParamSet::MlDsa87 | ParamSet::Dilithium5 => Sk::P87(expand(p, sk)?),
+            },
+        ))
+    }
+
+    pub fn param_set(&self) -> ParamSet {
+        self.0
+    }
+
+    /// As [`super::sign`] with the encoded key this was made from: the same signature for the
+    /// same `rnd`. Errors: `BadLength` (sig), `InvalidArgument` / `BadLength` (message shape), `Rng`.
+    pub fn sign(
+        &self,
+        msg: &Message<'_>,
+        rnd: Option<&[u8; 32]>,
+        sig: &mut [u8],
+    ) -> Result<(), Error> {
+        let p = self.param_set();
+        if sig.len() != p.signature_len() {
+            return Err(Error::BadLength);
+        }
+        let msg = p.variant().message(msg)?;
+        let rnd = Zeroizing::new(match rnd {
+            Some(r) => *r,
+            None => crate::rng::array32()?,
+        });
+        let tr = p.tr_len();
+        match &self.1 {
+            Sk::P44(k) => sign::sign_mu(p, k, &msg.mu(&k.tr[..tr]), &rnd, sig),
+            Sk::P65(k) => sign::sign_mu(p, k, &msg.mu(&k.tr[..tr]), &rnd, sig),
+            Sk::P87(k) => sign::sign_mu(p, k, &msg.mu(&k.tr[..tr]), &rnd, sig),
+        }
+        Ok(())
+    }
+}
+
+impl ExpandedPublicKey {
+    /// Errors: `BadLength` (pk length).
+    pub fn new(p: ParamSet, pk: &[u8]) -> Result<Self, Error> {
+        if pk.len() != p.public_key_len() {
+            return Err(Error::BadLength);
+        }
+        Ok(ExpandedPublicKey(
+            p,
+            match p {
+                ParamSet::MlDsa44 | ParamSet::Dilithium2 => {
+                    Pk::P44(Box::new(VerifyKey::from_bytes(pk)))
+                }
+                ParamSet::MlDsa65 | ParamSet::Dilithium3 => {
+                    Pk::P65(Box::new(VerifyKey::from_bytes(pk)))
+                }
+                ParamSet::MlDsa87 | ParamSet::Dilithium5 => {
+                    Pk::P87(Box::new(VerifyKey::from_bytes(pk)))
+                }
+            },
+        ))
+    }
+
+    pub fn param_set(&self) -> ParamSet {
+        self.0
+    }
+
+    /// As [`super::verify`] with the encoded key this was made from.
+    pub fn verify(&self, msg: &Message<'_>, sig: &[u8]) -> Result<(), Error> {
+        let p = self.param_set();
+        let msg = p.variant().message(msg)?;
+        if sig.len() != p.signature_len() {
+            return Err(Error::VerifyFailed);
+        }
+        let ok = match &self.1 {
+            Pk::P44(k) => verify::verify_expanded(p, k, &msg, sig),
+            Pk::P65(k) => verify::verify_expanded(p, k, &msg, sig),
+            Pk::P87(k) => verify::verify_expanded(p, k, &msg, sig),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::VerifyFailed)
+        }
+    }
+}

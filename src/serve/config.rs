@@ -1,0 +1,92 @@
+//! The serving options of a context (`pqg_context_set_option`), stored once in the context and
+//! read by the dispatcher: never from the environment.
+
+use crate::Error;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The options. Discriminants are the C ABI's `PQG_OPT_*` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Opt {
+    /// Longest time (µs) the first item of a batch waits for company: 0..=1,000,000.
+    MaxWaitUs = 1,
+    /// Most items in one backend batch: 1..=1,048,576.
+    MaxBatch = 2,
+    /// Batches (and, for blocking calls, the load) below this many items run on the CPU
+    /// instead of the GPU: 0..=1,048,576. No effect on a CPU context.
+    CpuCrossover = 3,
+    /// Batches a context runs at once (its dispatcher threads, started at the first queued
+    /// item; later changes do not apply): 1..=64.
+    MaxInFlight = 4,
+    /// Arrivals paused this long (µs) count as "nothing else is arriving" and flush the queue:
+    /// 0..=1,000,000 (capped at a quarter of the maximum wait).
+    QuietUs = 5,
+}
+
+impl Opt {
+    pub fn from_code(code: i32) -> Result<Opt, Error> {
+        Ok(match code {
+            1 => Opt::MaxWaitUs,
+            2 => Opt::MaxBatch,
+            3 => Opt::CpuCrossover,
+            4 => Opt::MaxInFlight,
+            5 => Opt::QuietUs,
+            _ => return Err(Error::InvalidArgument),
+        })
+    }
+
+    fn range(self) -> (u64, u64) {
+        match self {
+            Opt::MaxWaitUs => (0, 1_000_000),
+            Opt::MaxBatch => (1, 1 << 20),
+            Opt::CpuCrossover => (0, 1 << 20),
+            Opt::MaxInFlight => (1, 64),
+            Opt::QuietUs => (0, 1_000_000),
+        }
+    }
+}
+
+/// Defaults. The wait bounds the latency a lone item can pay (issue #13: at most 2 ms); the
+/// batch cap is the GPU engine's efficient size; the crossover is where a GPU batch of that
+/// size overtakes the CPU (to be confirmed on the H200 with scripts/device-serve.sh).
+pub const DEFAULT_MAX_WAIT_US: u64 = 1000;
+pub const DEFAULT_MAX_BATCH: u64 = 65536;
+pub const DEFAULT_CPU_CROSSOVER: u64 = 8;
+pub const DEFAULT_MAX_IN_FLIGHT: u64 = 4;
+pub const DEFAULT_QUIET_US: u64 = 50;
+
+#[derive(Debug)]
+pub struct Config {
+    values: [AtomicU64; 5],
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            values: [
+                AtomicU64::new(DEFAULT_MAX_WAIT_US),
+                AtomicU64::new(DEFAULT_MAX_BATCH),
+                AtomicU64::new(DEFAULT_CPU_CROSSOVER),
+                AtomicU64::new(DEFAULT_MAX_IN_FLIGHT),
+                AtomicU64::new(DEFAULT_QUIET_US),
+            ],
+        }
+    }
+}
+
+impl Config {
+    /// Sets an option; a value outside its range is `InvalidArgument`.
+    pub fn set(&self, opt: Opt, value: i64) -> Result<(), Error> {
+        let (lo, hi) = opt.range();
+        let v = u64::try_from(value).map_err(|_| Error::InvalidArgument)?;
+        if v < lo || v > hi {
+            return Err(Error::InvalidArgument);
+        }
+        self.values[opt as usize - 1].store(v, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn get(&self, opt: Opt) -> u64 {
+        self.values[opt as usize - 1].load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,581 @@
+//! One queued request: the operation with raw views of the caller's buffers, and where its
+//! status goes.
+//!
+//! The dispatcher keeps items past the call that made them, so their buffers are held as raw
+//! addresses that the submitter promised stay valid until the item's completion is reported
+//! (blocking calls wait for it; asynchronous jobs document it). Every item reports exactly one
+//! status: [`Item::finish`], or `Err(Panic)` from its `Drop` if it is dropped unfinished.
+
+use super::key::Key;
+use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
+use crate::mldsa::{self, Message, PreHash};
+use crate::{ctru, Alg, Error, Status};
+use std::sync::Arc;
+use std::time::Instant;
+use zeroize::{Zeroize, Zeroizing};
+
+/// A caller-owned input buffer, read until the item completes.
+#[derive(Clone, Copy, Debug)]
+pub struct RawIn {
+    ptr: *const u8,
+    len: usize,
+}
+
+/// A caller-owned output buffer, written (at most once, whole) before the item completes.
+#[derive(Clone, Copy, Debug)]
+pub struct RawOut {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: plain addresses whose validity until completion the submitter promised; the
+// dispatcher touches each buffer from one thread at a time (the one running the item).
+unsafe impl Send for RawIn {}
+unsafe impl Sync for RawIn {}
+unsafe impl Send for RawOut {}
+unsafe impl Sync for RawOut {}
+
+impl RawIn {
+    /// # Safety
+    /// `s` must stay valid, and unwritten, until the item holding this completes.
+    pub unsafe fn new(s: &[u8]) -> RawIn {
+        RawIn {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// # Safety
+    /// Only while the item that holds this is running (before its completion).
+    unsafe fn get<'a>(self) -> &'a [u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: the submitter's promise (see `new`).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl RawOut {
+    /// # Safety
+    /// `s` must stay valid, and untouched by others, until the item holding this completes.
+    pub unsafe fn new(s: &mut [u8]) -> RawOut {
+        RawOut {
+            ptr: s.as_mut_ptr(),
+            len: s.len(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// # Safety
+    /// Only while the item that holds this is running, from the thread running it.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get<'a>(self) -> &'a mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the submitter's promise (see `new`); one writer at a time.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+/// [`Message`] with its slices held raw.
+#[derive(Clone, Copy, Debug)]
+pub enum RawMsg {
+    Pure {
+        ctx: RawIn,
+        msg: RawIn,
+    },
+    PreHashed {
+        ctx: RawIn,
+        ph: PreHash,
+        digest: RawIn,
+    },
+    Internal(RawIn),
+    Mu(RawIn),
+}
+
+impl RawMsg {
+    /// # Safety
+    /// As [`RawIn::new`] for every slice of `m`.
+    pub unsafe fn new(m: &Message<'_>) -> RawMsg {
+        // SAFETY: forwarded.
+        unsafe {
+            match *m {
+                Message::Pure { ctx, msg } => RawMsg::Pure {
+                    ctx: RawIn::new(ctx),
+                    msg: RawIn::new(msg),
+                },
+                Message::PreHashed { ctx, ph, digest } => RawMsg::PreHashed {
+                    ctx: RawIn::new(ctx),
+                    ph,
+                    digest: RawIn::new(digest),
+                },
+                Message::Internal(m) => RawMsg::Internal(RawIn::new(m)),
+                Message::Mu(m) => RawMsg::Mu(RawIn::new(m)),
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`RawIn::get`].
+    unsafe fn get<'a>(self) -> Message<'a> {
+        // SAFETY: forwarded.
+        unsafe {
+            match self {
+                RawMsg::Pure { ctx, msg } => Message::Pure {
+                    ctx: ctx.get(),
+                    msg: msg.get(),
+                },
+                RawMsg::PreHashed { ctx, ph, digest } => Message::PreHashed {
+                    ctx: ctx.get(),
+                    ph,
+                    digest: digest.get(),
+                },
+                RawMsg::Internal(m) => Message::Internal(m.get()),
+                RawMsg::Mu(m) => Message::Mu(m.get()),
+            }
+        }
+    }
+}
+
+/// The key of a request: a handle, or encoded bytes read in place.
+#[derive(Clone)]
+pub enum KeyRef {
+    Handle(Key),
+    Bytes(RawIn),
+}
+
+impl KeyRef {
+    /// # Safety
+    /// As [`RawIn::get`].
+    unsafe fn bytes(&self) -> &[u8] {
+        match self {
+            KeyRef::Handle(k) => k.bytes(),
+            // SAFETY: forwarded.
+            KeyRef::Bytes(b) => unsafe { b.get() },
+        }
+    }
+}
+
+/// The key argument of the safe entry points: a handle, or an encoded key for an algorithm.
+#[derive(Clone, Copy, Debug)]
+pub enum KeyArg<'a> {
+    Handle(&'a Key),
+    Bytes(Alg, &'a [u8]),
+}
+
+impl KeyArg<'_> {
+    fn alg(&self) -> Alg {
+        match self {
+            KeyArg::Handle(k) => k.alg(),
+            KeyArg::Bytes(a, _) => *a,
+        }
+    }
+
+    /// # Safety
+    /// As [`RawIn::new`] for the bytes.
+    unsafe fn raw(&self) -> KeyRef {
+        match self {
+            KeyArg::Handle(k) => KeyRef::Handle((*k).clone()),
+            // SAFETY: forwarded.
+            KeyArg::Bytes(_, b) => KeyRef::Bytes(unsafe { RawIn::new(b) }),
+        }
+    }
+
+    fn mldsa(&self) -> Result<mldsa::ParamSet, Error> {
+        match self.alg() {
+            Alg::MlDsa(p) => Ok(p),
+            Alg::Ctru(_) => Err(Error::InvalidArgument),
+        }
+    }
+
+    fn ctru(&self) -> Result<ctru::ParamSet, Error> {
+        match self.alg() {
+            Alg::Ctru(p) => Ok(p),
+            Alg::MlDsa(_) => Err(Error::InvalidArgument),
+        }
+    }
+}
+
+/// One request.
+pub enum Op {
+    Sign {
+        p: mldsa::ParamSet,
+        key: KeyRef,
+        msg: RawMsg,
+        rnd: Option<Zeroizing<[u8; 32]>>,
+        sig: RawOut,
+    },
+    Verify {
+        p: mldsa::ParamSet,
+        key: KeyRef,
+        msg: RawMsg,
+        sig: RawIn,
+    },
+    Encaps {
+        p: ctru::ParamSet,
+        key: KeyRef,
+        coins: Option<Zeroizing<[u8; 32]>>,
+        ct: RawOut,
+        ss: RawOut,
+    },
+    Decaps {
+        p: ctru::ParamSet,
+        key: KeyRef,
+        ct: RawIn,
+        ss: RawOut,
+    },
+}
+
+/// Which backend call an op belongs to: ops of one class run in one backend batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Sign(mldsa::ParamSet),
+    Verify(mldsa::ParamSet),
+    Encaps(ctru::ParamSet),
+    Decaps(ctru::ParamSet),
+}
+
+impl Op {
+    /// # Safety
+    /// Every slice stays valid (outputs untouched by others) until the op's item completes.
+    pub unsafe fn sign(
+        key: KeyArg<'_>,
+        msg: &Message<'_>,
+        rnd: Option<&[u8; 32]>,
+        sig: &mut [u8],
+    ) -> Result<Op, Error> {
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Sign {
+                p: key.mldsa()?,
+                key: key.raw(),
+                msg: RawMsg::new(msg),
+                rnd: rnd.map(|r| Zeroizing::new(*r)),
+                sig: RawOut::new(sig),
+            })
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign`].
+    pub unsafe fn verify(key: KeyArg<'_>, msg: &Message<'_>, sig: &[u8]) -> Result<Op, Error> {
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Verify {
+                p: key.mldsa()?,
+                key: key.raw(),
+                msg: RawMsg::new(msg),
+                sig: RawIn::new(sig),
+            })
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign`].
+    pub unsafe fn encaps(
+        key: KeyArg<'_>,
+        coins: Option<&[u8; 32]>,
+        ct: &mut [u8],
+        ss: &mut [u8],
+    ) -> Result<Op, Error> {
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Encaps {
+                p: key.ctru()?,
+                key: key.raw(),
+                coins: coins.map(|c| Zeroizing::new(*c)),
+                ct: RawOut::new(ct),
+                ss: RawOut::new(ss),
+            })
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign`].
+    pub unsafe fn decaps(key: KeyArg<'_>, ct: &[u8], ss: &mut [u8]) -> Result<Op, Error> {
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Decaps {
+                p: key.ctru()?,
+                key: key.raw(),
+                ct: RawIn::new(ct),
+                ss: RawOut::new(ss),
+            })
+        }
+    }
+
+    pub fn class(&self) -> Class {
+        match self {
+            Op::Sign { p, .. } => Class::Sign(*p),
+            Op::Verify { p, .. } => Class::Verify(*p),
+            Op::Encaps { p, .. } => Class::Encaps(*p),
+            Op::Decaps { p, .. } => Class::Decaps(*p),
+        }
+    }
+
+    /// The checks a one-at-a-time call makes before any work, in the same order, so each
+    /// item fails with the status the plain function would give: key kind and length, the
+    /// message's shape, output lengths.
+    pub fn check(&self) -> Status {
+        fn key_ok(key: &KeyRef, alg: Alg, secret: bool) -> Status {
+            use super::key::KeyKind;
+            match key {
+                KeyRef::Handle(k) => {
+                    let want = if secret {
+                        KeyKind::Secret
+                    } else {
+                        KeyKind::Public
+                    };
+                    if k.alg() != alg || k.kind() != want {
+                        return Err(Error::InvalidArgument);
+                    }
+                }
+                KeyRef::Bytes(b) => {
+                    let len = if secret {
+                        alg.secret_key_len()
+                    } else {
+                        alg.public_key_len()
+                    };
+                    if b.len() != len {
+                        return Err(Error::BadLength);
+                    }
+                }
+            }
+            Ok(())
+        }
+        // SAFETY (all `get` below): called by the submitter before the op is queued, while
+        // its buffers are valid.
+        match self {
+            Op::Sign {
+                p, key, msg, sig, ..
+            } => {
+                key_ok(key, Alg::MlDsa(*p), true)?;
+                if sig.len() != p.signature_len() {
+                    return Err(Error::BadLength);
+                }
+                unsafe { msg.get() }.validate()
+            }
+            Op::Verify { p, key, msg, sig } => {
+                key_ok(key, Alg::MlDsa(*p), false)?;
+                unsafe { msg.get() }.validate()?;
+                if sig.len() != p.signature_len() {
+                    return Err(Error::VerifyFailed);
+                }
+                Ok(())
+            }
+            Op::Encaps { p, key, ct, ss, .. } => {
+                key_ok(key, Alg::Ctru(*p), false)?;
+                if ct.len() != p.ciphertext_len() || ss.len() != p.shared_secret_len() {
+                    return Err(Error::BadLength);
+                }
+                Ok(())
+            }
+            Op::Decaps { p, key, ct, ss } => {
+                key_ok(key, Alg::Ctru(*p), true)?;
+                if ct.len() != p.ciphertext_len() || ss.len() != p.shared_secret_len() {
+                    return Err(Error::BadLength);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs the op on the CPU, writing the caller's outputs directly (the CPU functions write
+    /// them only on success). Handles take the expanded-key fast paths.
+    pub fn run_cpu(&self) -> Status {
+        // SAFETY (all `get` below): the op is running; its buffers are valid (submitter's
+        // promise) and only this thread writes its outputs.
+        unsafe {
+            match self {
+                Op::Sign {
+                    p,
+                    key,
+                    msg,
+                    rnd,
+                    sig,
+                } => {
+                    let rnd = rnd.as_deref();
+                    match key {
+                        KeyRef::Handle(k) => k.mldsa_sk()?.sign(&msg.get(), rnd, sig.get()),
+                        KeyRef::Bytes(b) => mldsa::sign(*p, b.get(), &msg.get(), rnd, sig.get()),
+                    }
+                }
+                Op::Verify { p, key, msg, sig } => match key {
+                    KeyRef::Handle(k) => k.mldsa_pk()?.verify(&msg.get(), sig.get()),
+                    KeyRef::Bytes(b) => mldsa::verify(*p, b.get(), &msg.get(), sig.get()),
+                },
+                Op::Encaps {
+                    p,
+                    key,
+                    coins,
+                    ct,
+                    ss,
+                } => match (key, coins.as_deref()) {
+                    (KeyRef::Handle(k), c) => k.ctru_pk()?.encaps(c, ct.get(), ss.get()),
+                    (KeyRef::Bytes(b), Some(c)) => {
+                        ctru::encaps_derand(*p, b.get(), c, ct.get(), ss.get())
+                    }
+                    (KeyRef::Bytes(b), None) => ctru::encaps(*p, b.get(), ct.get(), ss.get()),
+                },
+                Op::Decaps { p, key, ct, ss } => match key {
+                    KeyRef::Handle(k) => k.ctru_sk()?.decaps(ct.get(), ss.get()),
+                    KeyRef::Bytes(b) => ctru::decaps(*p, b.get(), ct.get(), ss.get()),
+                },
+            }
+        }
+    }
+
+    /// The backend's view of a sign op (`None` for another class).
+    ///
+    /// # Safety
+    /// Only while the op is running; the result must not outlive that.
+    pub unsafe fn sign_item<'a>(&'a self) -> Option<SignItem<'a>> {
+        match self {
+            // SAFETY: forwarded.
+            Op::Sign { key, msg, rnd, .. } => Some(unsafe {
+                SignItem {
+                    sk: key.bytes(),
+                    msg: msg.get(),
+                    rnd: rnd.as_deref(),
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign_item`].
+    pub unsafe fn verify_item<'a>(&'a self) -> Option<VerifyItem<'a>> {
+        match self {
+            // SAFETY: forwarded.
+            Op::Verify { key, msg, sig, .. } => Some(unsafe {
+                VerifyItem {
+                    pk: key.bytes(),
+                    msg: msg.get(),
+                    sig: sig.get(),
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign_item`].
+    pub unsafe fn encaps_item<'a>(&'a self) -> Option<EncapsItem<'a>> {
+        match self {
+            // SAFETY: forwarded.
+            Op::Encaps { key, coins, .. } => Some(unsafe {
+                EncapsItem {
+                    pk: key.bytes(),
+                    coins: coins.as_deref(),
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign_item`].
+    pub unsafe fn decaps_item<'a>(&'a self) -> Option<DecapsItem<'a>> {
+        match self {
+            // SAFETY: forwarded.
+            Op::Decaps { key, ct, .. } => Some(unsafe {
+                DecapsItem {
+                    sk: key.bytes(),
+                    ct: ct.get(),
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// Copies a backend's results for this op into the caller's buffers: `first` is the
+    /// signature or ciphertext, `second` the shared secret (lengths as checked).
+    ///
+    /// # Safety
+    /// Only while the op is running.
+    pub unsafe fn write_outputs(&self, first: &[u8], second: &[u8]) {
+        // SAFETY: forwarded; lengths were checked at submit.
+        unsafe {
+            match self {
+                Op::Sign { sig, .. } => sig.get().copy_from_slice(first),
+                Op::Encaps { ct, ss, .. } => {
+                    ct.get().copy_from_slice(first);
+                    ss.get().copy_from_slice(second);
+                }
+                Op::Decaps { ss, .. } => ss.get().copy_from_slice(second),
+                Op::Verify { .. } => {}
+            }
+        }
+    }
+
+    /// Zeroes the secret outputs (shared secrets) of a failed op.
+    fn zero_secrets(&self) {
+        if let Op::Encaps { ss, .. } | Op::Decaps { ss, .. } = self {
+            // SAFETY: the op has not completed yet, so its buffer is still the caller's promise.
+            unsafe { ss.get() }.zeroize();
+        }
+    }
+}
+
+/// Where items report: the blocking caller, or an asynchronous job. Must not panic.
+pub trait Completion: Send + Sync {
+    /// Item `index` of this completion's submission ended with `status`; its buffers are
+    /// the caller's again. Called exactly once per item.
+    fn complete(&self, index: usize, status: Status);
+}
+
+/// A queued request.
+pub struct Item {
+    pub op: Op,
+    sink: Option<(Arc<dyn Completion>, usize)>,
+    pub enqueued: Instant,
+}
+
+impl Item {
+    pub fn new(op: Op, done: Arc<dyn Completion>, index: usize) -> Item {
+        Item {
+            op,
+            sink: Some((done, index)),
+            enqueued: Instant::now(),
+        }
+    }
+
+    /// Reports the item's status (zeroing its secret outputs first when it failed).
+    pub fn finish(mut self, status: Status) {
+        self.report(status);
+    }
+
+    fn report(&mut self, status: Status) {
+        if let Some((done, index)) = self.sink.take() {
+            if status.is_err() {
+                self.op.zero_secrets();
+            }
+            done.complete(index, status);
+        }
+    }
+}
+
+impl Drop for Item {
+    /// An item dropped unfinished (a panic on its way) still ends with a status.
+    fn drop(&mut self) {
+        self.report(Err(Error::Panic));
+    }
+}

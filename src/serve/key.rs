@@ -1,0 +1,115 @@
+//! Key handles: a key decoded, checked and expanded once, then shared by reference count.
+//!
+//! A handle holds both forms: the expanded one (for the CPU fast paths) and the encoded bytes
+//! (for backends that take encoded keys, e.g. the GPU). Queued items hold their own reference,
+//! so a handle released by its creator stays valid until they finish; the last reference
+//! zeroizes the secret parts.
+
+use crate::{ctru, mldsa, Alg, Error};
+use std::sync::Arc;
+use zeroize::Zeroizing;
+
+/// Which half of a key pair a handle holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyKind {
+    Public,
+    Secret,
+}
+
+enum Form {
+    MlDsaPk(mldsa::ExpandedPublicKey),
+    MlDsaSk(mldsa::ExpandedSecretKey),
+    CtruPk(ctru::ExpandedPublicKey),
+    CtruSk(ctru::ExpandedSecretKey),
+}
+
+struct Inner {
+    alg: Alg,
+    bytes: Zeroizing<Vec<u8>>,
+    form: Form,
+}
+
+/// A shared, immutable key handle (cheap to clone). Send + Sync.
+#[derive(Clone)]
+pub struct Key(Arc<Inner>);
+
+impl Key {
+    /// Checks and expands `bytes`. Errors: `BadLength` (wrong length for alg and kind),
+    /// `BadKey` (ML-DSA s1/s2 out of range; CTRU-Prime non-canonical pk or malformed f).
+    pub fn new(alg: Alg, kind: KeyKind, bytes: &[u8]) -> Result<Key, Error> {
+        let form = match (alg, kind) {
+            (Alg::MlDsa(p), KeyKind::Public) => {
+                Form::MlDsaPk(mldsa::ExpandedPublicKey::new(p, bytes)?)
+            }
+            (Alg::MlDsa(p), KeyKind::Secret) => {
+                Form::MlDsaSk(mldsa::ExpandedSecretKey::new(p, bytes)?)
+            }
+            (Alg::Ctru(p), KeyKind::Public) => {
+                Form::CtruPk(ctru::ExpandedPublicKey::new(p, bytes)?)
+            }
+            (Alg::Ctru(p), KeyKind::Secret) => {
+                Form::CtruSk(ctru::ExpandedSecretKey::new(p, bytes)?)
+            }
+        };
+        Ok(Key(Arc::new(Inner {
+            alg,
+            bytes: Zeroizing::new(bytes.to_vec()),
+            form,
+        })))
+    }
+
+    pub fn alg(&self) -> Alg {
+        self.0.alg
+    }
+
+    pub fn kind(&self) -> KeyKind {
+        match self.0.form {
+            Form::MlDsaPk(_) | Form::CtruPk(_) => KeyKind::Public,
+            Form::MlDsaSk(_) | Form::CtruSk(_) => KeyKind::Secret,
+        }
+    }
+
+    /// The encoded key, as it was given.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0.bytes
+    }
+
+    /// Whether two handles are the same key object (not merely equal bytes).
+    pub fn same(&self, other: &Key) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    pub(crate) fn mldsa_sk(&self) -> Result<&mldsa::ExpandedSecretKey, Error> {
+        match &self.0.form {
+            Form::MlDsaSk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
+    pub(crate) fn mldsa_pk(&self) -> Result<&mldsa::ExpandedPublicKey, Error> {
+        match &self.0.form {
+            Form::MlDsaPk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
+    pub(crate) fn ctru_pk(&self) -> Result<&ctru::ExpandedPublicKey, Error> {
+        match &self.0.form {
+            Form::CtruPk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
+    pub(crate) fn ctru_sk(&self) -> Result<&ctru::ExpandedSecretKey, Error> {
+        match &self.0.form {
+            Form::CtruSk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({}, {:?})", self.alg().name(), self.kind())
+    }
+}

@@ -1,0 +1,98 @@
+//! Serving one request at a time at batch speed (issue #13): key handles ([`key`]), the
+//! coalescing dispatcher ([`dispatch`]), completion notification ([`notify`]) and the
+//! context options ([`config`]).
+//!
+//! [`Serve`] is the per-context part: the entry points (`sign`, `verify`, `encaps`, `decaps`,
+//! each blocking, writing into the caller's buffer) and `submit` for asynchronous items.
+
+pub mod config;
+mod dispatch;
+mod exec;
+pub mod item;
+pub mod key;
+pub mod notify;
+
+pub use config::{Config, Opt};
+pub use item::{Completion, KeyArg, Op};
+pub use key::{Key, KeyKind};
+
+use crate::backend::Backend;
+use crate::mldsa::Message;
+use crate::Status;
+use dispatch::Dispatcher;
+use std::sync::Arc;
+
+/// The serving state of one context.
+pub struct Serve {
+    pub config: Arc<Config>,
+    pub notify: Arc<notify::Notify>,
+    dispatcher: Dispatcher,
+}
+
+impl Serve {
+    pub fn new(backend: Arc<dyn Backend>) -> Serve {
+        let config = Arc::new(Config::default());
+        Serve {
+            dispatcher: Dispatcher::new(backend, config.clone()),
+            config,
+            notify: Arc::default(),
+        }
+    }
+
+    /// Signs one message: `sig` is written on success only.
+    pub fn sign(
+        &self,
+        key: KeyArg<'_>,
+        msg: &Message<'_>,
+        rnd: Option<&[u8; 32]>,
+        sig: &mut [u8],
+    ) -> Status {
+        // SAFETY: `run` returns only after the op has completed, within these borrows.
+        self.dispatcher
+            .run(unsafe { Op::sign(key, msg, rnd, sig) }?)
+    }
+
+    /// Verifies one signature: `Ok` valid, `Err(VerifyFailed)` invalid.
+    pub fn verify(&self, key: KeyArg<'_>, msg: &Message<'_>, sig: &[u8]) -> Status {
+        // SAFETY: as in `sign`.
+        self.dispatcher.run(unsafe { Op::verify(key, msg, sig) }?)
+    }
+
+    /// Encapsulates: `ct` and `ss` written on success; `ss` zeroed on failure.
+    pub fn encaps(
+        &self,
+        key: KeyArg<'_>,
+        coins: Option<&[u8; 32]>,
+        ct: &mut [u8],
+        ss: &mut [u8],
+    ) -> Status {
+        // SAFETY: as in `sign`.
+        let op = unsafe { Op::encaps(key, coins, ct, ss) };
+        self.run_zeroing(op, ss)
+    }
+
+    /// Decapsulates: `ss` written on success, zeroed on failure.
+    pub fn decaps(&self, key: KeyArg<'_>, ct: &[u8], ss: &mut [u8]) -> Status {
+        // SAFETY: as in `sign`.
+        let op = unsafe { Op::decaps(key, ct, ss) };
+        self.run_zeroing(op, ss)
+    }
+
+    fn run_zeroing(&self, op: Result<Op, crate::Error>, ss: *mut [u8]) -> Status {
+        let st = op.and_then(|op| self.dispatcher.run(op));
+        if st.is_err() {
+            // SAFETY: the op (if any) has completed, so `ss` is the caller's exclusive borrow
+            // again; it was only turned into a pointer to be reused after the op.
+            unsafe { zeroize::Zeroize::zeroize(&mut *ss) };
+        }
+        st
+    }
+
+    /// Queues ops for asynchronous completion; each reports to `done` under its index.
+    ///
+    /// # Safety
+    /// The ops' buffers (see [`Op::sign`]) stay valid until `done` has been told about them.
+    pub unsafe fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
+        self.dispatcher.submit(ops, done)
+    }
+}

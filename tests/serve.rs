@@ -1,0 +1,1202 @@
+//! The serving layer (issue #13): key handles, the coalescing dispatcher, asynchronous
+//! single items, completion notification and options. Every result is compared with a
+//! one-at-a-time call of the plain CPU functions (`mldsa::sign`, `ctru::decaps`, ...).
+//!
+//! GPU-like behaviour is provoked with a fake backend that reports itself as a GPU and runs
+//! the CPU code (optionally failing, panicking or holding its batches), so the dispatcher
+//! queues and merges items as it would on a GPU context.
+
+mod common;
+
+use pqgpu::backend::{
+    Backend, BackendKind, CpuBackend, DecapsItem, EncapsItem, SignItem, VerifyItem,
+};
+use pqgpu::ffi::*;
+use pqgpu::mldsa::Message;
+use pqgpu::serve::{Key, KeyArg, KeyKind, Serve};
+use pqgpu::{ctru, mldsa, Alg, Error, Status};
+use rayon::prelude::*;
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// Keys and the plain reference calls
+// ---------------------------------------------------------------------------------------
+
+static ZERO_RND: [u8; 32] = [0; 32];
+const M44: mldsa::ParamSet = mldsa::ParamSet::MlDsa44;
+const M65: mldsa::ParamSet = mldsa::ParamSet::MlDsa65;
+const M87: mldsa::ParamSet = mldsa::ParamSet::MlDsa87;
+const C653: ctru::ParamSet = ctru::ParamSet::Ctru653;
+const C761: ctru::ParamSet = ctru::ParamSet::Ctru761;
+
+struct Pair {
+    alg: Alg,
+    pk: Vec<u8>,
+    sk: Vec<u8>,
+    pk_h: Key,
+    sk_h: Key,
+}
+
+fn pair(alg: Alg, seed: u8) -> Pair {
+    let mut pk = vec![0u8; alg.public_key_len()];
+    let mut sk = vec![0u8; alg.secret_key_len()];
+    match alg {
+        Alg::MlDsa(p) => mldsa::keygen_internal(p, &[seed; 32], &mut pk, &mut sk).unwrap(),
+        Alg::Ctru(p) => ctru::keygen_derand(p, &[seed; 64], &mut pk, &mut sk).unwrap(),
+    }
+    Pair {
+        alg,
+        pk_h: Key::new(alg, KeyKind::Public, &pk).unwrap(),
+        sk_h: Key::new(alg, KeyKind::Secret, &sk).unwrap(),
+        pk,
+        sk,
+    }
+}
+
+fn keyring() -> Vec<Pair> {
+    let mut v = Vec::new();
+    for (i, a) in [
+        Alg::MlDsa(M44),
+        Alg::MlDsa(M65),
+        Alg::MlDsa(M87),
+        Alg::Ctru(C653),
+        Alg::Ctru(C761),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(pair(a, 2 * i as u8 + 1));
+        v.push(pair(a, 2 * i as u8 + 2));
+    }
+    v
+}
+
+/// One request of the mixed workload, fully determined by its index.
+struct Case {
+    key: usize,
+    handle: bool,
+    /// 0 sign, 1 verify, 2 encaps, 3 decaps (the last two for KEM keys).
+    op: u8,
+    msg: Vec<u8>,
+    ctx: Vec<u8>,
+    rnd: [u8; 32],
+    /// For verify: a valid signature, or a corrupted one. For decaps: a ciphertext.
+    input: Vec<u8>,
+}
+
+fn case(ring: &[Pair], i: usize) -> Case {
+    let key = (i * 7) % ring.len();
+    let kp = &ring[key];
+    let msg: Vec<u8> = (0..(i % 50)).map(|j| (i * 31 + j) as u8).collect();
+    let ctx: Vec<u8> = (0..(i % 4)).map(|j| j as u8 ^ 0x5a).collect();
+    let rnd = [(i % 251) as u8; 32];
+    let (op, input) = match kp.alg {
+        Alg::MlDsa(p) => {
+            if i % 2 == 0 {
+                (0, vec![])
+            } else {
+                let mut sig = vec![0u8; p.signature_len()];
+                let m = Message::Pure {
+                    ctx: &ctx,
+                    msg: &msg,
+                };
+                mldsa::sign(p, &kp.sk, &m, Some(&[7; 32]), &mut sig).unwrap();
+                if i % 3 == 0 {
+                    sig[i % 40] ^= 1;
+                }
+                (1, sig)
+            }
+        }
+        Alg::Ctru(p) => {
+            if i % 2 == 0 {
+                (2, vec![])
+            } else {
+                let (mut ct, mut ss) = (vec![0u8; p.ciphertext_len()], vec![0u8; 32]);
+                ctru::encaps_derand(p, &kp.pk, &[i as u8; 32], &mut ct, &mut ss).unwrap();
+                if i % 3 == 0 {
+                    ct[i % 50] ^= 4;
+                }
+                (3, ct)
+            }
+        }
+    };
+    Case {
+        key,
+        handle: i % 3 != 1,
+        op,
+        msg,
+        ctx,
+        rnd,
+        input,
+    }
+}
+
+/// What a case produced: the status and the output bytes (signature, ct || ss, or ss).
+type Outcome = (Status, Vec<u8>);
+
+/// The reference: the plain CPU function, one call.
+fn expected(ring: &[Pair], c: &Case) -> Outcome {
+    let kp = &ring[c.key];
+    match (kp.alg, c.op) {
+        (Alg::MlDsa(p), 0) => {
+            let mut sig = vec![0u8; p.signature_len()];
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
+            (mldsa::sign(p, &kp.sk, &m, Some(&c.rnd), &mut sig), sig)
+        }
+        (Alg::MlDsa(p), 1) => {
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
+            (mldsa::verify(p, &kp.pk, &m, &c.input), vec![])
+        }
+        (Alg::Ctru(p), 2) => {
+            let (mut ct, mut ss) = (vec![0u8; p.ciphertext_len()], vec![0u8; 32]);
+            let st = ctru::encaps_derand(p, &kp.pk, &c.rnd, &mut ct, &mut ss);
+            ct.extend_from_slice(&ss);
+            (st, ct)
+        }
+        (Alg::Ctru(p), 3) => {
+            let mut ss = vec![0u8; 32];
+            (ctru::decaps(p, &kp.sk, &c.input, &mut ss), ss)
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// The case through the serving layer's blocking calls (handle or encoded key).
+fn served(serve: &Serve, ring: &[Pair], c: &Case) -> Outcome {
+    let kp = &ring[c.key];
+    let (pk, sk) = if c.handle {
+        (KeyArg::Handle(&kp.pk_h), KeyArg::Handle(&kp.sk_h))
+    } else {
+        (KeyArg::Bytes(kp.alg, &kp.pk), KeyArg::Bytes(kp.alg, &kp.sk))
+    };
+    match c.op {
+        0 => {
+            let mut sig = vec![0u8; kp.alg.signature_len()];
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
+            (serve.sign(sk, &m, Some(&c.rnd), &mut sig), sig)
+        }
+        1 => {
+            let m = Message::Pure {
+                ctx: &c.ctx,
+                msg: &c.msg,
+            };
+            (serve.verify(pk, &m, &c.input), vec![])
+        }
+        2 => {
+            let (mut ct, mut ss) = (vec![0u8; kp.alg.ciphertext_len()], vec![0u8; 32]);
+            let st = serve.encaps(pk, Some(&c.rnd), &mut ct, &mut ss);
+            ct.extend_from_slice(&ss);
+            (st, ct)
+        }
+        _ => {
+            let mut ss = vec![0u8; 32];
+            (serve.decaps(sk, &c.input, &mut ss), ss)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A fake GPU backend
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Runs the CPU code.
+    Pass,
+    /// Every item fails with `Device`, after scribbling over the outputs.
+    Fail,
+    /// Odd items of each batch fail with `Device`.
+    FailOdd,
+    /// Panics halfway through each batch.
+    Panic,
+    /// Rejects every signature at once without computing (a cheap, fast engine), signs as Pass.
+    QuickVerify,
+}
+
+struct FakeGpu {
+    cpu: Arc<dyn Backend>,
+    mode: Mode,
+    /// What it reports itself as (a GPU unless a test says otherwise).
+    kind: Mutex<BackendKind>,
+    /// Sizes of the batches it was given.
+    batches: Mutex<Vec<usize>>,
+    /// While closed, batches wait.
+    gate: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl FakeGpu {
+    fn new(mode: Mode) -> Arc<FakeGpu> {
+        FakeGpu::over(Arc::new(CpuBackend::new()), mode)
+    }
+    /// Wraps a real backend (the GPU, on the H200) to inject failures mid-batch.
+    fn over(inner: Arc<dyn Backend>, mode: Mode) -> Arc<FakeGpu> {
+        Arc::new(FakeGpu {
+            cpu: inner,
+            mode,
+            kind: Mutex::new(BackendKind::Gpu),
+            batches: Mutex::new(Vec::new()),
+            gate: Mutex::new(true),
+            opened: Condvar::new(),
+        })
+    }
+    fn close(&self) {
+        *self.gate.lock().unwrap() = false;
+    }
+    fn open(&self) {
+        *self.gate.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+    fn enter(&self, n: usize) {
+        self.batches.lock().unwrap().push(n);
+        let mut g = self.gate.lock().unwrap();
+        while !*g {
+            g = self.opened.wait(g).unwrap();
+        }
+    }
+    fn items(&self) -> usize {
+        self.batches.lock().unwrap().iter().sum()
+    }
+    /// Applies the failure mode after (or instead of) the real work.
+    fn spoil(&self, statuses: &mut [Status], outs: &mut [&mut [u8]]) {
+        match self.mode {
+            Mode::Pass | Mode::QuickVerify => {}
+            Mode::Fail => {
+                statuses.iter_mut().for_each(|s| *s = Err(Error::Device));
+                outs.iter_mut().for_each(|o| o.fill(0xEE));
+            }
+            Mode::FailOdd => statuses
+                .iter_mut()
+                .skip(1)
+                .step_by(2)
+                .for_each(|s| *s = Err(Error::Device)),
+            Mode::Panic => {
+                // The first half finished, the rest never did (a panic mid-batch).
+                let half = statuses.len() / 2;
+                statuses[half..]
+                    .iter_mut()
+                    .for_each(|s| *s = Err(Error::Panic));
+                panic!("fake device failure (expected by the test)");
+            }
+        }
+    }
+}
+
+impl Backend for FakeGpu {
+    fn kind(&self) -> BackendKind {
+        *self.kind.lock().unwrap()
+    }
+    fn mldsa_keygen(
+        &self,
+        p: mldsa::ParamSet,
+        s: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        st: &mut [Status],
+    ) {
+        self.cpu.mldsa_keygen(p, s, pks, sks, st)
+    }
+    fn mldsa_sign(
+        &self,
+        p: mldsa::ParamSet,
+        items: &[SignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
+        self.enter(items.len());
+        self.cpu.mldsa_sign(p, items, sigs, st);
+        self.spoil(st, sigs);
+    }
+    fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], st: &mut [Status]) {
+        self.enter(items.len());
+        if self.mode == Mode::QuickVerify {
+            st.iter_mut().for_each(|s| *s = Err(Error::VerifyFailed));
+            return;
+        }
+        self.cpu.mldsa_verify(p, items, st);
+        self.spoil(st, &mut []);
+    }
+    fn kem_keygen(
+        &self,
+        p: ctru::ParamSet,
+        s: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        st: &mut [Status],
+    ) {
+        self.cpu.kem_keygen(p, s, pks, sks, st)
+    }
+    fn kem_encaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
+        self.enter(items.len());
+        self.cpu.kem_encaps(p, items, cts, sss, st);
+        self.spoil(st, sss);
+    }
+    fn kem_decaps(
+        &self,
+        p: ctru::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
+        self.enter(items.len());
+        self.cpu.kem_decaps(p, items, sss, st);
+        self.spoil(st, sss);
+    }
+}
+
+/// A serving layer on the fake GPU with the CPU crossover off (everything is queued).
+fn gpu_serve(mode: Mode, max_wait_us: i64) -> (Arc<FakeGpu>, Serve) {
+    let fake = FakeGpu::new(mode);
+    let serve = Serve::new(fake.clone());
+    serve
+        .config
+        .set(pqgpu::serve::Opt::CpuCrossover, 0)
+        .unwrap();
+    serve
+        .config
+        .set(pqgpu::serve::Opt::MaxWaitUs, max_wait_us)
+        .unwrap();
+    (fake, serve)
+}
+
+/// Runs cases [0, n) from `threads` threads (blocking calls) and checks each one.
+fn run_threads(serve: &Serve, ring: &[Pair], threads: usize, n: usize) {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let c = case(ring, i);
+                assert_eq!(served(serve, ring, &c), expected(ring, &c), "case {i}");
+            });
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Handles
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn handles_give_the_plain_results_and_check_keys_once() {
+    let ring = keyring();
+    let serve = Serve::new(pqgpu::backend::cpu_backend());
+    for i in 0..60 {
+        let c = case(&ring, i);
+        assert_eq!(
+            served(&serve, &ring, &Case { handle: true, ..c }),
+            expected(&ring, &case(&ring, i)),
+            "case {i}"
+        );
+    }
+    // Malformed keys are refused at creation, with the status the plain call gives.
+    let mut sk = ring[0].sk.clone();
+    sk[128] = 0xFF; // s1 field out of range
+    assert_eq!(
+        Key::new(ring[0].alg, KeyKind::Secret, &sk).unwrap_err(),
+        Error::BadKey
+    );
+    assert_eq!(
+        Key::new(ring[0].alg, KeyKind::Secret, &sk[1..]).unwrap_err(),
+        Error::BadLength
+    );
+    let mut pk = ring[6].pk.clone();
+    pk.iter_mut().for_each(|b| *b = 0xFF); // CTRU-Prime: values >= q
+    assert_eq!(
+        Key::new(ring[6].alg, KeyKind::Public, &pk).unwrap_err(),
+        Error::BadKey
+    );
+    // A handle of the wrong kind or family is an invalid argument.
+    let m = Message::Pure {
+        ctx: &[],
+        msg: b"x",
+    };
+    let mut sig = vec![0u8; M44.signature_len()];
+    assert_eq!(
+        serve.sign(KeyArg::Handle(&ring[0].pk_h), &m, None, &mut sig),
+        Err(Error::InvalidArgument)
+    );
+    assert_eq!(
+        serve.sign(KeyArg::Handle(&ring[6].sk_h), &m, None, &mut sig),
+        Err(Error::InvalidArgument)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The dispatcher
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn threads_with_mixed_keys_and_algorithms_get_their_own_results() {
+    let ring = keyring();
+    // CPU context: calls run in place.
+    run_threads(&Serve::new(pqgpu::backend::cpu_backend()), &ring, 8, 120);
+    // GPU-like context: calls are queued and merged.
+    let (fake, serve) = gpu_serve(Mode::Pass, 2000);
+    run_threads(&serve, &ring, 16, 240);
+    assert!(
+        fake.items() >= 240 - 10,
+        "items went through the backend: {}",
+        fake.items()
+    );
+}
+
+#[test]
+fn failing_backends_lose_nothing() {
+    let ring = keyring();
+    for mode in [Mode::Fail, Mode::FailOdd, Mode::Panic] {
+        let (fake, serve) = gpu_serve(mode, 500);
+        run_threads(&serve, &ring, 8, 80);
+        assert!(fake.items() > 0);
+    }
+}
+
+#[test]
+fn a_backend_of_its_own_gets_every_item_unretried() {
+    // A backend that is not the library's CPU or GPU (it reports itself as a CPU): items go
+    // through it, and its failures are the items' statuses.
+    let ring = keyring();
+    let c = case(&ring, 0);
+    for (mode, want) in [
+        (Mode::Pass, None),
+        (Mode::Fail, Some(Error::Device)),
+        (Mode::Panic, Some(Error::Panic)),
+    ] {
+        let fake = FakeGpu::new(mode);
+        *fake.kind.lock().unwrap() = BackendKind::Cpu;
+        let serve = Serve::new(fake.clone());
+        let got = served(&serve, &ring, &c);
+        match want {
+            None => assert_eq!(got, expected(&ring, &c)),
+            Some(e) => assert_eq!(got.0, Err(e)),
+        }
+        assert_eq!(fake.items(), 1);
+    }
+}
+
+#[test]
+fn a_lone_item_does_not_wait_for_company() {
+    let ring = keyring();
+    // Maximum wait 1 s: a lone call must still return at once (arrivals have paused).
+    let (_, serve) = gpu_serve(Mode::Pass, 1_000_000);
+    let c = case(&ring, 1);
+    let t = Instant::now();
+    assert_eq!(served(&serve, &ring, &c), expected(&ring, &c));
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn the_maximum_wait_bounds_a_busy_queue() {
+    // An asynchronous feeder keeps items arriving; with the quiet gap off, only the oldest
+    // item's deadline (here 20 ms) can flush the queue; a blocking call made meanwhile
+    // must come back within that wait plus slack (for a loaded 2-core CI machine), long before
+    // the feeder stops (after 3 s).
+    let ring = keyring();
+    // The feeder's items cost the engine nothing, so the queue is busy but not overloaded
+    // (under overload an item waits behind the backlog, whatever the maximum wait).
+    let fake = FakeGpu::new(Mode::QuickVerify);
+    let ctx = Ctx(context_from_backend(fake.clone()));
+    unsafe {
+        pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0);
+        pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, 20_000);
+        // Never full within the test, and pauses in arrivals do not count: only the deadline
+        // can flush.
+        pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 1 << 20);
+        pqg_context_set_option(ctx.0, PQG_OPT_QUIET_US, 1_000_000);
+    }
+    let kp = &ring[0];
+    let pk = c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk);
+    let sk = c_key(kp.alg, PQG_KEY_SECRET, &kp.sk);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let bad = vec![0u8; M44.signature_len()];
+    let (pk_p, sk_p) = (pk as usize, sk as usize);
+    let ctx_ref = &ctx;
+    let elapsed = std::thread::scope(|s| {
+        let feeder = s.spawn(|| {
+            let mut pending = std::collections::VecDeque::new();
+            let t = Instant::now();
+            let mut submitted = 0usize;
+            while !stop.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(3) {
+                let mut st = Box::new(0);
+                let mut job = null_mut();
+                let r = unsafe {
+                    pqg_mldsa_verify_async(
+                        ctx_ref.0,
+                        pk_p as *const pqg_key,
+                        b"busy".as_ptr(),
+                        4,
+                        null(),
+                        0,
+                        bad.as_ptr(),
+                        bad.len(),
+                        &mut *st,
+                        &mut job,
+                    )
+                };
+                assert_eq!(r, PQG_OK);
+                submitted += 1;
+                pending.push_back((job, st));
+                while let Some((j, _)) = pending.front() {
+                    if unsafe { pqg_job_poll(*j) } != PQG_OK {
+                        break;
+                    }
+                    let (j, st) = pending.pop_front().unwrap();
+                    unsafe { pqg_job_free(j) };
+                    assert_eq!(*st, PQG_ERR_VERIFY_FAILED);
+                }
+            }
+            for (j, st) in pending {
+                unsafe { pqg_job_wait(j, -1) };
+                unsafe { pqg_job_free(j) };
+                assert_eq!(*st, PQG_ERR_VERIFY_FAILED);
+            }
+            submitted
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let mut sig = vec![0u8; M44.signature_len()];
+        let t = Instant::now();
+        let st = unsafe {
+            pqg_mldsa_sign_key(
+                ctx.0,
+                sk_p as *const pqg_key,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len(),
+            )
+        };
+        let elapsed = t.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(st, PQG_OK);
+        assert!(
+            feeder.join().unwrap() > 100,
+            "the feeder kept items arriving"
+        );
+        elapsed
+    });
+    assert!(elapsed < Duration::from_millis(20 + 400), "{elapsed:?}");
+    assert!(fake.items() > 0);
+    unsafe {
+        pqg_key_free(pk);
+        pqg_key_free(sk);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The C ABI: asynchronous items, notification, handles freed early, options
+// ---------------------------------------------------------------------------------------
+
+struct Ctx(*mut pqg_context);
+unsafe impl Send for Ctx {}
+unsafe impl Sync for Ctx {}
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        unsafe { pqg_context_free(self.0) }
+    }
+}
+
+fn c_key(alg: Alg, kind: pqg_key_kind, bytes: &[u8]) -> *mut pqg_key {
+    let mut k = null_mut();
+    assert_eq!(
+        unsafe { pqg_key_new(alg.code(), kind, bytes.as_ptr(), bytes.len(), &mut k) },
+        PQG_OK
+    );
+    k
+}
+
+/// One outstanding asynchronous item and its buffers.
+struct Pending {
+    i: usize,
+    job: *mut pqg_job,
+    status: Box<pqg_status>,
+    out: Vec<u8>,
+    ss: Vec<u8>,
+}
+
+extern "C" fn count_callback(user: *mut std::ffi::c_void, job: *mut pqg_job) {
+    let n = unsafe { &*(user as *const AtomicUsize) };
+    assert!(!job.is_null());
+    // The job's results are written but it has not yet completed.
+    assert_eq!(unsafe { pqg_job_poll(job) }, PQG_PENDING);
+    n.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Keeps every case of [0, n) outstanding at once as an async single item, then checks them.
+fn async_cases(ctx: &Ctx, ring: &[Pair], n: usize) {
+    let handles: Vec<(*mut pqg_key, *mut pqg_key)> = ring
+        .iter()
+        .map(|p| {
+            (
+                c_key(p.alg, PQG_KEY_PUBLIC, &p.pk),
+                c_key(p.alg, PQG_KEY_SECRET, &p.sk),
+            )
+        })
+        .collect();
+    let cases: Vec<Case> = (0..n).into_par_iter().map(|i| case(ring, i)).collect();
+    let mut pending = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let kp = &ring[c.key];
+        let (pk, sk) = handles[c.key];
+        let mut p = Pending {
+            i,
+            job: null_mut(),
+            status: Box::new(77),
+            out: vec![],
+            ss: vec![0u8; 32],
+        };
+        let st = unsafe {
+            match c.op {
+                0 => {
+                    p.out = vec![0u8; kp.alg.signature_len()];
+                    pqg_mldsa_sign_async(
+                        ctx.0,
+                        sk,
+                        c.msg.as_ptr(),
+                        c.msg.len(),
+                        c.ctx.as_ptr(),
+                        c.ctx.len(),
+                        c.rnd.as_ptr(),
+                        p.out.as_mut_ptr(),
+                        p.out.len(),
+                        &mut *p.status,
+                        &mut p.job,
+                    )
+                }
+                1 => pqg_mldsa_verify_async(
+                    ctx.0,
+                    pk,
+                    c.msg.as_ptr(),
+                    c.msg.len(),
+                    c.ctx.as_ptr(),
+                    c.ctx.len(),
+                    c.input.as_ptr(),
+                    c.input.len(),
+                    &mut *p.status,
+                    &mut p.job,
+                ),
+                2 => {
+                    p.out = vec![0u8; kp.alg.ciphertext_len()];
+                    pqg_kem_encaps_async(
+                        ctx.0,
+                        pk,
+                        c.rnd.as_ptr(),
+                        p.out.as_mut_ptr(),
+                        p.out.len(),
+                        p.ss.as_mut_ptr(),
+                        32,
+                        &mut *p.status,
+                        &mut p.job,
+                    )
+                }
+                _ => pqg_kem_decaps_async(
+                    ctx.0,
+                    sk,
+                    c.input.as_ptr(),
+                    c.input.len(),
+                    p.ss.as_mut_ptr(),
+                    32,
+                    &mut *p.status,
+                    &mut p.job,
+                ),
+            }
+        };
+        assert_eq!(st, PQG_OK, "case {i}");
+        pending.push(p);
+    }
+    // The handles may go now: queued items hold their own references.
+    for (pk, sk) in handles {
+        unsafe {
+            pqg_key_free(pk);
+            pqg_key_free(sk)
+        };
+    }
+    let mut got = Vec::with_capacity(n);
+    for p in pending {
+        assert_eq!(unsafe { pqg_job_wait(p.job, 60_000) }, PQG_OK);
+        unsafe { pqg_job_free(p.job) };
+        let c = &cases[p.i];
+        let status = if *p.status == PQG_OK {
+            Ok(())
+        } else {
+            Err(code_error(*p.status))
+        };
+        let mut out = p.out;
+        if c.op >= 2 {
+            out.extend_from_slice(&p.ss);
+            if c.op == 3 {
+                out = p.ss;
+            }
+        }
+        got.push((p.i, (status, out)));
+    }
+    // The references on all cores (100,000 of them on the H200).
+    got.into_par_iter()
+        .for_each(|(i, o)| assert_eq!(o, expected(ring, &cases[i]), "case {i}"));
+}
+
+fn code_error(s: pqg_status) -> Error {
+    match s {
+        PQG_ERR_VERIFY_FAILED => Error::VerifyFailed,
+        PQG_ERR_BAD_KEY => Error::BadKey,
+        PQG_ERR_BAD_LENGTH => Error::BadLength,
+        PQG_ERR_INVALID_ARGUMENT => Error::InvalidArgument,
+        PQG_ERR_DEVICE => Error::Device,
+        PQG_ERR_NULL_POINTER => Error::NullPointer,
+        _ => Error::Panic,
+    }
+}
+
+#[test]
+fn async_items_with_callback_and_event_fd() {
+    let ring = keyring();
+    for ctx in [
+        Ctx(context_from_backend(pqgpu::backend::cpu_backend())),
+        Ctx(context_from_backend(FakeGpu::new(Mode::FailOdd))),
+    ] {
+        let calls = Box::new(AtomicUsize::new(0));
+        let user = &*calls as *const AtomicUsize as *mut std::ffi::c_void;
+        assert_eq!(
+            unsafe { pqg_context_set_callback(ctx.0, Some(count_callback), user) },
+            PQG_OK
+        );
+        assert_eq!(
+            unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0) },
+            PQG_OK
+        );
+        let mut fd = -1;
+        assert_eq!(unsafe { pqg_context_event_fd(ctx.0, &mut fd) }, PQG_OK);
+        assert!(fd >= 0);
+        let n = 150;
+        async_cases(&ctx, &ring, n);
+        assert_eq!(calls.load(Ordering::SeqCst), n, "one callback per job");
+        // The eventfd counted the completions.
+        let mut count = 0u64;
+        let r = unsafe { libc_read(fd, &mut count) };
+        assert_eq!((r, count), (8, n as u64));
+        assert_eq!(
+            unsafe { pqg_context_set_callback(ctx.0, None, null_mut()) },
+            PQG_OK
+        );
+    }
+}
+
+unsafe fn libc_read(fd: i32, v: &mut u64) -> isize {
+    extern "C" {
+        fn read(fd: i32, buf: *mut std::ffi::c_void, n: usize) -> isize;
+    }
+    unsafe { read(fd, (v as *mut u64).cast(), 8) }
+}
+
+#[test]
+fn a_handle_freed_while_its_items_are_queued_stays_valid() {
+    let ring = keyring();
+    let fake = FakeGpu::new(Mode::Pass);
+    let ctx = Ctx(context_from_backend(fake.clone()));
+    unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0) };
+    fake.close();
+    let kp = &ring[0];
+    let sk = c_key(kp.alg, PQG_KEY_SECRET, &kp.sk);
+    let reqs_n = 20;
+    let mut sigs = vec![0u8; reqs_n * M44.signature_len()];
+    let msgs: Vec<Vec<u8>> = (0..reqs_n).map(|i| vec![i as u8; i]).collect();
+    let reqs: Vec<pqg_key_sign_request> = (0..reqs_n)
+        .map(|i| pqg_key_sign_request {
+            msg: msgs[i].as_ptr(),
+            msg_len: msgs[i].len(),
+            context: null(),
+            context_len: 0,
+            rnd: ZERO_RND.as_ptr(),
+            sig: sigs[i * M44.signature_len()..].as_mut_ptr(),
+        })
+        .collect();
+    let mut statuses = vec![99; reqs_n];
+    let mut job = null_mut();
+    let st = unsafe {
+        pqg_mldsa_sign_key_submit(
+            ctx.0,
+            sk,
+            reqs.as_ptr(),
+            reqs_n,
+            statuses.as_mut_ptr(),
+            &mut job,
+        )
+    };
+    assert_eq!(st, PQG_OK);
+    unsafe { pqg_key_free(sk) };
+    drop(reqs);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(unsafe { pqg_job_poll(job) }, PQG_PENDING);
+    fake.open();
+    assert_eq!(unsafe { pqg_job_wait(job, 60_000) }, PQG_OK);
+    unsafe { pqg_job_free(job) };
+    for i in 0..reqs_n {
+        assert_eq!(statuses[i], PQG_OK);
+        let mut want = vec![0u8; M44.signature_len()];
+        mldsa::sign(
+            M44,
+            &kp.sk,
+            &Message::Pure {
+                ctx: &[],
+                msg: &msgs[i],
+            },
+            Some(&[0; 32]),
+            &mut want,
+        )
+        .unwrap();
+        assert_eq!(&sigs[i * want.len()..][..want.len()], &want[..], "item {i}");
+    }
+}
+
+#[test]
+fn call_and_item_errors() {
+    let ring = keyring();
+    let ctx = Ctx(context_from_backend(pqgpu::backend::cpu_backend()));
+    let kp = &ring[0];
+    let (pk, sk) = (
+        c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk),
+        c_key(kp.alg, PQG_KEY_SECRET, &kp.sk),
+    );
+    let mut sig = vec![0u8; M44.signature_len()];
+    let (mut st, mut job) = (0, null_mut());
+    unsafe {
+        // Key creation.
+        let mut k = null_mut();
+        assert_eq!(
+            pqg_key_new(99, PQG_KEY_PUBLIC, kp.pk.as_ptr(), kp.pk.len(), &mut k),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_key_new(kp.alg.code(), 7, kp.pk.as_ptr(), kp.pk.len(), &mut k),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_key_new(kp.alg.code(), PQG_KEY_PUBLIC, null(), 5, &mut k),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            pqg_key_new(kp.alg.code(), PQG_KEY_PUBLIC, kp.pk.as_ptr(), 5, &mut k),
+            PQG_ERR_BAD_LENGTH
+        );
+        assert!(k.is_null());
+        assert_eq!(pqg_key_alg(pk), PQG_ML_DSA_44);
+        // Single calls.
+        let s = |key| {
+            pqg_mldsa_sign_key(
+                ctx.0,
+                key,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_ptr() as *mut u8,
+                sig.len(),
+            )
+        };
+        assert_eq!(s(null()), PQG_ERR_NULL_POINTER);
+        assert_eq!(s(pk), PQG_ERR_INVALID_ARGUMENT);
+        assert_eq!(s(sk), PQG_OK);
+        assert_eq!(
+            pqg_mldsa_verify_key(
+                ctx.0,
+                pk,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                sig.as_ptr(),
+                sig.len()
+            ),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_mldsa_verify_key(
+                ctx.0,
+                pk,
+                b"n".as_ptr(),
+                1,
+                null(),
+                0,
+                sig.as_ptr(),
+                sig.len()
+            ),
+            PQG_ERR_VERIFY_FAILED
+        );
+        assert_eq!(
+            pqg_mldsa_sign_key(
+                ctx.0,
+                sk,
+                b"m".as_ptr(),
+                1,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                5
+            ),
+            PQG_ERR_BAD_LENGTH
+        );
+        assert_eq!(
+            pqg_mldsa_sign_key(
+                ctx.0,
+                sk,
+                b"m".as_ptr(),
+                1,
+                [0u8; 256].as_ptr(),
+                256,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len()
+            ),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        // Async calls: call-level errors start nothing.
+        assert_eq!(
+            pqg_mldsa_sign_async(
+                ctx.0,
+                pk,
+                null(),
+                0,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len(),
+                &mut st,
+                &mut job
+            ),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert!(job.is_null());
+        assert_eq!(
+            pqg_mldsa_sign_async(
+                ctx.0,
+                sk,
+                null(),
+                0,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                sig.len(),
+                null_mut(),
+                &mut job
+            ),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            pqg_mldsa_sign_async(
+                ctx.0,
+                sk,
+                null(),
+                0,
+                null(),
+                0,
+                null(),
+                sig.as_mut_ptr(),
+                3,
+                &mut st,
+                &mut job
+            ),
+            PQG_ERR_BAD_LENGTH
+        );
+        assert!(job.is_null());
+        // Batch: a bad item gets its own status, the others run.
+        let reqs = [
+            pqg_key_sign_request {
+                msg: null(),
+                msg_len: 0,
+                context: null(),
+                context_len: 0,
+                rnd: null(),
+                sig: sig.as_mut_ptr(),
+            },
+            pqg_key_sign_request {
+                msg: null(),
+                msg_len: 0,
+                context: null(),
+                context_len: 0,
+                rnd: null(),
+                sig: null_mut(),
+            },
+            pqg_key_sign_request {
+                msg: null(),
+                msg_len: 4,
+                context: null(),
+                context_len: 0,
+                rnd: null(),
+                sig: sig.as_mut_ptr(),
+            },
+        ];
+        let mut sts = [99; 3];
+        assert_eq!(
+            pqg_mldsa_sign_key_submit(ctx.0, sk, reqs.as_ptr(), 3, sts.as_mut_ptr(), &mut job),
+            PQG_OK
+        );
+        assert_eq!(pqg_job_wait(job, -1), PQG_OK);
+        pqg_job_free(job);
+        assert_eq!(sts, [PQG_OK, PQG_ERR_NULL_POINTER, PQG_ERR_NULL_POINTER]);
+        // An empty batch completes at once.
+        assert_eq!(
+            pqg_mldsa_sign_key_submit(ctx.0, sk, null(), 0, null_mut(), &mut job),
+            PQG_OK
+        );
+        assert_eq!(pqg_job_poll(job), PQG_OK);
+        pqg_job_free(job);
+        pqg_key_free(pk);
+        pqg_key_free(sk);
+    }
+}
+
+#[test]
+fn options_are_checked() {
+    let ctx = Ctx(context_from_backend(pqgpu::backend::cpu_backend()));
+    let mut v = 0i64;
+    unsafe {
+        assert_eq!(
+            pqg_context_get_option(ctx.0, PQG_OPT_MAX_WAIT_US, &mut v),
+            PQG_OK
+        );
+        assert!(v > 0 && v <= 2000, "default max wait at most 2 ms: {v}");
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, 250),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_context_get_option(ctx.0, PQG_OPT_MAX_WAIT_US, &mut v),
+            PQG_OK
+        );
+        assert_eq!(v, 250);
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, -1),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 0),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_IN_FLIGHT, 65),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, 42, 1),
+            PQG_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            pqg_context_set_option(null_mut(), PQG_OPT_MAX_BATCH, 1),
+            PQG_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            pqg_context_get_option(ctx.0, PQG_OPT_MAX_BATCH, null_mut()),
+            PQG_ERR_NULL_POINTER
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The GPU (skipped without one): the same checks at scale, and failures injected mid-batch
+// ---------------------------------------------------------------------------------------
+
+/// Items per check: `PQGPU_SERVE_CASES` (the H200 script uses 100,000), default 3,000.
+fn gpu_cases() -> usize {
+    std::env::var("PQGPU_SERVE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
+#[test]
+fn gpu_serving_matches_cpu() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let n = gpu_cases();
+    let ring = keyring();
+    // Blocking calls from 256 threads, every item on the GPU (crossover off).
+    let serve = Serve::new(gpu.clone());
+    serve
+        .config
+        .set(pqgpu::serve::Opt::CpuCrossover, 0)
+        .unwrap();
+    let t = Instant::now();
+    run_threads(&serve, &ring, 256, n);
+    println!("gpu blocking: {n} items in {:?}", t.elapsed());
+    // Asynchronous single items through the C ABI, all outstanding at once.
+    let ctx = Ctx(context_from_backend(gpu.clone()));
+    unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0) };
+    let t = Instant::now();
+    async_cases(&ctx, &ring, n);
+    println!("gpu async: {n} items in {:?}", t.elapsed());
+}
+
+#[test]
+fn gpu_failure_mid_batch_loses_nothing() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let n = gpu_cases() / 4;
+    let ring = keyring();
+    for mode in [Mode::FailOdd, Mode::Panic, Mode::Fail] {
+        let fake = FakeGpu::over(gpu.clone(), mode);
+        let serve = Serve::new(fake.clone());
+        serve
+            .config
+            .set(pqgpu::serve::Opt::CpuCrossover, 0)
+            .unwrap();
+        run_threads(&serve, &ring, 128, n);
+        assert!(fake.items() > 0);
+    }
+}
+
+#[test]
+fn a_forked_child_gets_its_own_dispatcher() {
+    let ring = keyring();
+    let (_, serve) = gpu_serve(Mode::Pass, 500);
+    let c = case(&ring, 3);
+    // The parent queues work first, so its dispatcher threads exist.
+    assert_eq!(served(&serve, &ring, &c), expected(&ring, &c));
+    // SAFETY: the child only runs the serving layer, then leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        unsafe { libc::alarm(20) }; // a hang (no dispatcher thread) ends as a failure
+        let ok = served(&serve, &ring, &c) == expected(&ring, &c);
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child status {status:#x}"
+    );
+}
