@@ -374,7 +374,14 @@ fn mldsa_keygen_failures_leave_pk_untouched_and_zero_sk() {
     for (c, a, plen, slen, want, zeroed) in [
         (null_mut(), alg, pl, sl, PQG_ERR_NULL_POINTER, true),
         (ctx.0, 99, pl, sl, PQG_ERR_INVALID_ARGUMENT, false),
-        (ctx.0, PQG_CTRU_PRIME_653, pl, sl, PQG_ERR_INVALID_ARGUMENT, false),
+        (
+            ctx.0,
+            PQG_CTRU_PRIME_653,
+            pl,
+            sl,
+            PQG_ERR_INVALID_ARGUMENT,
+            false,
+        ),
         (ctx.0, alg, pl - 1, sl, PQG_ERR_BAD_LENGTH, true),
         (ctx.0, alg, pl, sl + 1, PQG_ERR_BAD_LENGTH, false),
         (ctx.0, alg, pl, sl - 1, PQG_ERR_BAD_LENGTH, false),
@@ -386,7 +393,10 @@ fn mldsa_keygen_failures_leave_pk_untouched_and_zero_sk() {
         assert_eq!(st, want);
         assert!(pk.iter().all(|&b| b == CANARY), "pk untouched ({want})");
         let fill = if zeroed { 0 } else { CANARY };
-        assert!(sk[..slen].iter().all(|&b| b == fill), "sk zeroed: {zeroed} ({want})");
+        assert!(
+            sk[..slen].iter().all(|&b| b == fill),
+            "sk zeroed: {zeroed} ({want})"
+        );
         assert!(
             sk[slen..].iter().all(|&b| b == CANARY),
             "nothing past sk_len ({want})"
@@ -1282,7 +1292,11 @@ fn panics_are_caught_and_reported() {
     assert!(sk.iter().all(|&b| b == 0), "sk zeroed after a panic");
     let mut sig = vec![CANARY; 2420];
     assert_eq!(sign(&ctx, alg, &sk, b"m", b"", &mut sig), PQG_ERR_PANIC);
-    assert!(sig.iter().all(|&b| b == 0), "sig cleared after a panic");
+    // Single signing calls go through the serving layer, which copies out successes only.
+    assert!(
+        sig.iter().all(|&b| b == CANARY),
+        "sig untouched after a panic"
+    );
     assert_eq!(verify(&ctx, alg, &pk, b"m", b"", &sig), PQG_ERR_PANIC);
 
     let kem = PQG_CTRU_PRIME_1277;
@@ -1293,7 +1307,10 @@ fn panics_are_caught_and_reported() {
         encaps(&ctx, kem, &kpk, None, &mut ct, &mut ss),
         PQG_ERR_PANIC
     );
-    assert!(ct.iter().all(|&b| b == 0) && ss == [0; 32], "ct cleared, ss zeroed after a panic");
+    assert!(
+        ct.iter().all(|&b| b == CANARY) && ss == [0; 32],
+        "ct untouched, ss zeroed after a panic"
+    );
     ss = [CANARY; 32];
     assert_eq!(
         decaps(&ctx, kem, &vec![0u8; 2738], &ct, &mut ss),

@@ -11,6 +11,7 @@ use super::keygen;
 use super::recycle::give;
 use super::{kem_params, pqg_alg, pqg_status, PQG_OK};
 use crate::backend::{DecapsItem, EncapsItem};
+use crate::serve::KeyArg;
 use crate::{api, Alg, Error};
 
 /// One encapsulation request of `pqg_kem_encaps_submit`.
@@ -120,7 +121,8 @@ pub unsafe extern "C" fn pqg_kem_encaps(
         // SAFETY: ct and ss are writable for their checked lengths during this call and
         // overlap neither each other nor an input (checked above).
         let (ct, ss) = unsafe { (ct.slice(), ss.slice()) };
-        api::kem_encaps_one(&*ctx.backend, p, pk, coins, ct, ss)
+        // Concurrent single calls on a GPU context are coalesced into batches (`serve`).
+        ctx.serve.encaps(KeyArg::Bytes(Alg::Ctru(p), pk), coins, ct, ss)
     });
     if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
@@ -175,7 +177,7 @@ pub unsafe extern "C" fn pqg_kem_decaps(
             disjoint(vec![vec![ss.span(), input]])?;
         }
         // SAFETY: ss is writable for its checked length during this call and overlaps no input.
-        api::kem_decaps_one(&*ctx.backend, p, sk, ct, unsafe { ss.slice() })
+        ctx.serve.decaps(KeyArg::Bytes(Alg::Ctru(p), sk), ct, unsafe { ss.slice() })
     });
     if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).

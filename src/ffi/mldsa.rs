@@ -13,7 +13,8 @@ use super::recycle::give;
 use super::{mldsa_params, pqg_alg, pqg_status};
 use crate::backend::{SignItem, VerifyItem};
 use crate::mldsa::{Message, PreHash};
-use crate::{api, Error};
+use crate::serve::KeyArg;
+use crate::{api, Alg, Error};
 
 /// A HashML-DSA pre-hash function (`PQG_HASH_*`).
 ///
@@ -165,7 +166,8 @@ unsafe fn sign_one<'a>(
     let rnd = unsafe { optional::<32>(rnd) };
     // SAFETY: sig is writable for its checked length during this call and overlaps no input.
     let sig = unsafe { sig.slice() };
-    api::mldsa_sign_one(&*ctx.backend, p, sk, msg, rnd, sig)
+    // Concurrent single calls on a GPU context are coalesced into batches (`serve`).
+    ctx.serve.sign(KeyArg::Bytes(Alg::MlDsa(p), sk), &msg, rnd, sig)
 }
 
 /// The address ranges of a message's caller buffers.
@@ -212,7 +214,7 @@ unsafe fn verify_one<'a>(
     msg.validate()?;
     // SAFETY: sig is NULL or sig_len readable bytes (caller's promise).
     let sig = unsafe { signature(sig, sig_len, p.signature_len()) }?;
-    api::mldsa_verify_one(&*ctx.backend, p, pk, msg, sig)
+    ctx.serve.verify(KeyArg::Bytes(Alg::MlDsa(p), pk), &msg, sig)
 }
 
 /// Signs a message with ML-DSA (FIPS 204 ML-DSA.Sign, pure form).
