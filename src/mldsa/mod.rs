@@ -22,6 +22,7 @@ mod verify;
 
 pub use message::{Message, PreHash};
 pub use params::ParamSet;
+pub use sign::max_attempts as max_sign_attempts;
 
 use crate::Error;
 use zeroize::Zeroizing;
