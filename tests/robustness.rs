@@ -457,3 +457,101 @@ fn cpu_unregister_waits_for_a_running_job() {
     unsafe { pqg_job_free(job) };
     drop(keys);
 }
+
+// ---------------------------------------------------------------- the same on the GPU
+
+const GPU: pqg_backend = pqg_backend_values::PQG_BACKEND_GPU as pqg_backend;
+
+/// Adversarial keys (bound exhausted, or accepted late), a malformed key and honest keys in
+/// one GPU batch, then forged and wrong-length signatures in a GPU verify batch: the batches
+/// complete, and every status and signature equals the CPU's one-at-a-time result. This
+/// checks that the kernels' attempt bound is the CPU's.
+#[test]
+fn gpu_batches_with_adversarial_keys_match_the_cpu() {
+    let mut g = null_mut();
+    if unsafe { pqg_context_new(GPU, &mut g) } != PQG_OK {
+        println!("SKIPPED: no usable GPU");
+        return;
+    }
+    let gpu = Ctx(g);
+    let cpu = Ctx::new(CPU);
+    let adv = adversarial_sk();
+    let keys: Vec<(Vec<u8>, Vec<u8>)> = (0..8u8).map(|i| keypair(&cpu, &[i + 60; 32])).collect();
+    let mut malformed = keys[0].1.clone();
+    malformed[128] = 0xff; // s1's first coefficients out of [-eta, eta]
+    let msg: &[u8] = b"m";
+    let mut items: Vec<(&[u8], &[u8], [u8; 32])> =
+        (0..48u8).map(|x| (&adv[..], msg, rnd(x))).collect();
+    items.push((&malformed[..], msg, rnd(0)));
+    for r in 0..64u8 {
+        items.extend(keys.iter().map(|(_, sk)| (&sk[..], msg, rnd(r))));
+    }
+    let (statuses, sigs) = sign_batch(&gpu, &items, DEADLINE.as_millis() as i64)
+        .expect("the GPU batch never completed");
+    let (mut bad_keys, mut signed) = (0, 0);
+    for (i, (sk, m, r)) in items.iter().enumerate() {
+        let mut one = vec![CANARY; pqg_signature_len(ALG)];
+        let st = sign(&cpu, sk, m, r, &mut one);
+        assert_eq!(
+            statuses[i], st,
+            "item {i}: GPU status differs from the CPU's"
+        );
+        assert_eq!(
+            sigs[i], one,
+            "item {i}: GPU signature differs (or a failed one was written)"
+        );
+        if st == PQG_ERR_BAD_KEY {
+            bad_keys += 1;
+        } else {
+            signed += 1;
+        }
+    }
+    println!("GPU batch: {bad_keys} BAD_KEY, {signed} signed, all as on the CPU");
+    assert!(bad_keys > 1 && signed > 8);
+
+    // Verify: valid, bit-flipped, random and wrong-length signatures.
+    let sig_len = pqg_signature_len(ALG);
+    let mut cases: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, s) in sigs.iter().enumerate().skip(49).take(64) {
+        let k = (i - 49) % keys.len();
+        cases.push((k, s.clone()));
+        let mut f = s.clone();
+        f[(i * 7919) % sig_len] ^= 1 << (i % 8);
+        cases.push((k, f));
+        cases.push((k, vec![(i as u8).wrapping_mul(31); sig_len]));
+        cases.push((k, s[..sig_len - 1 - i % 3].to_vec()));
+    }
+    let reqs: Vec<pqg_verify_request> = cases
+        .iter()
+        .map(|(k, s)| pqg_verify_request {
+            pk: keys[*k].0.as_ptr(),
+            msg: msg.as_ptr(),
+            msg_len: msg.len(),
+            context: null(),
+            context_len: 0,
+            sig: s.as_ptr(),
+            sig_len: s.len(),
+        })
+        .collect();
+    let mut vst = vec![12345; reqs.len()];
+    let mut job = null_mut();
+    let st = unsafe {
+        pqg_mldsa_verify_submit(
+            gpu.0,
+            ALG,
+            reqs.as_ptr(),
+            reqs.len(),
+            vst.as_mut_ptr(),
+            &mut job,
+        )
+    };
+    assert_eq!(st, PQG_OK);
+    assert_eq!(
+        unsafe { pqg_job_wait(job, DEADLINE.as_millis() as i64) },
+        PQG_OK
+    );
+    unsafe { pqg_job_free(job) };
+    for (i, (k, s)) in cases.iter().enumerate() {
+        assert_eq!(vst[i], verify(&cpu, &keys[*k].0, msg, s), "verify case {i}");
+    }
+}
