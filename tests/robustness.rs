@@ -361,7 +361,7 @@ fn a_child_after_fork_runs_batches_and_never_hangs() {
 #[test]
 fn host_register_rejects_lengths_over_ptrdiff_max() {
     let ctx = Ctx::new(CPU);
-    let buf = vec![0u8; 64];
+    let buf = [0u8; 64];
     for len in [usize::MAX, isize::MAX as usize + 1, usize::MAX - 7] {
         let st = unsafe { pqg_host_register(ctx.0, buf.as_ptr(), len) };
         assert_eq!(st, PQG_ERR_INVALID_ARGUMENT, "len {len:#x}");

@@ -214,7 +214,7 @@ fn worker(
     end: Instant,
     ops: &AtomicUsize,
 ) -> usize {
-    let mut rng = Rng(0x9e3779b97f4a7c15 ^ (t as u64 + 1) * 0x100000001b3);
+    let mut rng = Rng(0x9e3779b97f4a7c15 ^ ((t as u64 + 1) * 0x100000001b3));
     let all_sks: Vec<u8> = e.sks.concat();
     let mut bad = 0;
     while Instant::now() < end {
