@@ -558,3 +558,30 @@ fn gpu_batches_with_adversarial_keys_match_the_cpu() {
         assert_eq!(vst[i], verify(&cpu, &keys[*k].0, msg, s), "verify case {i}");
     }
 }
+
+/// The attempt bound is FIPS 204 Appendix C's (Table 3: 814, 585, 421 for ML-DSA-44, -65,
+/// -87), and the kernels' `MAX_ATTEMPTS` is the same table, so CPU and GPU agree on which
+/// keys exhaust it (checked here without a GPU; on one, by the batch test above).
+#[test]
+fn attempt_bound_is_fips_204_appendix_c_on_cpu_and_gpu() {
+    use pqgpu::mldsa::{max_sign_attempts, ParamSet};
+    for (p, fips) in [
+        (ParamSet::MlDsa44, 814),
+        (ParamSet::MlDsa65, 585),
+        (ParamSet::MlDsa87, 421),
+    ] {
+        assert_eq!(max_sign_attempts(p.l()), fips, "{p:?}");
+        assert!(fips as usize * p.l() < 1 << 16, "kappa would wrap");
+    }
+    let cu =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/mldsa.cu")).unwrap();
+    let line = cu
+        .lines()
+        .find(|l| l.starts_with("#define MAX_ATTEMPTS"))
+        .expect("MAX_ATTEMPTS in kernels/mldsa.cu");
+    assert_eq!(
+        line.split_whitespace().skip(2).collect::<String>(),
+        "(L==4?814u:L==5?585u:421u)",
+        "the kernels' bound differs from the CPU's"
+    );
+}
