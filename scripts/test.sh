@@ -24,6 +24,13 @@ echo "== cargo test --release"
 # --show-output: the GPU tests print why they skip where no GPU is usable.
 cargo test --release --all-targets -- --show-output
 
+# Fuzz smoke: every target of fuzz/ for a few seconds (libFuzzer on stable; see FUZZING.md).
+# Its instrumented build is the cost (a few minutes); PQGPU_FUZZ_SMOKE=0 skips it.
+if [ "${PQGPU_FUZZ_SMOKE:-1}" != "0" ] && [ -x scripts/fuzz.sh ]; then
+  echo "== fuzz smoke (scripts/fuzz.sh, 3 s per target)"
+  SECS=3 scripts/fuzz.sh
+fi
+
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
   examples-c/run-ctest.sh
