@@ -106,6 +106,11 @@ pub struct GpuBackend {
     mldsa_workers: usize,
     kem_workers: usize,
     engines: Vec<DeviceEngine>,
+    /// Failure injection for tests (`PQGPU_GPU_FAIL_AFTER=n`): after n signing chunks have
+    /// run on a GPU, each further one reports a device failure once its work is done and its
+    /// outputs are written, as a fault found at the final synchronisation would.
+    fail_after: Option<usize>,
+    sign_chunks_run: std::sync::atomic::AtomicUsize,
 }
 
 pub(crate) fn set_index(p: mldsa::ParamSet) -> usize {
@@ -161,7 +166,20 @@ impl GpuBackend {
             mldsa_workers,
             kem_workers,
             engines,
+            fail_after: std::env::var("PQGPU_GPU_FAIL_AFTER")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            sign_chunks_run: Default::default(),
         })
+    }
+
+    /// `Err` once `PQGPU_GPU_FAIL_AFTER` chunks have run (see `fail_after`).
+    fn injected_failure(&self) -> Result<(), String> {
+        let run = self.sign_chunks_run.fetch_add(1, Ordering::SeqCst);
+        match self.fail_after {
+            Some(n) if run >= n => Err(format!("injected failure after {n} chunks")),
+            _ => Ok(()),
+        }
     }
 
     /// Number of devices in use.
@@ -381,7 +399,8 @@ impl Backend for GpuBackend {
                 chunks,
                 |e, w, ((it, sg), st)| {
                     sign::sign_chunk(w, &e.kernels[set], &g, &reg, it, sg, st)
-                        .map_err(|e| format!("{e:?}"))
+                        .map_err(|e| format!("{e:?}"))?;
+                    self.injected_failure()
                 },
                 |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),
             )
