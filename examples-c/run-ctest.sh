@@ -1,7 +1,8 @@
 #!/bin/sh
 # The C side's whole test: builds the release library, installs it into a temporary prefix
 # (scripts/install.sh), builds the C examples against that installed copy with CMake
-# (find_package(pqgpu)), runs them with CTest, each also under valgrind memcheck, and
+# (find_package(pqgpu)), runs them with CTest, each also under valgrind memcheck and built
+# with AddressSanitizer + UndefinedBehaviorSanitizer (PQGPU_SANITIZE=OFF skips those), and
 # compiles a pkg-config one-liner against the same prefix (shared and static).
 #
 # Usage: examples-c/run-ctest.sh
@@ -65,7 +66,8 @@ cc -std=c99 -Wall -Wextra -Werror "$work/smoke.c" -o "$work/smoke-static" \
 
 echo "== configure and build the examples against the installed copy"
 cmake -S "$root/examples-c" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DPQGPU_VECTORS_DIR="$vectors" -DPQGPU_VALGRIND=$valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DPQGPU_VECTORS_DIR="$vectors" -DPQGPU_VALGRIND=$valgrind -DPQGPU_SANITIZE=${PQGPU_SANITIZE:-ON} \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$work/build" -j 2
 
 echo "== ctest"

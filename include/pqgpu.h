@@ -740,20 +740,23 @@ pqg_backend pqg_context_backend(const pqg_context *ctx);
  * ciphertexts, shared secrets) move by DMA or zero-copy kernels instead of being copied
  * through staging memory by the host: results are identical, only faster. Register long-lived
  * buffers once (registration itself is slow); keep them allocated until
- * `pqg_host_unregister`. On a CPU context this does nothing and returns `PQG_OK`.
+ * `pqg_host_unregister`. On a CPU context no memory is touched, but the bookkeeping and the
+ * statuses are the same.
  *
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or ptr NULL); `PQG_ERR_INVALID_ARGUMENT`
- *         (len 0, or overlapping a registered buffer); `PQG_ERR_DEVICE` (the driver refused,
+ *         (len 0 or over `PTRDIFF_MAX`, or overlapping a registered buffer); `PQG_ERR_DEVICE` (the driver refused,
  *         e.g. the page-locked memory limit); `PQG_ERR_PANIC`. Thread-safe.
  */
-pqg_status pqg_host_register(pqg_context *ctx, const uint8_t *ptr, size_t len);
+pqg_status pqg_host_register(pqg_context *ctx,
+                             const uint8_t *ptr,
+                             size_t len);
 
 /**
  * Undoes `pqg_host_register` for the buffer that starts at `ptr`, waiting for batches that
  * are still running. Call it before freeing the buffer.
  *
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (nothing registered
- *         at `ptr` on a GPU context); `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
+ *         at `ptr`, e.g. unregistered twice); `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
  */
 pqg_status pqg_host_unregister(pqg_context *ctx, const uint8_t *ptr);
 
@@ -762,7 +765,9 @@ pqg_status pqg_host_unregister(pqg_context *ctx, const uint8_t *ptr);
  *
  * @return `PQG_OK` when the job has completed (its statuses and outputs are written and
  *         its buffers are released to the caller); `PQG_PENDING` while it runs;
- *         `PQG_ERR_NULL_POINTER` (job is NULL). Thread-safe.
+ *         `PQG_ERR_NULL_POINTER` (job is NULL); `PQG_ERR_INVALID_ARGUMENT` (in a child
+ *         process after `fork()`, a job of the parent's that had not completed: it never
+ *         will in the child). Thread-safe.
  */
 pqg_status pqg_job_poll(const pqg_job *job);
 
@@ -771,7 +776,8 @@ pqg_status pqg_job_poll(const pqg_job *job);
  *
  * @param timeout_ms  a negative value waits without limit; 0 only checks.
  * @return `PQG_OK` when the job has completed (as `pqg_job_poll`); `PQG_ERR_TIMEOUT` when
- *         the time ran out first (the job keeps running); `PQG_ERR_NULL_POINTER`.
+ *         the time ran out first (the job keeps running); `PQG_ERR_NULL_POINTER`;
+ *         `PQG_ERR_INVALID_ARGUMENT` (a parent's unfinished job, in a child after `fork()`).
  *         Thread-safe: several threads may wait on one job.
  */
 pqg_status pqg_job_wait(pqg_job *job, int64_t timeout_ms);

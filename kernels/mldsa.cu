@@ -94,7 +94,10 @@ __device__ __forceinline__ void absorb_rho_prime(u64 A[25], const u64 *kin) {
 #endif
 #define ATT_NONE 0xFFFFFFFFu // best attempt: still pending
 #define ATT_SKIP 0xFFFFFFFEu // best attempt: never scheduled (bad key, gave up)
-#define MAX_ATTEMPTS 4000    // kappa = attempt * L must fit IntegerToBytes(., 2)
+// Most signing attempts per task: FIPS 204 Appendix C (Table 3)'s minimum loop limits, the
+// same table as max_attempts in src/mldsa/sign.rs, so a key that exhausts them is BadKey on
+// both backends (and kappa = attempt * L stays far below 2^16).
+#define MAX_ATTEMPTS (L == 4 ? 814u : L == 5 ? 585u : 421u)
 
 #define ST_OK 0
 #define ST_BADKEY 1
@@ -916,15 +919,17 @@ extern "C" __global__ void ST_BOUNDS sign_schedule(u32 *status, u32 *best, u32 *
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n || best[item] != ATT_NONE) return;
   const u32 base = next[item];
-  if (base + spec > MAX_ATTEMPTS) { // never seen in practice (p < 2^-1000)
+  // Bound reached (an honest key: p < 2^-256), or spec 0: the host ends the loop.
+  if (base >= MAX_ATTEMPTS || spec == 0) {
     status[item] = ST_GAVEUP;
     best[item] = ATT_SKIP;
     atomicAdd(done, 1u);
     return;
   }
-  next[item] = base + spec;
-  const u32 pos = atomicAdd(count, spec);
-  for (u32 q = 0; q < spec; ++q) {
+  const u32 s = spec < MAX_ATTEMPTS - base ? spec : MAX_ATTEMPTS - base; // never past the bound
+  next[item] = base + s;
+  const u32 pos = atomicAdd(count, s);
+  for (u32 q = 0; q < s; ++q) {
     ent_task[pos + q] = item;
     ent_att[pos + q] = base + q;
   }

@@ -38,6 +38,13 @@ PQGPU_CPU_SIMD=off cargo test --release --test acvp --test mldsa_differential
 echo "== constant time of the CPU kernels under valgrind memcheck"
 scripts/ct-memcheck.sh
 
+# Fuzz smoke: every target of fuzz/ for a few seconds (libFuzzer on stable; see FUZZING.md).
+# Its instrumented build is the cost (a few minutes); PQGPU_FUZZ_SMOKE=0 skips it.
+if [ "${PQGPU_FUZZ_SMOKE:-1}" != "0" ] && [ -x scripts/fuzz.sh ]; then
+  echo "== fuzz smoke (scripts/fuzz.sh, 3 s per target)"
+  SECS=3 scripts/fuzz.sh
+fi
+
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
   examples-c/run-ctest.sh

@@ -239,7 +239,7 @@ struct FakeGpu {
 
 impl FakeGpu {
     fn new(mode: Mode) -> Arc<FakeGpu> {
-        FakeGpu::over(Arc::new(CpuBackend::new()), mode)
+        FakeGpu::over(CpuBackend::new(), mode)
     }
     /// Wraps a real backend (the GPU, on the H200) to inject failures mid-batch.
     fn over(inner: Arc<dyn Backend>, mode: Mode) -> Arc<FakeGpu> {

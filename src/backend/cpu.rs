@@ -1,23 +1,109 @@
-//! The CPU backend: the reference implementations, spread over all cores with rayon.
+//! The CPU backend: the reference implementations, spread over all cores on a rayon pool.
 //! A batch of one runs inline on the caller's thread, paying no thread-pool overhead.
 //! Items without seeds, coins or `rnd` get theirs from one bulk draw per batch, never from
 //! one system call each.
+//!
+//! Fork safety: a child process inherits the parent's memory but none of its threads, so a
+//! pool (or a lock) inherited from the parent must never be used there. Each process therefore
+//! gets its own [`Process`] (pool, backend, registration bookkeeping), found by pid in a
+//! lock-free, append-only chain: a child appends its own and never touches its parent's.
 
+use super::registry::{InFlight, Registry};
 use super::{Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem};
 use crate::{ctru, mldsa, Error, Status};
+use once_cell::race::OnceBox;
+use once_cell::sync::OnceCell;
 use rayon::prelude::*;
+use std::sync::Arc;
 use zeroize::Zeroizing;
 
 /// Items handed to one rayon task at a time: big enough to amortise scheduling, small enough
 /// to balance signing's variable retry count.
 const MIN_CHUNK: usize = 4;
 
-#[derive(Debug, Default)]
-pub struct CpuBackend;
+/// The CPU backend of one process. A context inherited across `fork()` holds its parent's;
+/// every call then goes to the child's own (see the module comment).
+#[derive(Debug)]
+pub struct CpuBackend {
+    pid: u32,
+    registry: Registry,
+}
+
+/// What one process's CPU backend owns.
+struct Process {
+    pid: u32,
+    /// Built on first use; `None` when no thread could be started (batches then run inline).
+    pool: OnceCell<Option<rayon::ThreadPool>>,
+    backend: Arc<CpuBackend>,
+    /// This process's asynchronous jobs (whatever their backend).
+    jobs: InFlight,
+    /// The chain's next process (a child's, in the child's memory).
+    next: OnceBox<Process>,
+}
+
+impl Process {
+    fn new(pid: u32) -> Process {
+        Process {
+            pid,
+            pool: OnceCell::new(),
+            backend: Arc::new(CpuBackend {
+                pid,
+                registry: Registry::new(),
+            }),
+            jobs: InFlight::default(),
+            next: OnceBox::new(),
+        }
+    }
+}
+
+/// This process's entry: the first in the chain with our pid, appended if there is none.
+/// Lock-free (a compare-and-swap per link), so a lock held by a parent's thread at fork time
+/// cannot block a child here.
+fn process() -> &'static Process {
+    static CHAIN: OnceBox<Process> = OnceBox::new();
+    let me = std::process::id();
+    let mut node = CHAIN.get_or_init(|| Box::new(Process::new(me)));
+    while node.pid != me {
+        node = node.next.get_or_init(|| Box::new(Process::new(me)));
+    }
+    node
+}
+
+/// The process-wide CPU backend (of the calling process).
+pub(super) fn backend() -> Arc<CpuBackend> {
+    process().backend.clone()
+}
+
+/// This process's asynchronous jobs.
+pub(super) fn jobs() -> &'static InFlight {
+    &process().jobs
+}
+
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    process()
+        .pool
+        .get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .thread_name(|i| format!("pqgpu-cpu-{i}"))
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
 
 impl CpuBackend {
-    pub fn new() -> Self {
-        CpuBackend
+    /// The calling process's CPU backend (the same one `backend::select` hands out).
+    pub fn new() -> Arc<CpuBackend> {
+        backend()
+    }
+
+    /// `self`, or in a child process the child's own backend.
+    fn live(&self) -> &CpuBackend {
+        if self.pid == std::process::id() {
+            self
+        } else {
+            &process().backend
+        }
     }
 }
 
@@ -26,26 +112,38 @@ fn for_each<T: Send, F>(items: Vec<T>, statuses: &mut [Status], f: F)
 where
     F: Fn(T) -> Status + Sync + Send,
 {
-    if items.len() <= 1 {
+    let pool = if items.len() <= 1 { None } else { pool() };
+    let Some(pool) = pool else {
         for (it, st) in items.into_iter().zip(statuses.iter_mut()) {
             *st = f(it);
         }
         return;
-    }
-    items
-        .into_par_iter()
-        .zip(statuses.par_iter_mut())
-        .with_min_len(MIN_CHUNK)
-        .for_each(|(it, st)| *st = f(it));
+    };
+    pool.install(|| {
+        items
+            .into_par_iter()
+            .zip(statuses.par_iter_mut())
+            .with_min_len(MIN_CHUNK)
+            .for_each(|(it, st)| *st = f(it))
+    });
 }
 
-/// Fresh randomness for `count` items of `len` bytes, in one draw.
+/// Fresh randomness for `count` items of `len` bytes, in one draw (on this process's pool).
 fn drawn(count: usize, len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
     let mut v = Zeroizing::new(vec![0u8; count * len]);
     if count > 0 {
-        crate::rng::fill_bulk(&mut v)?;
+        in_pool(|| crate::rng::fill_bulk(&mut v))?;
     }
     Ok(v)
+}
+
+/// Runs `f` on this process's pool, so that rayon work inside it (parallel checks, bulk
+/// randomness) never reaches a pool inherited across `fork()`; inline when there is none.
+pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match pool() {
+        Some(p) => p.install(f),
+        None => f(),
+    }
 }
 
 /// `given`, or `n * len` bytes from one fresh draw (kept alive in `store`).
@@ -105,6 +203,7 @@ impl Backend for CpuBackend {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
+        let _batch = self.live().registry.hold();
         let n = statuses.len();
         let mut store = None;
         let seeds = match seeds_or_drawn(seeds, n, 32, &mut store) {
@@ -135,6 +234,7 @@ impl Backend for CpuBackend {
         sigs: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        let _batch = self.live().registry.hold();
         let hedged = items.iter().filter(|it| it.rnd.is_none()).count();
         let rnd = match drawn(hedged, 32) {
             Ok(r) => r,
@@ -154,6 +254,7 @@ impl Backend for CpuBackend {
     }
 
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]) {
+        let _batch = self.live().registry.hold();
         let work: Vec<_> = items.iter().collect();
         for_each(work, statuses, |it| {
             mldsa::verify(p, it.pk, &it.msg, it.sig)
@@ -168,6 +269,7 @@ impl Backend for CpuBackend {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
+        let _batch = self.live().registry.hold();
         let n = statuses.len();
         let mut store = None;
         let seeds = match seeds_or_drawn(seeds, n, 64, &mut store) {
@@ -199,6 +301,7 @@ impl Backend for CpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        let _batch = self.live().registry.hold();
         let unseeded = items.iter().filter(|it| it.coins.is_none()).count();
         let coins = match drawn(unseeded, 32) {
             Ok(c) => c,
@@ -230,7 +333,21 @@ impl Backend for CpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        let _batch = self.live().registry.hold();
         let work: Vec<_> = items.iter().zip(sss.iter_mut()).collect();
         for_each(work, statuses, |(it, ss)| ctru::decaps(p, it.sk, it.ct, ss));
+    }
+
+    fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {
+        self.live()
+            .registry
+            .register(buf.as_ptr() as usize, buf.len())
+    }
+
+    fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
+        if ptr.is_null() {
+            return Err(Error::NullPointer);
+        }
+        self.live().registry.unregister(ptr as usize)
     }
 }

@@ -6,8 +6,10 @@
 //! per item). Callers reach backends through [`crate::api`].
 
 mod cpu;
+pub mod registry;
 
 pub use cpu::CpuBackend;
+pub(crate) use cpu::in_pool;
 
 use crate::mldsa::{self, Message};
 use crate::{ctru, Error, Status};
@@ -117,8 +119,10 @@ pub trait Backend: Send + Sync {
     /// shared secrets) that lie inside it move by DMA or zero-copy kernels instead of through
     /// host staging copies. Results are identical either way; registration is only about speed.
     /// The buffer must stay allocated until [`Backend::unregister_host_memory`]. The CPU backend
-    /// has nothing to do and returns `Ok`. Errors: `InvalidArgument` (empty, or overlapping a
-    /// registered buffer), `Device` (the driver refused).
+    /// moves no memory but keeps the same bookkeeping ([`registry::Registry`]), so statuses are
+    /// the same. Errors: `InvalidArgument` (empty, over `isize::MAX` bytes, or overlapping a
+    /// registered buffer), `Device` (the driver refused). The default keeps no bookkeeping
+    /// (for test backends).
     fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {
         let _ = buf;
         Ok(())
@@ -147,9 +151,13 @@ pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {
     }
 }
 
-/// The process-wide CPU backend.
+/// The process-wide CPU backend: in a child process after `fork()`, the child's own.
 pub fn cpu_backend() -> Arc<dyn Backend> {
-    static CPU: once_cell::sync::Lazy<Arc<dyn Backend>> =
-        once_cell::sync::Lazy::new(|| Arc::new(CpuBackend::new()));
-    CPU.clone()
+    cpu::backend()
+}
+
+/// The calling process's asynchronous jobs: the C ABI's jobs enter at submit, and
+/// `pqg_host_unregister` waits for those entered before it.
+pub fn jobs_in_flight() -> &'static registry::InFlight {
+    cpu::jobs()
 }

@@ -3,6 +3,7 @@
 
 use super::guard::Out;
 use super::recycle::{give, take, Pooled};
+use crate::backend::in_pool;
 use crate::{Error, Status};
 use rayon::prelude::*;
 
@@ -43,16 +44,20 @@ impl<T: Pooled, O: Pooled> Accepted<T, O> {
         let n = reqs.len();
         let (mut items, mut outs) = (take(), take());
         let shared = Requests(reqs);
-        if n >= PARALLEL_CHECKS_FROM && (0..n).into_par_iter().all(|i| check(shared.get(i)).is_ok())
-        {
-            (0..n)
-                .into_par_iter()
-                .map(|i| match check(shared.get(i)) {
-                    Ok(checked) => checked,
-                    // The requests are read-only and the checks pure: the first pass decided.
-                    Err(_) => unreachable!("a request that passed its check failed it"),
-                })
-                .unzip_into_vecs(&mut items, &mut outs);
+        // On this process's pool: never one inherited across fork().
+        let parallel = n >= PARALLEL_CHECKS_FROM
+            && in_pool(|| (0..n).into_par_iter().all(|i| check(shared.get(i)).is_ok()));
+        if parallel {
+            in_pool(|| {
+                (0..n)
+                    .into_par_iter()
+                    .map(|i| match check(shared.get(i)) {
+                        Ok(checked) => checked,
+                        // The requests are read-only and the checks pure: the first pass decided.
+                        Err(_) => unreachable!("a request that passed its check failed it"),
+                    })
+                    .unzip_into_vecs(&mut items, &mut outs)
+            });
             return Accepted {
                 items,
                 outs,

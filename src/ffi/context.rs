@@ -127,10 +127,11 @@ const _: () = {
 /// ciphertexts, shared secrets) move by DMA or zero-copy kernels instead of being copied
 /// through staging memory by the host: results are identical, only faster. Register long-lived
 /// buffers once (registration itself is slow); keep them allocated until
-/// `pqg_host_unregister`. On a CPU context this does nothing and returns `PQG_OK`.
+/// `pqg_host_unregister`. On a CPU context no memory is touched, but the bookkeeping and the
+/// statuses are the same.
 ///
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx or ptr NULL); `PQG_ERR_INVALID_ARGUMENT`
-///         (len 0, or overlapping a registered buffer); `PQG_ERR_DEVICE` (the driver refused,
+///         (len 0 or over `PTRDIFF_MAX`, or overlapping a registered buffer); `PQG_ERR_DEVICE` (the driver refused,
 ///         e.g. the page-locked memory limit); `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_host_register(
@@ -144,11 +145,11 @@ pub unsafe extern "C" fn pqg_host_register(
         if ptr.is_null() {
             return Err(Error::NullPointer);
         }
-        if len == 0 {
-            return Err(Error::InvalidArgument);
-        }
+        // Empty, over PTRDIFF_MAX or wrapping the address space: no slice may be built.
+        crate::backend::registry::checked_end(ptr as usize, len)?;
         // SAFETY: the caller promises `len` readable bytes at `ptr` that stay allocated until
-        // they are unregistered; the slice is only used for its address and length.
+        // they are unregistered, and `len` <= isize::MAX without wrapping (checked above); the
+        // slice is only used for its address and length.
         let buf = unsafe { std::slice::from_raw_parts(ptr, len) };
         c.backend.register_host_memory(buf)
     })
@@ -158,7 +159,7 @@ pub unsafe extern "C" fn pqg_host_register(
 /// are still running. Call it before freeing the buffer.
 ///
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (nothing registered
-///         at `ptr` on a GPU context); `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
+///         at `ptr`, e.g. unregistered twice); `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_host_unregister(ctx: *mut pqg_context, ptr: *const u8) -> pqg_status {
     boundary(|| {
@@ -167,6 +168,9 @@ pub unsafe extern "C" fn pqg_host_unregister(ctx: *mut pqg_context, ptr: *const 
         if ptr.is_null() {
             return Err(Error::NullPointer);
         }
+        // Jobs submitted before this call may still read or write the buffer (their output
+        // copies too): wait for them, then for the backend's own batches.
+        backend::jobs_in_flight().wait_for_earlier();
         c.backend.unregister_host_memory(ptr)
     })
 }

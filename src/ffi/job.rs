@@ -20,6 +20,17 @@ use std::time::{Duration, Instant};
 pub struct pqg_job {
     state: Arc<JobState>,
     worker: Mutex<Option<JoinHandle<()>>>,
+    /// The process that started the job: a child after `fork()` inherits the handle but not
+    /// the worker thread, so there an unfinished job fails instead of waiting for ever.
+    pid: u32,
+}
+
+impl pqg_job {
+    /// Whether the job was started by another process (this one is a child that forked
+    /// while it ran) and had not finished then: it never will here.
+    fn orphaned(&self) -> bool {
+        self.pid != std::process::id() && !*self.state.lock()
+    }
 }
 
 #[derive(Default)]
@@ -103,17 +114,23 @@ pub(crate) type Work = Box<dyn FnOnce() -> Vec<Status> + Send>;
 pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_job> {
     let state = Arc::new(JobState::default());
     let sink = StatusSink { ptr: statuses, n };
+    // Entered here, on the submitting thread, and left once the job is done: an unregister
+    // called after this submit returns waits for it (`pqg_host_unregister`).
+    let ticket = crate::backend::jobs_in_flight().enter();
     // The work sits in a slot so that, if no thread can be started, it can still be run here.
-    let slot = Arc::new(Mutex::new(Some((work, sink))));
+    let slot = Arc::new(Mutex::new(Some((work, sink, ticket))));
     let run = {
         let (state, slot) = (state.clone(), slot.clone());
         move || {
             let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some((work, sink)) = taken {
+            if let Some((work, sink, ticket)) = taken {
                 let statuses = catch_unwind(AssertUnwindSafe(work)).ok();
                 let _ = catch_unwind(AssertUnwindSafe(|| sink.write(statuses)));
+                state.finish();
+                drop(ticket);
+            } else {
+                state.finish();
             }
-            state.finish();
         }
     };
     let worker = match thread::Builder::new()
@@ -130,6 +147,7 @@ pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_
     Box::new(pqg_job {
         state,
         worker: Mutex::new(worker),
+        pid: std::process::id(),
     })
 }
 
@@ -140,15 +158,20 @@ pub(crate) fn external() -> (Box<pqg_job>, JobDone) {
     let job = Box::new(pqg_job {
         state: state.clone(),
         worker: Mutex::new(None),
+        pid: std::process::id(),
     });
-    (job, JobDone(state))
+    // Counted like any job, so that pqg_host_unregister waits for it.
+    let ticket = crate::backend::jobs_in_flight().enter();
+    (job, JobDone(state, Some(ticket)))
 }
 
 /// Completes its job when dropped (so a lost token cannot leave waiters hanging).
-pub(crate) struct JobDone(Arc<JobState>);
+pub(crate) struct JobDone(Arc<JobState>, Option<crate::backend::registry::Ticket>);
 
 impl Drop for JobDone {
     fn drop(&mut self) {
+        // The job's outputs are written: it no longer holds any registered buffer.
+        drop(self.1.take());
         self.0.finish();
     }
 }
@@ -186,13 +209,19 @@ unsafe fn job_ref<'a>(job: *const pqg_job) -> Result<&'a pqg_job, Error> {
 ///
 /// @return `PQG_OK` when the job has completed (its statuses and outputs are written and
 ///         its buffers are released to the caller); `PQG_PENDING` while it runs;
-///         `PQG_ERR_NULL_POINTER` (job is NULL). Thread-safe.
+///         `PQG_ERR_NULL_POINTER` (job is NULL); `PQG_ERR_INVALID_ARGUMENT` (in a child
+///         process after `fork()`, a job of the parent's that had not completed: it never
+///         will in the child). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_job_poll(job: *const pqg_job) -> pqg_status {
     let mut done = false;
     let status = boundary(|| {
         // SAFETY: job is NULL or live (caller's promise).
-        done = *unsafe { job_ref(job) }?.state.lock();
+        let job = unsafe { job_ref(job) }?;
+        if job.orphaned() {
+            return Err(Error::InvalidArgument);
+        }
+        done = *job.state.lock();
         Ok(())
     });
     match status {
@@ -205,13 +234,17 @@ pub unsafe extern "C" fn pqg_job_poll(job: *const pqg_job) -> pqg_status {
 ///
 /// @param timeout_ms  a negative value waits without limit; 0 only checks.
 /// @return `PQG_OK` when the job has completed (as `pqg_job_poll`); `PQG_ERR_TIMEOUT` when
-///         the time ran out first (the job keeps running); `PQG_ERR_NULL_POINTER`.
+///         the time ran out first (the job keeps running); `PQG_ERR_NULL_POINTER`;
+///         `PQG_ERR_INVALID_ARGUMENT` (a parent's unfinished job, in a child after `fork()`).
 ///         Thread-safe: several threads may wait on one job.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_job_wait(job: *mut pqg_job, timeout_ms: i64) -> pqg_status {
     boundary(|| {
         // SAFETY: job is NULL or live (caller's promise).
         let job = unsafe { job_ref(job) }?;
+        if job.orphaned() {
+            return Err(Error::InvalidArgument);
+        }
         let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         if job.state.wait(timeout) {
             Ok(())
@@ -232,6 +265,12 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
     // SAFETY: a non-NULL job came from a submit call (Box::into_raw) and is freed once.
     let job = unsafe { Box::from_raw(job) };
     boundary_or((), move || {
+        if job.pid != std::process::id() {
+            // Inherited across fork(): the worker thread does not exist here, so neither wait
+            // nor join; what the job holds is left alone (its owner, the parent, frees it).
+            std::mem::forget(job);
+            return;
+        }
         job.state.wait(None);
         let worker = job.worker.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(handle) = worker {

@@ -38,6 +38,7 @@ use crate::backend::{
 use crate::{ctru, mldsa, Error, Status};
 use engine::DeviceEngine;
 use once_cell::sync::OnceCell;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// Items per chunk: big enough to fill the GPU with the other workers' chunks, small enough
@@ -108,6 +109,11 @@ pub struct GpuBackend {
     mldsa_workers: usize,
     kem_workers: usize,
     engines: Vec<DeviceEngine>,
+    /// Failure injection for tests (`PQGPU_GPU_FAIL_AFTER=n`): after n signing chunks have
+    /// run on a GPU, each further one reports a device failure once its work is done and its
+    /// outputs are written, as a fault found at the final synchronisation would.
+    fail_after: Option<usize>,
+    sign_chunks_run: std::sync::atomic::AtomicUsize,
 }
 
 /// Index of `p`'s kernels in [`engine::DeviceEngine::kernels`] (the order of `ParamSet::EVERY`).
@@ -167,7 +173,20 @@ impl GpuBackend {
             mldsa_workers,
             kem_workers,
             engines,
+            fail_after: std::env::var("PQGPU_GPU_FAIL_AFTER")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            sign_chunks_run: Default::default(),
         })
+    }
+
+    /// `Err` once `PQGPU_GPU_FAIL_AFTER` chunks have run (see `fail_after`).
+    fn injected_failure(&self) -> Result<(), String> {
+        let run = self.sign_chunks_run.fetch_add(1, Ordering::SeqCst);
+        match self.fail_after {
+            Some(n) if run >= n => Err(format!("injected failure after {n} chunks")),
+            _ => Ok(()),
+        }
     }
 
     /// Number of devices in use.
@@ -202,8 +221,25 @@ impl GpuBackend {
 
 type Opened = Result<Arc<GpuBackend>, (Error, String)>;
 static BACKEND: OnceCell<Opened> = OnceCell::new();
+/// The process that first reached for the GPU (0: none yet). CUDA state does not survive
+/// `fork()`: a child of that process must not touch [`BACKEND`] (not even its lock, which a
+/// parent's thread may have held at the fork), so there the GPU is `NoDevice` and AUTO picks
+/// the CPU. A child of a process that never touched the GPU opens its own.
+static OPENER: AtomicU32 = AtomicU32::new(0);
+
+/// Whether this process is the one that opened (or is opening) the GPU backend.
+fn opened_here() -> bool {
+    let me = std::process::id();
+    match OPENER.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => true,
+        Err(p) => p == me,
+    }
+}
 
 fn engine() -> Result<&'static Arc<GpuBackend>, Error> {
+    if !opened_here() {
+        return Err(Error::NoDevice);
+    }
     let r = BACKEND.get_or_init(|| {
         GpuBackend::open()
             .map(Arc::new)
@@ -222,6 +258,9 @@ pub fn backend() -> Result<Arc<dyn Backend>, Error> {
 /// Why the GPU backend is unusable (after a failed [`backend`] call): a missing library,
 /// no device, or the NVRTC log naming the kernel file.
 pub fn unavailable_reason() -> Option<String> {
+    if !opened_here() {
+        return Some("a child process after fork() cannot use its parent's CUDA state".into());
+    }
     match BACKEND.get() {
         Some(Err((_, why))) => Some(why.clone()),
         _ => None,
@@ -270,6 +309,16 @@ pub fn device_description() -> Option<String> {
     engine().ok().map(|b| b.description.clone())
 }
 
+/// A context inherited across `fork()` holds the parent's backend, whose CUDA state is
+/// unusable here: its calls end at once with `NoDevice` (see [`OPENER`]).
+fn inherited(statuses: &mut [Status]) -> bool {
+    if opened_here() {
+        return false;
+    }
+    statuses.iter_mut().for_each(|s| *s = Err(Error::NoDevice));
+    true
+}
+
 impl Backend for GpuBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Gpu
@@ -283,6 +332,9 @@ impl Backend for GpuBackend {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
+        if inherited(statuses) {
+            return;
+        }
         let n = statuses.len();
         let g = Geometry::of(p);
         if pks.len() != n * g.pk_len
@@ -330,6 +382,9 @@ impl Backend for GpuBackend {
         sigs: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        if inherited(statuses) {
+            return;
+        }
         let g = Geometry::of(p);
         let set = set_index(p);
         let reg = hostmem::snapshot();
@@ -345,7 +400,8 @@ impl Backend for GpuBackend {
                 chunks,
                 |e, w, ((it, sg), st)| {
                     sign::sign_chunk(w, &e.kernels[set], &g, &reg, it, sg, st)
-                        .map_err(|e| format!("{e:?}"))
+                        .map_err(|e| format!("{e:?}"))?;
+                    self.injected_failure()
                 },
                 |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),
             )
@@ -353,6 +409,9 @@ impl Backend for GpuBackend {
     }
 
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]) {
+        if inherited(statuses) {
+            return;
+        }
         let g = Geometry::of(p);
         let set = set_index(p);
         let reg = hostmem::snapshot();
@@ -382,6 +441,9 @@ impl Backend for GpuBackend {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
+        if inherited(statuses) {
+            return;
+        }
         ctru_kem::kem_keygen(self, p, seeds, pks, sks, statuses)
     }
 
@@ -393,6 +455,9 @@ impl Backend for GpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        if inherited(statuses) {
+            return;
+        }
         ctru_kem::kem_encaps(self, p, items, cts, sss, statuses)
     }
 
@@ -403,10 +468,16 @@ impl Backend for GpuBackend {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     ) {
+        if inherited(statuses) {
+            return;
+        }
         ctru_kem::kem_decaps(self, p, items, sss, statuses)
     }
 
     fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {
+        if !opened_here() {
+            return Err(Error::NoDevice);
+        }
         if !self.engines.iter().all(|e| e.maps_host_memory) {
             device::log("register_host_memory: a GPU cannot address registered host memory");
             return Err(Error::Device);
@@ -418,6 +489,9 @@ impl Backend for GpuBackend {
     }
 
     fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
+        if !opened_here() {
+            return Err(Error::NoDevice);
+        }
         hostmem::unregister(&self.engines[0].ctx, ptr).map_err(|(e, why)| {
             device::log(&format!("unregister_host_memory: {why}"));
             e

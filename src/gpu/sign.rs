@@ -22,6 +22,8 @@ const MAX_SPEC: usize = 32;
 /// Status codes written by `sign_decode` / `sign_schedule`.
 const ST_OK: u32 = 0;
 const ST_BADKEY: u32 = 1;
+/// The task reached the attempt bound (`MAX_ATTEMPTS`, FIPS 204 Appendix C): `BadKey`.
+const ST_GAVEUP: u32 = 2;
 
 /// Signs `n` tasks whose secret keys (n * sk_len) and K || rnd || mu (n * 128) are on the
 /// device; returns the device pointers of the signatures (n * sig_stride) and statuses.
@@ -91,8 +93,19 @@ pub fn sign_dev(
         w.dtoh(&mut hc[..16], ctr)?;
         w.sync()?;
         let mut pending = n - read_u32(hc, 8) as usize;
+        // Every round moves each pending task at least one attempt on, and `sign_schedule`
+        // retires tasks at the bound, so all are done within bound + 1 rounds. Past that (a
+        // kernel fault) one round with spec 0 retires whatever is left as gave-up: the loop
+        // ends whatever the device reports.
+        let max_rounds = crate::mldsa::max_sign_attempts(l) as usize + 1;
+        let mut rounds = 0;
         while pending > 0 {
-            let spec = (cap / pending).clamp(1, MAX_SPEC);
+            rounds += 1;
+            let spec = if rounds > max_rounds {
+                0
+            } else {
+                (cap / pending).clamp(1, MAX_SPEC)
+            };
             let m = pending * spec;
             w.zero(ctr, 8)?;
             let args = [
@@ -113,6 +126,9 @@ pub fn sign_dev(
                 BLOCK_STREAM,
                 &args,
             )?;
+            if spec == 0 {
+                break;
+            }
             let args = [P(rhopp), P(et), P(ea), P(count), P(y)];
             w.launch(
                 k,
@@ -287,7 +303,7 @@ pub fn sign_chunk(
                 *st = match read_u32(o_st, 4 * j) {
                     _ if !rng_ok && items[idx[j]].rnd.is_none() => Err(Error::Rng),
                     ST_OK => Ok(()),
-                    ST_BADKEY => Err(Error::BadKey),
+                    ST_BADKEY | ST_GAVEUP => Err(Error::BadKey),
                     _ => Err(Error::Device),
                 };
                 match (&*st, direct) {

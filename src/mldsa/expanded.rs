@@ -141,7 +141,6 @@ impl ExpandedSecretKey {
             Sk::P65(k) => sign::sign_mu(p, k, &msg.mu(&k.tr[..tr]), &rnd, sig),
             Sk::P87(k) => sign::sign_mu(p, k, &msg.mu(&k.tr[..tr]), &rnd, sig),
         }
-        Ok(())
     }
 }
 

@@ -26,6 +26,7 @@ mod verify;
 pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};
 pub use message::{Message, PreHash};
 pub use params::ParamSet;
+pub use sign::max_attempts as max_sign_attempts;
 pub use variant::Variant;
 
 use crate::Error;

@@ -24,18 +24,31 @@ pub fn sign<const K: usize, const L: usize>(
     let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
     // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
     let mu = msg.mu(&key.tr[..p.tr_len()]);
-    sign_mu(p, &SignKey::from_decoded(&key), &mu, rnd, sig);
-    Ok(())
+    sign_mu(p, &SignKey::from_decoded(&key), &mu, rnd, sig)
 }
 
-/// Alg. 7 from line 7 on, given mu and the expanded key (lines 2-5, see `expanded`).
+/// Most signing attempts for a set with `l` columns: FIPS 204 Appendix C (Table 3)'s minimum
+/// loop limits, 814 / 585 / 421 for l = 4 / 5 / 7. An honest key reaches them with probability
+/// about 2^-256; an adversarial key (a t0 that makes nearly every attempt fail) would otherwise
+/// loop for ever once kappa's 16 bits wrap (after 65536 / l attempts the masks repeat). The
+/// GPU's `MAX_ATTEMPTS` (kernels/mldsa.cu) is the same table, so both backends agree.
+pub const fn max_attempts(l: usize) -> u32 {
+    match l {
+        4 => 814,
+        5 => 585,
+        _ => 421,
+    }
+}
+
+/// Alg. 7 from line 7 on, given mu and the expanded key (lines 2-5, see `expanded`). `BadKey`,
+/// with `sig` untouched, when no attempt within [`max_attempts`] is accepted.
 pub(super) fn sign_mu<const K: usize, const L: usize>(
     p: ParamSet,
     key: &SignKey<K, L>,
     mu: &[u8; 64],
     rnd: &[u8; 32],
     sig: &mut [u8],
-) {
+) -> Result<(), Error> {
     let gamma1 = p.gamma1();
     let gamma2 = p.gamma2();
     let beta = p.beta();
@@ -58,12 +71,14 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     let mut c_tilde_buf = Zeroizing::new([0u8; 64]);
     let c_tilde = &mut c_tilde_buf[..p.c_tilde_len()];
 
-    // Line 10: the rejection loop; kappa advances by l per attempt (line 32).
+    // Line 10: the rejection loop; kappa advances by l per attempt (line 32) and stays far
+    // below 2^16 within the bound.
+    const { assert!((max_attempts(L) as usize) * L < 1 << 16) };
     let mut kappa: u16 = 0;
-    loop {
+    for _ in 0..max_attempts(L) {
         // Lines 11-13: y = ExpandMask(rho'', kappa); w = NTT^-1(A-hat * NTT(y)).
         expand_mask(p, &rho_pp, kappa, &mut y);
-        kappa = kappa.wrapping_add(L as u16);
+        kappa += L as u16;
         *z = *y;
         z.ntt();
         *tmp = matrix_mul(a_hat, &z);
@@ -126,6 +141,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
 
         // Line 33: sigma = sigEncode(c~, z mod+- q, h).
         sig_encode(p, c_tilde, &z, &hint, sig);
-        return;
+        return Ok(());
     }
+    Err(Error::BadKey)
 }

@@ -1,0 +1,27 @@
+//! CTRU-Prime secret-key decoding through decapsulation of the fixture's ciphertext.
+#![no_main]
+#[path = "common.rs"]
+mod common;
+use common::*;
+use libfuzzer_sys::fuzz_target;
+#[allow(unused_imports)]
+use pqgpu::{ctru, mldsa, Error};
+#[allow(unused_imports)]
+use std::sync::OnceLock;
+
+static FIX: OnceLock<Vec<CtruFixture>> = OnceLock::new();
+
+fuzz_target!(|data: &[u8]| {
+    let fix = FIX.get_or_init(|| CTRU.iter().map(|&p| ctru_fixture(p)).collect());
+    let Some((set, sk)) = mutate(data, |s| fix[s].sk.clone()) else { return };
+    let p = CTRU[set];
+    let mut ss = vec![0u8; p.shared_secret_len()];
+    match ctru::decaps(p, &sk, &fix[set].ct, &mut ss) {
+        Ok(()) => {}
+        Err(e) if sk.len() != p.secret_key_len() => assert_eq!(e, Error::BadLength),
+        Err(e) => {
+            assert_eq!(e, Error::BadKey);
+            assert!(ss.iter().all(|&b| b == 0));
+        }
+    }
+});
