@@ -127,7 +127,12 @@ static void kem(pqg_context *ctx) {
   const pqg_alg K = PQG_CTRU_PRIME_653;
   uint8_t kpk[PQG_CTRU_PRIME_653_PUBLIC_KEY_BYTES], ksk[PQG_CTRU_PRIME_653_SECRET_KEY_BYTES];
   uint8_t ct[PQG_CTRU_PRIME_653_CIPHERTEXT_BYTES], ss[32];
+  /* Not a KEM: there is no secret-key length to hold ksk to, so nothing is written to it. */
+  memset(ksk, CANARY, sizeof ksk);
   EXPECT(pqg_kem_keygen(ctx, A, NULL, kpk, sizeof kpk, ksk, sizeof ksk), PQG_ERR_INVALID_ARGUMENT);
+  CHECK(all_bytes(ksk, sizeof ksk, CANARY), "nothing written for an unknown KEM");
+  /* The right sk length but a wrong pk length: the secret output is zeroed. */
+  EXPECT(pqg_kem_keygen(ctx, K, NULL, kpk, sizeof kpk - 1, ksk, sizeof ksk), PQG_ERR_BAD_LENGTH);
   CHECK(all_bytes(ksk, sizeof ksk, 0), "KEM sk zeroed on failure");
   EXPECT(pqg_kem_keygen(ctx, K, NULL, kpk, sizeof kpk, ksk, sizeof ksk), PQG_OK);
   memset(ss, CANARY, sizeof ss);
