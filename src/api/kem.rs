@@ -1,6 +1,6 @@
 //! CTRU-Prime batches and single calls.
 
-use super::run::{contained, failed, interrupted, reject, single, zero_outs, zero_rows};
+use super::run::{contained, failed, interrupted, keygen, reject, single, zero_outs, KeyShape};
 use crate::backend::{Backend, DecapsItem, EncapsItem};
 use crate::ctru::ParamSet;
 use crate::{Error, Status};
@@ -16,17 +16,14 @@ pub fn kem_keygen(
     sks: &mut [u8],
     statuses: &mut [Status],
 ) -> Result<(), Error> {
-    let n = statuses.len();
-    if pks.len() != n * p.public_key_len()
-        || sks.len() != n * p.secret_key_len()
-        || seeds.is_some_and(|s| s.len() != n * 64)
-    {
-        return reject(statuses, Error::BadLength);
-    }
-    contained(statuses, |st| b.kem_keygen(p, seeds, pks, sks, st));
-    zero_rows(sks, p.secret_key_len(), statuses, failed);
-    zero_rows(pks, p.public_key_len(), statuses, interrupted);
-    Ok(())
+    let shape = KeyShape {
+        seed: 64,
+        pk: p.public_key_len(),
+        sk: p.secret_key_len(),
+    };
+    keygen(shape, seeds, pks, sks, statuses, |pk, sk, st| {
+        b.kem_keygen(p, seeds, pk, sk, st)
+    })
 }
 
 /// Encapsulates to every item's public key (many items may share one key slice);

@@ -1,6 +1,6 @@
 //! ML-DSA batches and single calls (any FIPS 204 interface: see [`Message`]).
 
-use super::run::{contained, failed, interrupted, reject, single, zero_outs, zero_rows};
+use super::run::{contained, interrupted, keygen, reject, single, zero_outs, KeyShape};
 use crate::backend::{Backend, SignItem, VerifyItem};
 use crate::mldsa::{Message, ParamSet};
 use crate::{Error, Status};
@@ -19,17 +19,14 @@ pub fn mldsa_keygen(
     sks: &mut [u8],
     statuses: &mut [Status],
 ) -> Result<(), Error> {
-    let n = statuses.len();
-    if pks.len() != n * p.public_key_len()
-        || sks.len() != n * p.secret_key_len()
-        || seeds.is_some_and(|s| s.len() != n * 32)
-    {
-        return reject(statuses, Error::BadLength);
-    }
-    contained(statuses, |st| b.mldsa_keygen(p, seeds, pks, sks, st));
-    zero_rows(sks, p.secret_key_len(), statuses, failed);
-    zero_rows(pks, p.public_key_len(), statuses, interrupted);
-    Ok(())
+    let shape = KeyShape {
+        seed: 32,
+        pk: p.public_key_len(),
+        sk: p.secret_key_len(),
+    };
+    keygen(shape, seeds, pks, sks, statuses, |pk, sk, st| {
+        b.mldsa_keygen(p, seeds, pk, sk, st)
+    })
 }
 
 /// Signs every item; `sigs[i]` receives item i's signature (`p.signature_len()` bytes).

@@ -60,3 +60,34 @@ pub(super) fn reject(statuses: &mut [Status], e: Error) -> Result<(), Error> {
 pub(super) fn single(r: Result<(), Error>, st: [Status; 1]) -> Status {
     r.and(st[0])
 }
+
+/// Row lengths of one key-generation item: seed, public key, secret key.
+pub(super) struct KeyShape {
+    pub seed: usize,
+    pub pk: usize,
+    pub sk: usize,
+}
+
+/// The body shared by both families' key generation: the arrays must hold exactly one row per
+/// status (else `BadLength`, nothing written); the backend call `generate` runs contained; a
+/// failed item's secret key is zeroed (its public key too when a panic cut it short).
+pub(super) fn keygen(
+    shape: KeyShape,
+    seeds: Option<&[u8]>,
+    pks: &mut [u8],
+    sks: &mut [u8],
+    statuses: &mut [Status],
+    generate: impl FnOnce(&mut [u8], &mut [u8], &mut [Status]),
+) -> Result<(), Error> {
+    let n = statuses.len();
+    if pks.len() != n * shape.pk
+        || sks.len() != n * shape.sk
+        || seeds.is_some_and(|s| s.len() != n * shape.seed)
+    {
+        return reject(statuses, Error::BadLength);
+    }
+    contained(statuses, |st| generate(pks, sks, st));
+    zero_rows(sks, shape.sk, statuses, failed);
+    zero_rows(pks, shape.pk, statuses, interrupted);
+    Ok(())
+}
