@@ -17,6 +17,7 @@ pub mod gpu;
 pub mod mldsa;
 pub mod rng;
 pub mod serve;
+pub mod settings;
 pub mod simd;
 
 pub use alg::Alg;

@@ -8,8 +8,8 @@
 mod cpu;
 pub mod registry;
 
-pub use cpu::CpuBackend;
 pub(crate) use cpu::in_pool;
+pub use cpu::CpuBackend;
 
 use crate::mldsa::{self, Message};
 use crate::{ctru, Error, Status};
@@ -139,7 +139,7 @@ pub trait Backend: Send + Sync {
 /// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu`, then uses the GPU when
 /// one is usable and the CPU otherwise. `Gpu` with no usable GPU is `NoDevice`.
 pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {
-    let requested = match (requested, std::env::var("PQGPU_BACKEND").ok().as_deref()) {
+    let requested = match (requested, crate::settings::get().backend.as_deref()) {
         (BackendKind::Auto, Some("cpu")) => BackendKind::Cpu,
         (BackendKind::Auto, Some("gpu")) => BackendKind::Gpu,
         (k, _) => k,

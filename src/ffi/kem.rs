@@ -122,7 +122,8 @@ pub unsafe extern "C" fn pqg_kem_encaps(
         // overlap neither each other nor an input (checked above).
         let (ct, ss) = unsafe { (ct.slice(), ss.slice()) };
         // Concurrent single calls on a GPU context are coalesced into batches (`serve`).
-        ctx.serve.encaps(KeyArg::Bytes(Alg::Ctru(p), pk), coins, ct, ss)
+        ctx.serve
+            .encaps(KeyArg::Bytes(Alg::Ctru(p), pk), coins, ct, ss)
     });
     if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
@@ -177,7 +178,8 @@ pub unsafe extern "C" fn pqg_kem_decaps(
             disjoint(vec![vec![ss.span(), input]])?;
         }
         // SAFETY: ss is writable for its checked length during this call and overlaps no input.
-        ctx.serve.decaps(KeyArg::Bytes(Alg::Ctru(p), sk), ct, unsafe { ss.slice() })
+        ctx.serve
+            .decaps(KeyArg::Bytes(Alg::Ctru(p), sk), ct, unsafe { ss.slice() })
     });
     if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).

@@ -167,7 +167,8 @@ unsafe fn sign_one<'a>(
     // SAFETY: sig is writable for its checked length during this call and overlaps no input.
     let sig = unsafe { sig.slice() };
     // Concurrent single calls on a GPU context are coalesced into batches (`serve`).
-    ctx.serve.sign(KeyArg::Bytes(Alg::MlDsa(p), sk), &msg, rnd, sig)
+    ctx.serve
+        .sign(KeyArg::Bytes(Alg::MlDsa(p), sk), &msg, rnd, sig)
 }
 
 /// The address ranges of a message's caller buffers.
@@ -214,7 +215,8 @@ unsafe fn verify_one<'a>(
     msg.validate()?;
     // SAFETY: sig is NULL or sig_len readable bytes (caller's promise).
     let sig = unsafe { signature(sig, sig_len, p.signature_len()) }?;
-    ctx.serve.verify(KeyArg::Bytes(Alg::MlDsa(p), pk), &msg, sig)
+    ctx.serve
+        .verify(KeyArg::Bytes(Alg::MlDsa(p), pk), &msg, sig)
 }
 
 /// Signs a message with ML-DSA (FIPS 204 ML-DSA.Sign, pure form).

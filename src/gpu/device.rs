@@ -40,9 +40,9 @@ pub fn ordinals() -> Result<Vec<usize>, String> {
     if count == 0 {
         return Err("no CUDA device".into());
     }
-    match std::env::var("PQGPU_DEVICES") {
-        Err(_) => Ok((0..count).collect()),
-        Ok(list) => {
+    match &crate::settings::get().devices {
+        None => Ok((0..count).collect()),
+        Some(list) => {
             let picked: Vec<usize> = list
                 .split(',')
                 .map(|t| t.trim().parse::<usize>().ok().filter(|&o| o < count))
@@ -95,7 +95,7 @@ pub fn open(ordinal: usize) -> Result<Device, String> {
 /// Reports a GPU problem on stderr when `PQGPU_LOG` is set: a library prints nothing unasked,
 /// and the work itself never depends on it (failed chunks move to another device or the CPU).
 pub fn log(msg: &str) {
-    if std::env::var_os("PQGPU_LOG").is_some() {
+    if crate::settings::get().log {
         eprintln!("pqgpu: {msg}");
     }
 }

@@ -122,7 +122,7 @@ impl Rows {
 /// measure one path against the other).
 fn force_kernel() -> bool {
     static FORCE: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("PQGPU_HOSTIO").as_deref() == Ok("kernel"));
+        once_cell::sync::Lazy::new(|| crate::settings::get().hostio_kernel);
     *FORCE
 }
 

@@ -54,13 +54,6 @@ const SIGN_CHUNK: usize = 16384;
 const MLDSA_WORKERS: usize = 4;
 const KEM_WORKERS: usize = 8;
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(default)
-}
 /// Threads per block of the stream kernels (one Keccak state per thread).
 const BLOCK_STREAM: u32 = 128;
 /// Threads per block of the polynomial kernels (one task per block).
@@ -133,10 +126,8 @@ impl GpuBackend {
     /// others open; none opening is the first device's error.
     fn open() -> Result<GpuBackend, (Error, String)> {
         let ordinals = device::ordinals().map_err(|e| (Error::NoDevice, e))?;
-        let forced = std::env::var("PQGPU_GPU_WORKERS")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|&w| w > 0);
+        let settings = crate::settings::get();
+        let forced = settings.gpu_workers;
         let mldsa_workers = forced.unwrap_or(MLDSA_WORKERS);
         let kem_workers = forced.unwrap_or(KEM_WORKERS);
         let workers = mldsa_workers.max(kem_workers);
@@ -167,15 +158,16 @@ impl GpuBackend {
         };
         Ok(GpuBackend {
             description,
-            keygen_chunk: env_or("PQGPU_KEYGEN_CHUNK", env_or("PQGPU_GPU_CHUNK", CHUNK)),
-            chunk: env_or("PQGPU_GPU_CHUNK", CHUNK),
-            sign_chunk: env_or("PQGPU_GPU_CHUNK", SIGN_CHUNK),
+            keygen_chunk: settings
+                .keygen_chunk
+                .or(settings.gpu_chunk)
+                .unwrap_or(CHUNK),
+            chunk: settings.gpu_chunk.unwrap_or(CHUNK),
+            sign_chunk: settings.gpu_chunk.unwrap_or(SIGN_CHUNK),
             mldsa_workers,
             kem_workers,
             engines,
-            fail_after: std::env::var("PQGPU_GPU_FAIL_AFTER")
-                .ok()
-                .and_then(|v| v.parse().ok()),
+            fail_after: settings.gpu_fail_after,
             sign_chunks_run: Default::default(),
         })
     }
@@ -199,7 +191,7 @@ impl GpuBackend {
     pub(crate) fn profiled(&self, what: &str, run: impl FnOnce()) {
         let start = std::time::Instant::now();
         run();
-        if std::env::var_os("PQGPU_HOST_PROFILE").is_none() {
+        if !crate::settings::get().host_profile {
             return;
         }
         let mut sum = [0.0; 3];

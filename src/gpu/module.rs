@@ -105,15 +105,9 @@ fn nvrtc_version() -> (i32, i32) {
     (major, minor)
 }
 
-/// `$PQGPU_CACHE_DIR`, else `$XDG_CACHE_HOME/pqgpu`, else `~/.cache/pqgpu`.
+/// `$PQGPU_CACHE_DIR`, else `$XDG_CACHE_HOME/pqgpu`, else `~/.cache/pqgpu` (`settings`).
 fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("PQGPU_CACHE_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(d).join("pqgpu"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pqgpu"))
+    crate::settings::get().cache_dir.clone()
 }
 
 /// PTX of `src` compiled by NVRTC with `options` (which name the target architecture), read
@@ -173,7 +167,7 @@ pub fn compile(arch: (i32, i32), p: ParamSet) -> Result<String, String> {
     let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.0, arch.1)];
     options.extend(defines(p));
     // Extra -D flags, for trying kernel variants without rebuilding (part of the cache key).
-    if let Ok(extra) = std::env::var("PQGPU_NVRTC_DEFINES") {
+    if let Some(extra) = &crate::settings::get().nvrtc_defines {
         options.extend(extra.split_whitespace().map(String::from));
     }
     ptx_cached(

@@ -95,7 +95,7 @@ impl Worker {
             stream: ctx.new_stream()?,
             dev: HashMap::new(),
             host: HashMap::new(),
-            profile: std::env::var_os("PQGPU_PROFILE").map(|_| HashMap::new()),
+            profile: crate::settings::get().profile.then(HashMap::new),
             phases: [0.0; 3],
             clock: std::time::Instant::now(),
             staged_since_sync: Vec::new(),

@@ -475,7 +475,7 @@ mod tests {
             // Control (scripts/ct-memcheck.sh): ExpandS rejects on secret nibbles (FIPS 204
             // allows it), so memcheck must report this branch; a silent run would mean the
             // check sees nothing.
-            if std::env::var_os("PQGPU_CT_CONTROL").is_some() {
+            if crate::settings::get().ct_control {
                 let (mut s1, mut s2) = (PolyVec::<4>::default(), PolyVec::<4>::default());
                 expand_s_with(level, ParamSet::MlDsa44, &rho_pp, &mut s1, &mut s2);
             }

@@ -51,13 +51,7 @@ impl Level {
 fn detected() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
     *LEVEL.get_or_init(|| {
-        let off = std::env::var("PQGPU_CPU_SIMD").is_ok_and(|v| {
-            matches!(
-                v.to_ascii_lowercase().as_str(),
-                "off" | "0" | "portable" | "none"
-            )
-        });
-        if off {
+        if crate::settings::get().cpu_simd_off {
             return Level::Portable;
         }
         #[cfg(target_arch = "x86_64")]

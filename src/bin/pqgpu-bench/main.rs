@@ -236,10 +236,11 @@ fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
         })
     };
     let gpu = || -> Result<Target, String> {
-        let ctx = Context::new(PQG_BACKEND_GPU as i32).map_err(|e| match gpu::unavailable_reason() {
-            Some(why) => format!("{e} ({why})"),
-            None => e,
-        })?;
+        let ctx =
+            Context::new(PQG_BACKEND_GPU as i32).map_err(|e| match gpu::unavailable_reason() {
+                Some(why) => format!("{e} ({why})"),
+                None => e,
+            })?;
         Ok(Target {
             label: "gpu".into(),
             ctx,

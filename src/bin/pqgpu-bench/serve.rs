@@ -641,7 +641,10 @@ pub fn run(a: &ServeArgs) -> Result<Vec<ServeRow>, String> {
     let ctx = P(ctx);
     if let Some(c) = a.crossover {
         // SAFETY: live context.
-        check(unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, c) }, "crossover")?;
+        check(
+            unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, c) },
+            "crossover",
+        )?;
     }
     let mut rows = Vec::new();
     let mut emit = |r: ServeRow| {

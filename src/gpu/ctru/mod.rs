@@ -28,7 +28,7 @@ mod tree;
 use super::engine::DeviceEngine;
 use super::hostmem;
 use super::scheduler::run_chunks;
-use super::{device, env_or, GpuBackend};
+use super::{device, GpuBackend};
 use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
 use crate::ctru::ParamSet;
 use crate::Status;
@@ -40,7 +40,7 @@ pub(super) use module::CtruKernels;
 const KEM_CHUNK: usize = 8192;
 
 fn chunk() -> usize {
-    env_or("PQGPU_CTRU_CHUNK", KEM_CHUNK)
+    crate::settings::get().ctru_chunk.unwrap_or(KEM_CHUNK)
 }
 
 /// Bytes per message row on the device (`MSG_STRIDE` in the kernels; MSGBYTES <= 79).

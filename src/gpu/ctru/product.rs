@@ -31,8 +31,9 @@ pub const TC_ITEMS: usize = 128;
 /// measurements).
 pub fn choose(keys: usize, items: usize) -> Engine {
     static FORCE: once_cell::sync::Lazy<Option<Engine>> = once_cell::sync::Lazy::new(|| {
-        match std::env::var("PQGPU_CTRU_ENGINE")
-            .ok()?
+        match crate::settings::get()
+            .ctru_engine
+            .as_deref()?
             .to_ascii_lowercase()
             .as_str()
         {
@@ -280,7 +281,7 @@ mod tests {
 
     #[test]
     fn few_keys_with_many_items_each_use_tensor_cores() {
-        if std::env::var_os("PQGPU_CTRU_ENGINE").is_some() {
+        if crate::settings::get().ctru_engine.is_some() {
             println!("SKIPPED: PQGPU_CTRU_ENGINE forces the engine");
             return;
         }

@@ -26,9 +26,8 @@ const MF_R: usize = 8;
 /// Whether KeyGen inverts one key per warp (`PQGPU_CTRU_INVERT=perkey`) rather than through
 /// the product tree (the default).
 pub fn per_key() -> bool {
-    static PER_KEY: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| {
-        std::env::var("PQGPU_CTRU_INVERT").is_ok_and(|v| v.eq_ignore_ascii_case("perkey"))
-    });
+    static PER_KEY: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| crate::settings::get().ctru_invert_perkey);
     *PER_KEY
 }
 
