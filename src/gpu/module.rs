@@ -234,3 +234,36 @@ mod tests {
         }
     }
 }
+
+/// Writes each parameter set's final kernel source and NVRTC options to `$PQGPU_DUMP_KERNELS`
+/// (for comparing kernels across refactors with `cpp`; no NVRTC needed).
+#[cfg(test)]
+#[test]
+#[ignore]
+fn dump_kernel_sources() {
+    let Some(dir) = std::env::var_os("PQGPU_DUMP_KERNELS") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for p in ParamSet::EVERY {
+        std::fs::write(dir.join(format!("{}.cu", p.name())), source()).unwrap();
+        std::fs::write(
+            dir.join(format!("{}.opts", p.name())),
+            defines(p).join("\n"),
+        )
+        .unwrap();
+    }
+    for p in crate::ctru::ParamSet::ALL {
+        std::fs::write(
+            dir.join(format!("{}.cu", p.name())),
+            join_sources(&super::ctru_kem::module_sources()),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(format!("{}.opts", p.name())),
+            super::ctru_kem::module_defines(p).join("\n"),
+        )
+        .unwrap();
+    }
+}

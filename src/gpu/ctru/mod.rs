@@ -248,3 +248,11 @@ fn print_profile(b: &GpuBackend, what: &str) {
         eprintln!("profile {what}: {name:14} {ms:9.3} ms summed over workers, {count} launches");
     }
 }
+#[cfg(test)]
+pub(super) fn module_sources() -> [(&'static str, &'static str); 3] {
+    module::SOURCES
+}
+#[cfg(test)]
+pub(super) fn module_defines(p: ParamSet) -> Vec<String> {
+    module::defines(p)
+}

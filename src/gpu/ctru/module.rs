@@ -9,7 +9,7 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-const SOURCES: [(&str, &str); 3] = [
+pub(super) const SOURCES: [(&str, &str); 3] = [
     (
         "kernels/keccak.cuh",
         include_str!("../../../kernels/keccak.cuh"),
