@@ -1,4 +1,6 @@
-//! The batch interface every backend implements, and backend selection.
+//! The batch interface every backend implements, and the CPU backend. The GPU backend
+//! (`crate::gpu`) implements the same trait; `crate::select` picks between them, so neither
+//! backend module imports the other's caller.
 //!
 //! A batch call is blocking and writes one [`Status`] per item; a bad item never spoils its
 //! neighbours. Outputs are written in place, and only for items that succeed. Randomness for
@@ -133,21 +135,6 @@ pub trait Backend: Send + Sync {
     fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
         let _ = ptr;
         Ok(())
-    }
-}
-
-/// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu`, then uses the GPU when
-/// one is usable and the CPU otherwise. `Gpu` with no usable GPU is `NoDevice`.
-pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {
-    let requested = match (requested, crate::settings::get().backend.as_deref()) {
-        (BackendKind::Auto, Some("cpu")) => BackendKind::Cpu,
-        (BackendKind::Auto, Some("gpu")) => BackendKind::Gpu,
-        (k, _) => k,
-    };
-    match requested {
-        BackendKind::Cpu => Ok(cpu_backend()),
-        BackendKind::Gpu => crate::gpu::backend(),
-        BackendKind::Auto => Ok(crate::gpu::backend().unwrap_or_else(|_| cpu_backend())),
     }
 }
 

@@ -82,7 +82,7 @@ pub unsafe extern "C" fn pqg_context_new(
             2 => BackendKind::Gpu,
             _ => return Err(Error::InvalidArgument),
         };
-        let ctx = context_from_backend(backend::select(kind)?);
+        let ctx = context_from_backend(crate::select::select(kind)?);
         // SAFETY: as above.
         unsafe { out.write(ctx) };
         Ok(())
