@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# pqgpu's one test command: every Rust test (ACVP and CTRU-Prime vectors, differential,
-# negative, FFI, header) and the C examples under CTest, also under valgrind.
+# pqgpu's one test command: formatting and clippy (warnings are errors), every Rust test (ACVP
+# and CTRU-Prime vectors, differential, negative, FFI, header) and the C examples under CTest,
+# also under valgrind.
 # GPU tests skip with a printed reason where no GPU is usable.
 # Needs: a Rust toolchain, a C compiler, cmake, valgrind and pkg-config (installed with
 # apt-get when missing and running as root). Vectors: $PQGPU_VECTORS_DIR or ../shared/vectors.
@@ -19,6 +20,15 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+# Style and lints first: they fail before the long legs. Clippy runs in the release profile the
+# tests use, so the build scripts (cudarc's, the header's) build and run once for both.
+cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
+cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+echo "== cargo fmt --all --check"
+cargo fmt --all --check
+echo "== cargo clippy --release --workspace --all-targets -- -D warnings"
+cargo clippy --release --workspace --all-targets -- -D warnings
 
 echo "== cargo test --release"
 # --show-output: the GPU tests print why they skip where no GPU is usable.
