@@ -16,7 +16,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 cargo build --release --manifest-path fuzz/Cargo.toml --target "$host" --target-dir fuzz/target --bins
 bin=fuzz/target/$host/release
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mldsa_pk mldsa_sk mldsa_sig ctru_pk ctru_sk ctru_ct c_api)
+[ ${#targets[@]} -gt 0 ] || targets=(mldsa_pk mldsa_sk mldsa_sig dilithium_pk dilithium_sk dilithium_sig ctru_pk ctru_sk ctru_ct c_api)
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
   if [ -n "${RUNS:-}" ]; then limit=(-runs="$RUNS"); else limit=(-max_total_time="${SECS:-5}"); fi
