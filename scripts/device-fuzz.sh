@@ -121,7 +121,7 @@ echo "== fuzzing took $(( $(date +%s) - start )) s"
 
 # 4. Summary.
 {
-  printf "%-14s %12s %6s %9s %7s %14s  %s\n" target executions cores findings corpus "cov / ft" "10 M"
+  printf "%-14s %12s %6s %9s %7s %14s  %s\n" target executions cores findings corpus "cov / ft" "cap $cap"
   while read -r t k _; do
     n=$(execs "$OUT"/logs/"$t"/*.log)
     found=$(find "$OUT/artifacts/$t" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)
