@@ -41,7 +41,8 @@ unsafe impl Sync for Ctx {}
 impl Ctx {
     fn new(backend: pqg_backend) -> Ctx {
         let mut c = null_mut();
-        assert_eq!(unsafe { pqg_context_new(backend, &mut c) }, PQG_OK);
+        let st = unsafe { pqg_context_new(backend, &mut c) };
+        assert_eq!(st, PQG_OK, "no context on backend {backend} (status {st})");
         Ctx(c)
     }
 }
