@@ -55,6 +55,14 @@ if [ "${PQGPU_FUZZ_SMOKE:-1}" != "0" ] && [ -x scripts/fuzz.sh ]; then
   SECS=3 scripts/fuzz.sh
 fi
 
+# Rust-side AddressSanitizer (+ LeakSanitizer) over the C-ABI, robustness and stress tests on the
+# CPU backend (scripts/asan.sh: nightly, or stable with RUSTC_BOOTSTRAP=1; skips with the reason
+# when neither can). About 2-3 minutes, mostly its instrumented build; PQGPU_ASAN=0 skips it.
+if [ "${PQGPU_ASAN:-1}" != "0" ] && [ -x scripts/asan.sh ]; then
+  echo "== Rust tests under AddressSanitizer (scripts/asan.sh)"
+  scripts/asan.sh
+fi
+
 if [ -x examples-c/run-ctest.sh ]; then
   echo "== C examples under CTest (installed copy, valgrind)"
   examples-c/run-ctest.sh
