@@ -130,16 +130,19 @@ unsafe fn keygen(
         Alg::Ctru(p) => api::kem_keygen(b, p, seeds, &mut pks, &mut sks, st)?,
     }
     for (i, it) in items.iter().enumerate() {
-        if st[i].is_ok() {
+        match st[i] {
             // SAFETY: forwarded (the item is running).
-            unsafe {
+            Ok(()) => unsafe {
                 it.op
                     .first_out()
                     .copy_from_slice(&pks[i * pk_len..][..pk_len]);
                 it.op
                     .secret_out()
                     .copy_from_slice(&sks[i * sk_len..][..sk_len]);
-            }
+            },
+            // As for every other class: a panic clears the public output too.
+            Err(Error::Panic) => it.op.clear_outputs(),
+            Err(_) => {}
         }
     }
     Ok(())
