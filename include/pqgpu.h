@@ -237,7 +237,8 @@
 
 /**
  * On a GPU context, batches of fewer items run on the CPU, and blocking calls run in the
- * calling thread while fewer items are outstanding (default 8; 0..1048576).
+ * calling thread while fewer items are outstanding (default: the number of cores, at most
+ * 64; 0..1048576).
  */
 #define PQG_OPT_CPU_CROSSOVER 3
 

@@ -105,6 +105,17 @@ struct Args {
     /// Serving mode: PQG_OPT_CPU_CROSSOVER of the context (default: the library's).
     #[arg(long)]
     serve_crossover: Option<i64>,
+    /// Serving mode: option sets, each on a fresh context (comma-separated; each set is
+    /// `name=value` pairs joined by '+': wait, batch, crossover, inflight, quiet).
+    #[arg(long, value_delimiter = ',')]
+    serve_config: Vec<String>,
+    /// Serving mode: operations (comma-separated: sign, verify, keygen, encaps, decaps;
+    /// default every one but keygen).
+    #[arg(long, value_delimiter = ',')]
+    serve_ops: Vec<String>,
+    /// Serving mode: algorithms by name (comma-separated, e.g. ML-DSA-44; default: all).
+    #[arg(long, value_delimiter = ',')]
+    serve_algs: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -154,6 +165,9 @@ fn main() {
         s.outstanding = args.serve_outstanding.clone();
         s.batch = args.gpu_batch;
         s.crossover = args.serve_crossover;
+        s.configs = args.serve_config.clone();
+        s.ops = args.serve_ops.clone();
+        s.alg_names = args.serve_algs.clone();
         s.algs.retain(|&a| match args.alg {
             Family::All => true,
             Family::Mldsa | Family::Dilithium => a < pqgpu::ffi::PQG_CTRU_PRIME_653,
