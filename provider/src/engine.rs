@@ -11,7 +11,8 @@
 use crate::async_job::{self, Done};
 use crate::batch::Queue;
 use crate::guard::guard;
-use pqgpu::backend::{self, Backend, BackendKind, SignItem, VerifyItem};
+use pqgpu::backend::{self, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem};
+use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
 use pqgpu::{Error, Status};
 use std::io::Write;
@@ -74,13 +75,13 @@ fn backend() -> Result<Arc<dyn Backend>, Error> {
 
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
 /// `helper` when the work ran on a helper thread (inside an OpenSSL async job), else `caller`.
-fn trace(op: &str, p: ParamSet, b: &dyn Backend) {
+fn trace(op: &str, name: &str, b: &dyn Backend) {
     let mut g = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = g.as_mut().and_then(|c| c.trace.as_mut()) {
         let helper = crate::pool::is_helper_thread();
         let place = if helper { "helper" } else { "caller" };
         // One write per line: lines from several processes sharing the file stay whole.
-        let _ = f.write_all(format!("{op} {} {:?} {place}\n", p.name(), b.kind()).as_bytes());
+        let _ = f.write_all(format!("{op} {name} {:?} {place}\n", b.kind()).as_bytes());
     }
 }
 
@@ -154,7 +155,7 @@ pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, Secret
         let mut st: [Status; 1] = [Ok(())];
         b.mldsa_keygen(p, Some(&seed[..]), &mut pk, &mut sk, &mut st);
         st[0]?;
-        trace("keygen", p, &*b);
+        trace("keygen", p.name(), &*b);
         Ok((pk, Arc::new(sk)))
     })
 }
@@ -277,4 +278,64 @@ fn verify_batch(reqs: Vec<VerifyReq>) -> Vec<Result<(), Error>> {
     b.mldsa_verify(p, &items, &mut st);
     trace_batch("verify", p, &*b, n);
     st
+}
+
+// ---- CTRU-Prime (a private-OID KEM) ---------------------------------------------------------
+
+/// CTRU-Prime KeyGen; `seed` = d || z (64 bytes) for a reproducible key, else fresh: (pk, sk).
+pub fn kem_keygen(
+    p: ctru::ParamSet,
+    seed: Option<Zeroizing<[u8; 64]>>,
+) -> Result<(Vec<u8>, SecretKey), Error> {
+    run(move || {
+        let b = backend()?;
+        let mut pk = vec![0u8; p.public_key_len()];
+        let mut sk = Zeroizing::new(vec![0u8; p.secret_key_len()]);
+        let mut st: [Status; 1] = [Ok(())];
+        b.kem_keygen(p, seed.as_ref().map(|s| &s[..]), &mut pk, &mut sk, &mut st);
+        st[0]?;
+        trace("keygen", p.name(), &*b);
+        Ok((pk, Arc::new(sk)))
+    })
+}
+
+/// CTRU-Prime Encaps to `pk`; `coins` (the 32-byte e) for a reproducible result, else fresh:
+/// (ciphertext, shared secret).
+pub fn kem_encaps(
+    p: ctru::ParamSet,
+    pk: Arc<Vec<u8>>,
+    coins: Option<Zeroizing<[u8; 32]>>,
+) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+    run(move || {
+        let b = backend()?;
+        let mut ct = vec![0u8; p.ciphertext_len()];
+        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
+        let mut st: [Status; 1] = [Ok(())];
+        let items = [EncapsItem {
+            pk: &pk,
+            coins: coins.as_deref(),
+        }];
+        b.kem_encaps(p, &items, &mut [&mut ct[..]], &mut [&mut ss[..]], &mut st);
+        st[0]?;
+        trace("encaps", p.name(), &*b);
+        Ok((ct, ss))
+    })
+}
+
+/// CTRU-Prime Decaps: the shared secret (the implicit-rejection key for a wrong ciphertext).
+pub fn kem_decaps(
+    p: ctru::ParamSet,
+    sk: SecretKey,
+    ct: Vec<u8>,
+) -> Result<Zeroizing<Vec<u8>>, Error> {
+    run(move || {
+        let b = backend()?;
+        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
+        let mut st: [Status; 1] = [Ok(())];
+        let items = [DecapsItem { sk: &sk, ct: &ct }];
+        b.kem_decaps(p, &items, &mut [&mut ss[..]], &mut st);
+        st[0]?;
+        trace("decaps", p.name(), &*b);
+        Ok(ss)
+    })
 }
