@@ -193,7 +193,12 @@ pub fn dispatch<W, T>(
         for _ in 0..MAX_EARLY_RESUMES {
             // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
             unsafe { (fns.pause)() };
-            if slot.value.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            if slot
+                .value
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
+            {
                 break;
             }
             // Resumed early: with a shared descriptor the application resumes every job

@@ -1,40 +1,102 @@
-//! The provider's only door into pqgpu. Every sign, verify and keygen goes through here, so the
-//! serving layer (a dispatcher that coalesces concurrent callers into batches, pqgpu key
-//! handles) can replace the bodies without touching the OpenSSL side.
+//! The provider's only door into pqgpu. Every sign, verify, keygen, encaps and decaps goes
+//! through here.
 //!
-//! Today: outside OpenSSL async jobs each call is a batch of one on the backend chosen at load
-//! time (CPU or GPU), run synchronously on the caller's thread. Inside async jobs, sign and
-//! verify requests are queued and coalesced into batches (`batch`) while their jobs pause
-//! (`async_job::dispatch`); keygen runs alone on a helper thread. A serving dispatcher that
-//! also coalesces blocking callers replaces `batch` here.
+//! Signing, verification and the KEM run through pqgpu's serving dispatcher (`pqgpu::serve`,
+//! one per process, on the backend chosen at load time) with pqgpu key handles for ML-DSA
+//! (expanded once per key object):
+//! - outside OpenSSL async jobs the calling thread makes a blocking call; on a GPU the
+//!   dispatcher coalesces concurrent callers (threads of a server) into batches, and below its
+//!   CPU crossover runs them on the CPU; on the CPU backend it runs in the caller's thread;
+//! - inside async jobs, sign and verify requests are queued and coalesced (`batch`) while their
+//!   jobs pause (`async_job::dispatch`); each coalesced batch is one submission to the
+//!   dispatcher, which on a GPU may merge concurrent submissions further. Keygen, encaps and
+//!   decaps run on a helper thread there. Batches are traced, so tests can see them.
 
 use crate::async_job::{self, Done};
 use crate::batch::Queue;
 use crate::guard::guard;
-use pqgpu::backend::{self, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem};
+use once_cell::sync::OnceCell;
+use pqgpu::backend::{self, Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
-use pqgpu::{Error, Status};
+use pqgpu::serve::{Completion, Key as Handle, KeyArg, KeyKind, Op, Opt, Serve};
+use pqgpu::{Alg, Error, Status};
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use zeroize::Zeroizing;
 
 /// An encoded secret key shared by the key objects that hold it (zeroed when the last goes).
 pub type SecretKey = Arc<Zeroizing<Vec<u8>>>;
 
+/// A pqgpu key handle made on first use (decoding, checking and expanding a key needs more
+/// stack than an OpenSSL async job has, so it happens where the work runs), then shared by
+/// every clone. The outcome, a refusal included, is made once.
+#[derive(Clone)]
+pub struct LazyHandle(Arc<LazyInner>);
+
+struct LazyInner {
+    alg: Alg,
+    kind: KeyKind,
+    bytes: Zeroizing<Vec<u8>>,
+    handle: OnceCell<Result<Handle, Error>>,
+}
+
+impl LazyHandle {
+    pub fn new(alg: Alg, kind: KeyKind, bytes: &[u8]) -> LazyHandle {
+        LazyHandle(Arc::new(LazyInner {
+            alg,
+            kind,
+            bytes: Zeroizing::new(bytes.to_vec()),
+            handle: OnceCell::new(),
+        }))
+    }
+
+    fn get(&self) -> Result<Handle, Error> {
+        let i = &*self.0;
+        i.handle
+            .get_or_init(|| Handle::new(i.alg, i.kind, &i.bytes))
+            .clone()
+    }
+}
+
 /// What the provider's configuration section chose.
 struct Config {
     backend: BackendKind,
     trace: Option<std::fs::File>,
+    /// Serving options (`cpu_crossover`, `max_wait_us`, ...) for the dispatcher.
+    serve: Vec<(Opt, i64)>,
 }
 
 static CONFIG: Mutex<Option<Config>> = Mutex::new(None);
-/// The backend for this process id (a forked child selects its own).
-static BACKEND: Mutex<Option<(u32, Arc<dyn Backend>)>> = Mutex::new(None);
+/// The backend and serving dispatcher for this process id (a forked child makes its own).
+static BACKEND: Mutex<Option<(u32, Arc<dyn Backend>, Arc<Serve>)>> = Mutex::new(None);
 
-/// Sets the backend (`auto`, `cpu`, `gpu`) and an optional trace file (one line per operation,
-/// for tests that must prove pqgpu did the work). Unknown backend names are an error.
-pub fn configure(backend: Option<&str>, trace: Option<&str>) -> Result<(), Error> {
+/// The serving options the configuration section may set, by key.
+pub const SERVE_KEYS: [(&std::ffi::CStr, Opt); 5] = [
+    (c"max_wait_us", Opt::MaxWaitUs),
+    (c"max_batch", Opt::MaxBatch),
+    (c"cpu_crossover", Opt::CpuCrossover),
+    (c"max_in_flight", Opt::MaxInFlight),
+    (c"quiet_us", Opt::QuietUs),
+];
+
+/// Sets the backend (`auto`, `cpu`, `gpu`), an optional trace file (one line per operation,
+/// for tests that must prove pqgpu did the work) and serving options (key, decimal value).
+/// Unknown backend names and bad option values are an error.
+pub fn configure(
+    backend: Option<&str>,
+    trace: Option<&str>,
+    serve_opts: &[(Opt, String)],
+) -> Result<(), Error> {
+    let serve = serve_opts
+        .iter()
+        .map(|(o, v)| {
+            let v: i64 = v.trim().parse().map_err(|_| Error::InvalidArgument)?;
+            // Checked now, against the dispatcher's own ranges, so a bad value fails the load.
+            pqgpu::serve::Config::default().set(*o, v)?;
+            Ok((*o, v))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let backend = match backend.unwrap_or("auto") {
         "auto" => BackendKind::Auto,
         "cpu" => BackendKind::Cpu,
@@ -51,26 +113,41 @@ pub fn configure(backend: Option<&str>, trace: Option<&str>) -> Result<(), Error
         ),
         None => None,
     };
-    *CONFIG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Config { backend, trace });
+    *CONFIG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Config {
+        backend,
+        trace,
+        serve,
+    });
     Ok(())
 }
 
-fn backend() -> Result<Arc<dyn Backend>, Error> {
+/// This process's backend and serving dispatcher (made on first use).
+fn engine() -> Result<(Arc<dyn Backend>, Arc<Serve>), Error> {
     let pid = std::process::id();
     let mut g = BACKEND.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((p, b)) = g.as_ref() {
+    if let Some((p, b, s)) = g.as_ref() {
         if *p == pid {
-            return Ok(b.clone());
+            return Ok((b.clone(), s.clone()));
         }
     }
-    let kind = CONFIG
+    let (kind, opts) = CONFIG
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
-        .map_or(BackendKind::Auto, |c| c.backend);
+        .map_or((BackendKind::Auto, Vec::new()), |c| {
+            (c.backend, c.serve.clone())
+        });
     let b = backend::select(kind)?;
-    *g = Some((pid, b.clone()));
-    Ok(b)
+    let s = Arc::new(Serve::new(b.clone()));
+    for (o, v) in opts {
+        s.config.set(o, v)?;
+    }
+    *g = Some((pid, b.clone(), s.clone()));
+    Ok((b, s))
+}
+
+fn backend() -> Result<Arc<dyn Backend>, Error> {
+    engine().map(|(b, _)| b)
 }
 
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
@@ -163,7 +240,7 @@ pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, Secret
 /// One signing request.
 pub struct SignReq {
     pub set: ParamSet,
-    pub sk: SecretKey,
+    pub sk: LazyHandle,
     pub msg: OwnedMessage,
     pub rnd: Zeroizing<[u8; 32]>,
 }
@@ -171,7 +248,7 @@ pub struct SignReq {
 /// One verification request.
 pub struct VerifyReq {
     pub set: ParamSet,
-    pub pk: Arc<Vec<u8>>,
+    pub pk: LazyHandle,
     pub msg: OwnedMessage,
     pub sig: Vec<u8>,
 }
@@ -193,27 +270,34 @@ fn index(p: ParamSet) -> usize {
 /// concurrent requests of one parameter set are signed as one batch.
 pub fn sign(req: SignReq) -> Result<Vec<u8>, Error> {
     let q = &SIGN[index(req.set)];
-    async_job::dispatch(
-        req,
-        |r| {
-            let mut out = sign_batch(vec![r]);
-            out.pop().expect("one result per request")
-        },
-        |r, done| q.push((r, done), sign_queued),
-    )
+    async_job::dispatch(req, sign_one, |r, done| q.push((r, done), sign_queued))
 }
 
 /// Verifies: `Ok(())` valid, `Err(VerifyFailed)` not. Batched like `sign`.
 pub fn verify(req: VerifyReq) -> Result<(), Error> {
     let q = &VERIFY[index(req.set)];
-    async_job::dispatch(
-        req,
-        |r| {
-            let mut out = verify_batch(vec![r]);
-            out.pop().expect("one result per request")
-        },
-        |r, done| q.push((r, done), verify_queued),
-    )
+    async_job::dispatch(req, verify_one, |r, done| q.push((r, done), verify_queued))
+}
+
+/// A blocking call: the dispatcher coalesces it with other threads' calls (on a GPU).
+fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
+    let (b, s) = engine()?;
+    let mut sig = vec![0u8; r.set.signature_len()];
+    let st = s.sign(
+        KeyArg::Handle(&r.sk.get()?),
+        &r.msg.view(),
+        Some(&r.rnd),
+        &mut sig,
+    );
+    trace_batch("sign", r.set, &*b, 1);
+    st.map(|()| sig)
+}
+
+fn verify_one(r: VerifyReq) -> Result<(), Error> {
+    let (b, s) = engine()?;
+    let st = s.verify(KeyArg::Handle(&r.pk.get()?), &r.msg.view(), &r.sig);
+    trace_batch("verify", r.set, &*b, 1);
+    st
 }
 
 fn sign_queued(batch: Vec<(SignReq, Done<Vec<u8>>)>) {
@@ -230,28 +314,80 @@ fn verify_queued(batch: Vec<(VerifyReq, Done<()>)>) {
     }
 }
 
-/// One backend call for requests of one parameter set; one result per request.
+/// Waits for every item of one submission to the dispatcher.
+struct BatchWait {
+    state: Mutex<(Vec<Status>, usize)>,
+    done: Condvar,
+}
+
+impl BatchWait {
+    fn new(n: usize) -> Arc<BatchWait> {
+        Arc::new(BatchWait {
+            state: Mutex::new((vec![Err(Error::Panic); n], n)),
+            done: Condvar::new(),
+        })
+    }
+
+    fn wait(&self) -> Vec<Status> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while g.1 > 0 {
+            g = self.done.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        std::mem::take(&mut g.0)
+    }
+}
+
+impl Completion for BatchWait {
+    fn complete(&self, index: usize, status: Status) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = g.0.get_mut(index) {
+            *s = status;
+            g.1 -= 1;
+            if g.1 == 0 {
+                self.done.notify_all();
+            }
+        }
+    }
+}
+
+/// Submits ops built by `make` (item i; an `Err` ends that item at once) as one submission and
+/// waits for all of them: one status per item.
+fn submit_and_wait(
+    s: &Serve,
+    n: usize,
+    mut make: impl FnMut(usize) -> Result<Op, Error>,
+) -> Vec<Status> {
+    let w = BatchWait::new(n);
+    let mut ops = Vec::with_capacity(n);
+    for i in 0..n {
+        match make(i) {
+            Ok(op) => ops.push((i, op)),
+            Err(e) => w.complete(i, Err(e)),
+        }
+    }
+    // SAFETY: every op's buffers belong to the caller's frame, which `wait` keeps alive (and
+    // untouched) until the dispatcher has reported every item.
+    unsafe { s.submit(ops, w.clone()) };
+    w.wait()
+}
+
+/// One dispatcher submission for requests of one parameter set; one result per request.
 fn sign_batch(reqs: Vec<SignReq>) -> Vec<Result<Vec<u8>, Error>> {
     let n = reqs.len();
     let p = reqs[0].set;
-    let b = match backend() {
-        Ok(b) => b,
+    let (b, s) = match engine() {
+        Ok(e) => e,
         Err(e) => return vec![Err(e); n],
     };
     let mut sigs = vec![vec![0u8; p.signature_len()]; n];
-    let mut st: Vec<Status> = vec![Ok(()); n];
-    let items: Vec<SignItem<'_>> = reqs
-        .iter()
-        .map(|r| SignItem {
-            sk: &r.sk,
-            msg: r.msg.view(),
-            rnd: Some(&r.rnd),
-        })
-        .collect();
-    {
-        let mut outs: Vec<&mut [u8]> = sigs.iter_mut().map(|s| &mut s[..]).collect();
-        b.mldsa_sign(p, &items, &mut outs, &mut st);
-    }
+    let ptrs: Vec<*mut [u8]> = sigs.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
+    let st = submit_and_wait(&s, n, |i| {
+        let r = &reqs[i];
+        // SAFETY: sigs[i] and the request's buffers outlive the submission (see
+        // `submit_and_wait`); each op writes only its own row.
+        let (row, key) = (ptrs[i], r.sk.get()?);
+        unsafe { Op::sign(KeyArg::Handle(&key), &r.msg.view(), Some(&r.rnd), &mut *row) }
+    });
     trace_batch("sign", p, &*b, n);
     st.into_iter()
         .zip(sigs)
@@ -262,20 +398,16 @@ fn sign_batch(reqs: Vec<SignReq>) -> Vec<Result<Vec<u8>, Error>> {
 fn verify_batch(reqs: Vec<VerifyReq>) -> Vec<Result<(), Error>> {
     let n = reqs.len();
     let p = reqs[0].set;
-    let b = match backend() {
-        Ok(b) => b,
+    let (b, s) = match engine() {
+        Ok(e) => e,
         Err(e) => return vec![Err(e); n],
     };
-    let items: Vec<VerifyItem<'_>> = reqs
-        .iter()
-        .map(|r| VerifyItem {
-            pk: &r.pk,
-            msg: r.msg.view(),
-            sig: &r.sig,
-        })
-        .collect();
-    let mut st: Vec<Status> = vec![Ok(()); n];
-    b.mldsa_verify(p, &items, &mut st);
+    let st = submit_and_wait(&s, n, |i| {
+        let r = &reqs[i];
+        // SAFETY: the request's buffers outlive the submission (see `submit_and_wait`).
+        let key = r.pk.get()?;
+        unsafe { Op::verify(KeyArg::Handle(&key), &r.msg.view(), &r.sig) }
+    });
     trace_batch("verify", p, &*b, n);
     st
 }
@@ -307,18 +439,17 @@ pub fn kem_encaps(
     coins: Option<Zeroizing<[u8; 32]>>,
 ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
     run(move || {
-        let b = backend()?;
+        let (b, s) = engine()?;
         let mut ct = vec![0u8; p.ciphertext_len()];
         let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-        let mut st: [Status; 1] = [Ok(())];
-        let items = [EncapsItem {
-            pk: &pk,
-            coins: coins.as_deref(),
-        }];
-        b.kem_encaps(p, &items, &mut [&mut ct[..]], &mut [&mut ss[..]], &mut st);
-        st[0]?;
+        let st = s.encaps(
+            KeyArg::Bytes(Alg::Ctru(p), &pk),
+            coins.as_deref(),
+            &mut ct,
+            &mut ss,
+        );
         trace("encaps", p.name(), &*b);
-        Ok((ct, ss))
+        st.map(|()| (ct, ss))
     })
 }
 
@@ -329,13 +460,10 @@ pub fn kem_decaps(
     ct: Vec<u8>,
 ) -> Result<Zeroizing<Vec<u8>>, Error> {
     run(move || {
-        let b = backend()?;
+        let (b, s) = engine()?;
         let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-        let mut st: [Status; 1] = [Ok(())];
-        let items = [DecapsItem { sk: &sk, ct: &ct }];
-        b.kem_decaps(p, &items, &mut [&mut ss[..]], &mut st);
-        st[0]?;
+        let st = s.decaps(KeyArg::Bytes(Alg::Ctru(p), &sk), &ct, &mut ss);
         trace("decaps", p.name(), &*b);
-        Ok(ss)
+        st.map(|()| ss)
     })
 }

@@ -195,34 +195,45 @@ static OUT: Table<Dispatch, 6> = Table([
     abi::DISPATCH_END,
 ]);
 
-/// Reads this provider's settings from its configuration section (`backend`, `trace`) through
-/// the core's get_params.
+/// This provider's settings from its configuration section.
+#[derive(Default)]
+struct Settings {
+    backend: Option<String>,
+    trace: Option<String>,
+    serve: Vec<(pqgpu::serve::Opt, String)>,
+}
+
+/// Reads the settings (`backend`, `trace`, the serving options of `engine::SERVE_KEYS`)
+/// through the core's get_params.
 ///
 /// # Safety
 /// `handle` must be the core's handle.
-unsafe fn config(
-    handle: *const c_void,
-    get: Option<abi::CoreGetParams>,
-) -> (Option<String>, Option<String>) {
-    let Some(get) = get else { return (None, None) };
-    let mut backend: *const c_char = ptr::null();
-    let mut trace: *const c_char = ptr::null();
-    let ptr_param = |key: &'static std::ffi::CStr, slot: *mut *const c_char| Param {
-        key: key.as_ptr(),
-        data_type: abi::PARAM_UTF8_PTR,
-        data: slot.cast(),
-        data_size: 0,
-        return_size: abi::PARAM_UNMODIFIED,
+unsafe fn config(handle: *const c_void, get: Option<abi::CoreGetParams>) -> Settings {
+    let Some(get) = get else {
+        return Settings::default();
     };
-    let mut arr = [
-        ptr_param(c"backend", &mut backend),
-        ptr_param(c"trace", &mut trace),
-        abi::PARAM_END,
-    ];
+    let keys: Vec<&'static std::ffi::CStr> = [c"backend", c"trace"]
+        .into_iter()
+        .chain(engine::SERVE_KEYS.iter().map(|(k, _)| *k))
+        .collect();
+    let mut values: Vec<*const c_char> = vec![ptr::null(); keys.len()];
+    let mut arr: Vec<Param> = keys
+        .iter()
+        .zip(values.iter_mut())
+        .map(|(k, slot)| Param {
+            key: k.as_ptr(),
+            data_type: abi::PARAM_UTF8_PTR,
+            data: (slot as *mut *const c_char).cast(),
+            data_size: 0,
+            return_size: abi::PARAM_UNMODIFIED,
+        })
+        .collect();
+    arr.push(abi::PARAM_END);
     // SAFETY: the core's get_params with our handle and a terminated array of UTF8_PTRs.
     if unsafe { get(handle, arr.as_mut_ptr()) } == 0 {
-        return (None, None);
+        return Settings::default();
     }
+    drop(arr);
     // SAFETY: the core set each pointer to a NUL-terminated config value, or left it NULL.
     let read = |p: *const c_char| {
         (!p.is_null()).then(|| {
@@ -231,7 +242,15 @@ unsafe fn config(
                 .into_owned()
         })
     };
-    (read(backend), read(trace))
+    Settings {
+        backend: read(values[0]),
+        trace: read(values[1]),
+        serve: engine::SERVE_KEYS
+            .iter()
+            .zip(&values[2..])
+            .filter_map(|((_, o), v)| read(*v).map(|v| (*o, v)))
+            .collect(),
+    }
 }
 
 /// The module's entry point, called by OpenSSL when it loads `pqgpu.so`.
@@ -252,8 +271,8 @@ pub unsafe extern "C" fn OSSL_provider_init(
         // SAFETY: forwarded from OpenSSL.
         let core = unsafe { core::capture(in_) };
         // SAFETY: as above.
-        let (backend, trace) = unsafe { config(handle, core.get_params) };
-        if engine::configure(backend.as_deref(), trace.as_deref()).is_err() {
+        let cfg = unsafe { config(handle, core.get_params) };
+        if engine::configure(cfg.backend.as_deref(), cfg.trace.as_deref(), &cfg.serve).is_err() {
             return 0;
         }
         async_job::init();
