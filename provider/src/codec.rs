@@ -275,7 +275,8 @@ unsafe extern "C" fn export_object(
         let k = unsafe { *(reference as *const *const Key) };
         // SAFETY: NULL or a boxed key made by our decoder.
         match unsafe { k.as_ref() } {
-            Some(k) => ctru_key::export_key(k, abi::SELECT_KEYPAIR, cb, cbarg),
+            // SAFETY: OpenSSL's callback and argument.
+            Some(k) => unsafe { ctru_key::export_key(k, abi::SELECT_KEYPAIR, cb, cbarg) },
             None => 0,
         }
     })

@@ -169,6 +169,10 @@ unsafe extern "C" fn new<const S: usize>(_provctx: *mut c_void) -> *mut c_void {
     })
 }
 
+/// `OSSL_FUNC_keymgmt_free` (also the encoders' `free_object`).
+///
+/// # Safety
+/// `k` must be NULL or a key made by this crate, not used again.
 pub unsafe extern "C" fn free(k: *mut c_void) {
     guard((), || {
         if !k.is_null() {
@@ -268,8 +272,11 @@ unsafe extern "C" fn key_types(selection: c_int) -> *const Param {
     KEY_TYPES.as_ptr()
 }
 
-/// Calls `cb` with the key's parameters for `selection` (also the encoders' import source).
-pub fn export_key(k: &Key, selection: c_int, cb: Callback, cbarg: *mut c_void) -> c_int {
+/// Calls `cb` with the key's parameters for `selection` (also the decoders' export).
+///
+/// # Safety
+/// `cb` and `cbarg` must be a callback and its argument from OpenSSL.
+pub unsafe fn export_key(k: &Key, selection: c_int, cb: Callback, cbarg: *mut c_void) -> c_int {
     let mut arr: Vec<Param> = Vec::with_capacity(4);
     if selection & abi::SELECT_PRIVATE_KEY != 0 {
         if let Some(s) = &k.seed {
@@ -306,7 +313,8 @@ unsafe extern "C" fn export(
         if selection & abi::SELECT_KEYPAIR == 0 {
             return 0;
         }
-        export_key(k, selection, cb, cbarg)
+        // SAFETY: OpenSSL's callback and argument.
+        unsafe { export_key(k, selection, cb, cbarg) }
     })
 }
 

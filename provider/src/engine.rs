@@ -69,7 +69,10 @@ struct Config {
 
 static CONFIG: Mutex<Option<Config>> = Mutex::new(None);
 /// The backend and serving dispatcher for this process id (a forked child makes its own).
-static BACKEND: Mutex<Option<(u32, Arc<dyn Backend>, Arc<Serve>)>> = Mutex::new(None);
+static BACKEND: Mutex<Option<ProcessEngine>> = Mutex::new(None);
+
+/// A process id, its backend and its serving dispatcher.
+type ProcessEngine = (u32, Arc<dyn Backend>, Arc<Serve>);
 
 /// The serving options the configuration section may set, by key.
 pub const SERVE_KEYS: [(&std::ffi::CStr, Opt); 5] = [
