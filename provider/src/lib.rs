@@ -175,8 +175,11 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
         // SAFETY: a terminated, writable array from OpenSSL.
         let p = unsafe { Params::new(params) };
         status(
-            p.set_utf8(c"name", c"pqgpu: ML-DSA on NVIDIA GPUs and CPUs")
-                .is_ok()
+            p.set_utf8(
+                c"name",
+                c"pqgpu: ML-DSA and CTRU-Prime on NVIDIA GPUs and CPUs",
+            )
+            .is_ok()
                 && p.set_utf8(c"version", VERSION).is_ok()
                 && p.set_utf8(c"buildinfo", VERSION).is_ok()
                 && p.set_int(c"status", 1).is_ok(),
