@@ -143,8 +143,29 @@ tls() { # $1 name, $2 server config, $3 port, $4 extra server flag
   local bad=$(cat "$OUT"/$1-client*.log | grep -ci 'error\|fail')
   echo "$1: $total handshakes in 5 s ($(( total / 5 ))/s), 4 clients; error lines: $bad"
 }
+# The whole host: 8 servers (ports base..base+7), 2 clients each, 5 s.
+tls8() { # $1 name, $2 server config, $3 base port, $4 extra server flag
+  rm -f stdin8.fifo; mkfifo stdin8.fifo; sleep 30 > stdin8.fifo &
+  local slp=$! spids=() cpids=() i j
+  for i in 0 1 2 3 4 5 6 7; do
+    OPENSSL_CONF=$2 $O s_server -accept $(( $3 + i )) -cert tls.crt -key tls.key -tls1_3 -quiet $4 < stdin8.fifo > "$OUT/$1-server$i.log" 2>&1 &
+    spids+=($!)
+  done
+  sleep 1
+  for i in 0 1 2 3 4 5 6 7; do for j in 1 2; do
+    OPENSSL_CONF=def.cnf timeout 20 $O s_time -connect 127.0.0.1:$(( $3 + i )) -new -tls1_3 -time 5 > "$OUT/$1-client$i-$j.log" 2>&1 &
+    cpids+=($!)
+  done; done
+  wait "${cpids[@]}"
+  kill "${spids[@]}" $slp 2>/dev/null; wait "${spids[@]}" $slp 2>/dev/null
+  local total=$(cat "$OUT"/$1-client*.log | awk '/connections in [0-9.]+ real/{n+=$1} END{print n+0}')
+  local bad=$(cat "$OUT"/$1-client*.log | grep -ci 'error\|fail')
+  echo "$1: $total handshakes in 5 s ($(( total / 5 ))/s), 8 servers x 2 clients; error lines: $bad"
+}
 echo "=== tls"
 tls tls_default def.cnf 44331 "" | tee -a "$OUT/tls.txt"
 tls tls_pqgpu gpu-tls.cnf 44332 "" | tee -a "$OUT/tls.txt"
 tls tls_pqgpu_async gpu-tls.cnf 44333 -async | tee -a "$OUT/tls.txt"
+tls8 tls8_default def.cnf 44340 "" | tee -a "$OUT/tls.txt"
+tls8 tls8_pqgpu_async gpu-tls.cnf 44350 -async | tee -a "$OUT/tls.txt"
 rm -rf "$W"
