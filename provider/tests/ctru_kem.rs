@@ -422,3 +422,83 @@ fn known_answers_through_the_provider() {
         }
     }
 }
+
+/// Key files: the `seed` choice of the private key loads (and equals the key genpkey makes from
+/// that seed); a key of the wrong length for its OID, or another set's OID on a key, do not
+/// load. (Bytes after the DER object are never read: OpenSSL reads one object from a file.)
+#[test]
+fn key_files_are_checked() {
+    let Some(e) = Env::new("ctru-files") else {
+        return;
+    };
+    let seed: Vec<u8> = (0..64u8).collect();
+    for (p, name) in SETS {
+        let oid_p = tlv(0x30, &oid(set_index(p) + 1));
+        // PKCS#8 with the seed choice [0].
+        let mut body = tlv(0x02, &[0]);
+        body.extend(&oid_p);
+        body.extend(tlv(0x04, &tlv(0x80, &seed)));
+        e.write("seed.der", &tlv(0x30, &body));
+        e.ok(
+            Cfg::Pq,
+            &[
+                "pkey",
+                "-inform",
+                "DER",
+                "-in",
+                "seed.der",
+                "-out",
+                "from-seed.pem",
+            ],
+        );
+        let hexseed = format!(
+            "hexseed:{}",
+            seed.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        );
+        e.ok(
+            Cfg::Pq,
+            &[
+                "genpkey",
+                "-algorithm",
+                name,
+                "-pkeyopt",
+                &hexseed,
+                "-out",
+                "gen.pem",
+            ],
+        );
+        assert_eq!(
+            e.read("from-seed.pem"),
+            e.read("gen.pem"),
+            "{name}: seed choice"
+        );
+        let sk = raw_sk(&e, p, "gen.pem");
+        // Wrong lengths.
+        e.write("short.der", &pkcs8(p, &sk[..sk.len() - 1]));
+        e.fails(
+            Cfg::Pq,
+            &["pkey", "-inform", "DER", "-in", "short.der", "-noout"],
+        );
+        let mut bits = vec![0u8];
+        bits.extend(vec![1u8; p.public_key_len() + 1]);
+        let mut spki = oid_p.clone();
+        spki.extend(tlv(0x03, &bits));
+        e.write("long.pub", &tlv(0x30, &spki));
+        e.fails(
+            Cfg::Pq,
+            &[
+                "pkey", "-pubin", "-inform", "DER", "-in", "long.pub", "-noout",
+            ],
+        );
+        // This set's key under another set's OID.
+        let other = (set_index(p) + 1) % 3;
+        let mut body = tlv(0x02, &[0]);
+        body.extend(tlv(0x30, &oid(other + 1)));
+        body.extend(tlv(0x04, &tlv(0x04, &sk)));
+        e.write("other.der", &tlv(0x30, &body));
+        e.fails(
+            Cfg::Pq,
+            &["pkey", "-inform", "DER", "-in", "other.der", "-noout"],
+        );
+    }
+}
