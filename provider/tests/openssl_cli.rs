@@ -783,3 +783,40 @@ fn speed_with_async_jobs() {
         assert!(max > 1, "{op}: no batch of more than one item");
     }
 }
+
+/// The serving options in the provider's section reach the dispatcher's checks: valid values
+/// load (and the provider works), a value out of range or not a number stops the load.
+#[test]
+fn serving_options_are_checked_at_load() {
+    let Some(e) = Env::new("opts") else { return };
+    let pq = String::from_utf8(e.read("pq.cnf")).unwrap();
+    for (opts, loads) in [
+        (
+            "cpu_crossover = 0\nmax_wait_us = 200\nquiet_us = 10\n",
+            true,
+        ),
+        ("cpu_crossover = many\n", false),
+        ("max_in_flight = 0\n", false),
+        ("max_wait_us = 2000000\n", false),
+    ] {
+        let cnf = pq.replace("backend = cpu\n", &format!("backend = cpu\n{opts}"));
+        assert_ne!(cnf, pq);
+        e.write("opt.cnf", cnf.as_bytes());
+        let run = |args: &[&str]| {
+            std::process::Command::new(&e.bin)
+                .args(args)
+                .current_dir(&e.dir)
+                .env("OPENSSL_CONF", e.path("opt.cnf"))
+                .output()
+                .unwrap()
+        };
+        let listed = String::from_utf8_lossy(&run(&["list", "-providers"]).stdout).into_owned();
+        assert_eq!(listed.contains("pqgpu"), loads, "{opts}: {listed}");
+        if loads {
+            e.clear_trace();
+            let o = run(&["genpkey", "-algorithm", "ML-DSA-44", "-out", "opt.pem"]);
+            assert!(o.status.success());
+            assert_eq!(e.traced("keygen ML-DSA-44"), 1);
+        }
+    }
+}
