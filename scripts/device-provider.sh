@@ -25,6 +25,7 @@ export PQGPU_CACHE_DIR=/tmp/pqc RUST_BACKTRACE=1
 OUT=${OUT:-/tmp/provider-out}; mkdir -p "$OUT"; W=$(mktemp -d); cd "$W"
 SECS=${SECS:-3}                      # seconds per speed operation (speed runs keygen, sign, verify)
 JOBS=${JOBS:-1000}
+TLS_SECS=${TLS_SECS:-3}              # seconds per s_time client
 cnf() { # $1 = backend (gpu|cpu), $2 = default_properties line or empty, $3 = extra pqgpu lines
   cat <<CNF
 openssl_conf = openssl_init
@@ -60,7 +61,7 @@ printf 'openssl_conf = openssl_init\n[openssl_init]\nproviders = p\n[p]\ndefault
 O=$D/openssl
 step() { local name=$1 t=$2; shift 2; echo "=== $name"; local s=$(date +%s)
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "rc=$rc ($name, $(( $(date +%s) - s )) s)"
-  grep -E "ML-DSA-44 [0-9]|^ +ML-DSA|ops in|^OK|operations on|MISMATCH|FD_SETSIZE|connections|rror" "$OUT/$name.log" | head -20; }
+  grep -E "^ +ML-DSA|^ +CTRU|^OK|operations on|MISMATCH|FD_SETSIZE|connections|rror" "$OUT/$name.log" | head -20; }
 
 # 1. Correctness on the GPU.
 #    ML-DSA: seeded keys equal the default provider's; deterministic signatures equal; a hedged
@@ -115,6 +116,8 @@ cp "$W/trace-check.log" "$OUT/" 2>/dev/null
 export OPENSSL_CONF=gpu-speed.cnf
 step speed_pqgpu_async$JOBS $((SECS * 3 + 25)) $O speed -seconds $SECS -elapsed -async_jobs $JOBS -propquery provider=pqgpu ML-DSA-44
 step speed_pqgpu_async${JOBS}_multi4 $((SECS * 3 + 30)) $O speed -seconds $SECS -elapsed -multi 4 -async_jobs $JOBS -propquery provider=pqgpu ML-DSA-44
+# CTRU-Prime (pqgpu only: OpenSSL has no CTRU-Prime), encaps/decaps batched from async jobs.
+step speed_pqgpu_ctru761_async$JOBS $((SECS * 3 + 30)) $O speed -seconds $SECS -elapsed -async_jobs $JOBS -propquery provider=pqgpu CTRU-Prime-761
 # The default provider on every core of this host (its best case here).
 step speed_default_multi_nproc $((SECS * 3 + 15)) $O speed -seconds $SECS -elapsed -multi "$(nproc)" -propquery provider=default ML-DSA-44
 # Batch sizes the provider formed (a short run with the trace on).
@@ -134,16 +137,16 @@ tls() { # $1 name, $2 server config, $3 port, $4 extra server flag
   OPENSSL_CONF=$2 $O s_server -accept $3 -cert tls.crt -key tls.key -tls1_3 -quiet $4 < stdin.fifo > "$OUT/$1-server.log" 2>&1 &
   local spid=$! cpids=() i; sleep 1
   for i in 1 2 3 4; do
-    OPENSSL_CONF=def.cnf timeout 20 $O s_time -connect 127.0.0.1:$3 -new -tls1_3 -time 5 > "$OUT/$1-client$i.log" 2>&1 &
+    OPENSSL_CONF=def.cnf timeout 20 $O s_time -connect 127.0.0.1:$3 -new -tls1_3 -time $TLS_SECS > "$OUT/$1-client$i.log" 2>&1 &
     cpids+=($!)
   done
   wait "${cpids[@]}"
   kill $spid $slp 2>/dev/null; wait $spid $slp 2>/dev/null
   local total=$(cat "$OUT"/$1-client*.log | awk '/connections in [0-9.]+ real/{n+=$1} END{print n+0}')
   local bad=$(cat "$OUT"/$1-client*.log | grep -ci 'error\|fail')
-  echo "$1: $total handshakes in 5 s ($(( total / 5 ))/s), 4 clients; error lines: $bad"
+  echo "$1: $total handshakes in $TLS_SECS s ($(( total / TLS_SECS ))/s), 4 clients; error lines: $bad"
 }
-# The whole host: 8 servers (ports base..base+7), 2 clients each, 5 s.
+# The whole host: 8 servers (ports base..base+7), 2 clients each.
 tls8() { # $1 name, $2 server config, $3 base port, $4 extra server flag
   rm -f stdin8.fifo; mkfifo stdin8.fifo; sleep 30 > stdin8.fifo &
   local slp=$! spids=() cpids=() i j
@@ -153,14 +156,14 @@ tls8() { # $1 name, $2 server config, $3 base port, $4 extra server flag
   done
   sleep 1
   for i in 0 1 2 3 4 5 6 7; do for j in 1 2; do
-    OPENSSL_CONF=def.cnf timeout 20 $O s_time -connect 127.0.0.1:$(( $3 + i )) -new -tls1_3 -time 5 > "$OUT/$1-client$i-$j.log" 2>&1 &
+    OPENSSL_CONF=def.cnf timeout 20 $O s_time -connect 127.0.0.1:$(( $3 + i )) -new -tls1_3 -time $TLS_SECS > "$OUT/$1-client$i-$j.log" 2>&1 &
     cpids+=($!)
   done; done
   wait "${cpids[@]}"
   kill "${spids[@]}" $slp 2>/dev/null; wait "${spids[@]}" $slp 2>/dev/null
   local total=$(cat "$OUT"/$1-client*.log | awk '/connections in [0-9.]+ real/{n+=$1} END{print n+0}')
   local bad=$(cat "$OUT"/$1-client*.log | grep -ci 'error\|fail')
-  echo "$1: $total handshakes in 5 s ($(( total / 5 ))/s), 8 servers x 2 clients; error lines: $bad"
+  echo "$1: $total handshakes in $TLS_SECS s ($(( total / TLS_SECS ))/s), 8 servers x 2 clients; error lines: $bad"
 }
 echo "=== tls"
 tls tls_default def.cnf 44331 "" | tee -a "$OUT/tls.txt"

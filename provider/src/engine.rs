@@ -7,10 +7,10 @@
 //! - outside OpenSSL async jobs the calling thread makes a blocking call; on a GPU the
 //!   dispatcher coalesces concurrent callers (threads of a server) into batches, and below its
 //!   CPU crossover runs them on the CPU; on the CPU backend it runs in the caller's thread;
-//! - inside async jobs, sign and verify requests are queued and coalesced (`batch`) while their
-//!   jobs pause (`async_job::dispatch`); each coalesced batch is one submission to the
-//!   dispatcher, which on a GPU may merge concurrent submissions further. Keygen, encaps and
-//!   decaps run on a helper thread there. Batches are traced, so tests can see them.
+//! - inside async jobs, sign, verify, encaps and decaps requests are queued and coalesced
+//!   (`batch`) while their jobs pause (`async_job::dispatch`); each coalesced batch is one
+//!   submission to the dispatcher, which on a GPU may merge concurrent submissions further.
+//!   Keygen runs alone on a helper thread there. Submissions are traced, so tests see them.
 
 use crate::async_job::{self, Done};
 use crate::batch::Queue;
@@ -166,7 +166,7 @@ fn trace(op: &str, name: &str, b: &dyn Backend) {
 }
 
 /// Traces each operation of a batch, and the batch itself ("batch sign ML-DSA-44 Cpu n=K").
-fn trace_batch(op: &str, p: ParamSet, b: &dyn Backend, n: usize) {
+fn trace_batch(op: &str, name: &str, b: &dyn Backend, n: usize) {
     let mut g = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = g.as_mut().and_then(|c| c.trace.as_mut()) {
         let place = if crate::pool::is_helper_thread() {
@@ -176,9 +176,9 @@ fn trace_batch(op: &str, p: ParamSet, b: &dyn Backend, n: usize) {
         };
         let mut text = String::new();
         for _ in 0..n {
-            text.push_str(&format!("{op} {} {:?} {place}\n", p.name(), b.kind()));
+            text.push_str(&format!("{op} {name} {:?} {place}\n", b.kind()));
         }
-        text.push_str(&format!("batch {op} {} {:?} n={n}\n", p.name(), b.kind()));
+        text.push_str(&format!("batch {op} {name} {:?} n={n}\n", b.kind()));
         // One write: lines from several processes sharing the file stay whole.
         let _ = f.write_all(text.as_bytes());
     }
@@ -292,14 +292,14 @@ fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
         Some(&r.rnd),
         &mut sig,
     );
-    trace_batch("sign", r.set, &*b, 1);
+    trace_batch("sign", r.set.name(), &*b, 1);
     st.map(|()| sig)
 }
 
 fn verify_one(r: VerifyReq) -> Result<(), Error> {
     let (b, s) = engine()?;
     let st = s.verify(KeyArg::Handle(&r.pk.get()?), &r.msg.view(), &r.sig);
-    trace_batch("verify", r.set, &*b, 1);
+    trace_batch("verify", r.set.name(), &*b, 1);
     st
 }
 
@@ -391,7 +391,7 @@ fn sign_batch(reqs: Vec<SignReq>) -> Vec<Result<Vec<u8>, Error>> {
         let (row, key) = (ptrs[i], r.sk.get()?);
         unsafe { Op::sign(KeyArg::Handle(&key), &r.msg.view(), Some(&r.rnd), &mut *row) }
     });
-    trace_batch("sign", p, &*b, n);
+    trace_batch("sign", p.name(), &*b, n);
     st.into_iter()
         .zip(sigs)
         .map(|(s, sig)| s.map(|()| sig))
@@ -411,7 +411,7 @@ fn verify_batch(reqs: Vec<VerifyReq>) -> Vec<Result<(), Error>> {
         let key = r.pk.get()?;
         unsafe { Op::verify(KeyArg::Handle(&key), &r.msg.view(), &r.sig) }
     });
-    trace_batch("verify", p, &*b, n);
+    trace_batch("verify", p.name(), &*b, n);
     st
 }
 
@@ -434,26 +434,49 @@ pub fn kem_keygen(
     })
 }
 
-/// CTRU-Prime Encaps to `pk`; `coins` (the 32-byte e) for a reproducible result, else fresh:
+/// One encapsulation request: the public key and optional coins (the 32-byte e).
+pub struct EncapsReq {
+    pub set: ctru::ParamSet,
+    pub pk: Arc<Vec<u8>>,
+    pub coins: Option<Zeroizing<[u8; 32]>>,
+}
+
+/// One decapsulation request.
+pub struct DecapsReq {
+    pub set: ctru::ParamSet,
+    pub sk: SecretKey,
+    pub ct: Vec<u8>,
+}
+
 /// (ciphertext, shared secret).
+type Encapsulated = (Vec<u8>, Zeroizing<Vec<u8>>);
+type EncapsQueue = Queue<(EncapsReq, Done<Encapsulated>)>;
+type DecapsQueue = Queue<(DecapsReq, Done<Zeroizing<Vec<u8>>>)>;
+static ENCAPS: [EncapsQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
+static DECAPS: [DecapsQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
+
+fn kem_index(p: ctru::ParamSet) -> usize {
+    match p {
+        ctru::ParamSet::Ctru653 => 0,
+        ctru::ParamSet::Ctru761 => 1,
+        ctru::ParamSet::Ctru1277 => 2,
+    }
+}
+
+/// CTRU-Prime Encaps: (ciphertext, shared secret). Inside async jobs, concurrent requests of
+/// one parameter set are one submission (as for `sign`).
 pub fn kem_encaps(
     p: ctru::ParamSet,
     pk: Arc<Vec<u8>>,
     coins: Option<Zeroizing<[u8; 32]>>,
-) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
-    run(move || {
-        let (b, s) = engine()?;
-        let mut ct = vec![0u8; p.ciphertext_len()];
-        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-        let st = s.encaps(
-            KeyArg::Bytes(Alg::Ctru(p), &pk),
-            coins.as_deref(),
-            &mut ct,
-            &mut ss,
-        );
-        trace("encaps", p.name(), &*b);
-        st.map(|()| (ct, ss))
-    })
+) -> Result<Encapsulated, Error> {
+    let q = &ENCAPS[kem_index(p)];
+    let req = EncapsReq { set: p, pk, coins };
+    async_job::dispatch(
+        req,
+        |r| encaps_batch(vec![r]).pop().expect("one result per request"),
+        |r, done| q.push((r, done), encaps_queued),
+    )
 }
 
 /// CTRU-Prime Decaps: the shared secret (the implicit-rejection key for a wrong ciphertext).
@@ -462,11 +485,95 @@ pub fn kem_decaps(
     sk: SecretKey,
     ct: Vec<u8>,
 ) -> Result<Zeroizing<Vec<u8>>, Error> {
-    run(move || {
-        let (b, s) = engine()?;
-        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-        let st = s.decaps(KeyArg::Bytes(Alg::Ctru(p), &sk), &ct, &mut ss);
-        trace("decaps", p.name(), &*b);
-        st.map(|()| ss)
-    })
+    let q = &DECAPS[kem_index(p)];
+    let req = DecapsReq { set: p, sk, ct };
+    async_job::dispatch(
+        req,
+        |r| decaps_batch(vec![r]).pop().expect("one result per request"),
+        |r, done| q.push((r, done), decaps_queued),
+    )
+}
+
+fn encaps_queued(batch: Vec<(EncapsReq, Done<Encapsulated>)>) {
+    let (reqs, dones): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+    for (r, d) in encaps_batch(reqs).into_iter().zip(dones) {
+        d.complete(r);
+    }
+}
+
+fn decaps_queued(batch: Vec<(DecapsReq, Done<Zeroizing<Vec<u8>>>)>) {
+    let (reqs, dones): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+    for (r, d) in decaps_batch(reqs).into_iter().zip(dones) {
+        d.complete(r);
+    }
+}
+
+/// One dispatcher submission (a blocking call for one request) of one parameter set.
+fn encaps_batch(reqs: Vec<EncapsReq>) -> Vec<Result<Encapsulated, Error>> {
+    let n = reqs.len();
+    let p = reqs[0].set;
+    let (b, s) = match engine() {
+        Ok(e) => e,
+        Err(e) => return vec![Err(e); n],
+    };
+    let mut cts = vec![vec![0u8; p.ciphertext_len()]; n];
+    let mut sss: Vec<Zeroizing<Vec<u8>>> = (0..n)
+        .map(|_| Zeroizing::new(vec![0u8; p.shared_secret_len()]))
+        .collect();
+    let st = if n == 1 {
+        let r = &reqs[0];
+        let key = KeyArg::Bytes(Alg::Ctru(p), &r.pk);
+        vec![s.encaps(key, r.coins.as_deref(), &mut cts[0], &mut sss[0])]
+    } else {
+        let ct_rows: Vec<*mut [u8]> = cts.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
+        let ss_rows: Vec<*mut [u8]> = sss.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
+        submit_and_wait(&s, n, |i| {
+            let r = &reqs[i];
+            let (ct, ss) = (ct_rows[i], ss_rows[i]);
+            // SAFETY: the rows and the request's buffers outlive the submission (see
+            // `submit_and_wait`); each op writes only its own rows.
+            unsafe {
+                Op::encaps(
+                    KeyArg::Bytes(Alg::Ctru(p), &r.pk),
+                    r.coins.as_deref(),
+                    &mut *ct,
+                    &mut *ss,
+                )
+            }
+        })
+    };
+    trace_batch("encaps", p.name(), &*b, n);
+    st.into_iter()
+        .zip(cts.into_iter().zip(sss))
+        .map(|(st, out)| st.map(|()| out))
+        .collect()
+}
+
+fn decaps_batch(reqs: Vec<DecapsReq>) -> Vec<Result<Zeroizing<Vec<u8>>, Error>> {
+    let n = reqs.len();
+    let p = reqs[0].set;
+    let (b, s) = match engine() {
+        Ok(e) => e,
+        Err(e) => return vec![Err(e); n],
+    };
+    let mut sss: Vec<Zeroizing<Vec<u8>>> = (0..n)
+        .map(|_| Zeroizing::new(vec![0u8; p.shared_secret_len()]))
+        .collect();
+    let st = if n == 1 {
+        let r = &reqs[0];
+        vec![s.decaps(KeyArg::Bytes(Alg::Ctru(p), &r.sk), &r.ct, &mut sss[0])]
+    } else {
+        let rows: Vec<*mut [u8]> = sss.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
+        submit_and_wait(&s, n, |i| {
+            let r = &reqs[i];
+            let ss = rows[i];
+            // SAFETY: as in `encaps_batch`.
+            unsafe { Op::decaps(KeyArg::Bytes(Alg::Ctru(p), &r.sk), &r.ct, &mut *ss) }
+        })
+    };
+    trace_batch("decaps", p.name(), &*b, n);
+    st.into_iter()
+        .zip(sss)
+        .map(|(st, ss)| st.map(|()| ss))
+        .collect()
 }

@@ -502,3 +502,50 @@ fn key_files_are_checked() {
         );
     }
 }
+
+/// `openssl speed` drives the KEM inside async jobs: every counted encapsulation and
+/// decapsulation went through pqgpu, on helper threads, and concurrent jobs' requests were
+/// submitted together.
+#[test]
+fn speed_with_async_jobs() {
+    let Some(e) = Env::new("ctru-speed") else {
+        return;
+    };
+    let o = e.ok_with_stderr(
+        Cfg::Pq,
+        &[
+            "speed",
+            "-seconds",
+            "1",
+            "-elapsed",
+            "-async_jobs",
+            "64",
+            "-propquery",
+            "provider=pqgpu",
+            "CTRU-Prime-653",
+        ],
+    );
+    let row = o
+        .lines()
+        .find(|l| l.trim_start().starts_with("CTRU-Prime-653 "))
+        .unwrap_or_else(|| panic!("{o}"));
+    let rates: Vec<f64> = row
+        .split_whitespace()
+        .skip(4)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    assert!(rates.len() == 3 && rates.iter().all(|&r| r > 0.0), "{row}");
+    let trace = std::fs::read_to_string(e.path("trace.log")).unwrap();
+    for op in ["encaps", "decaps"] {
+        let on_helpers = e.traced(&format!("{op} CTRU-Prime-653 Cpu helper"));
+        assert!(on_helpers > 0, "{op}: nothing on helper threads");
+        let max = trace
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("batch {op} CTRU-Prime-653 Cpu n=")))
+            .map(|n| n.parse::<usize>().unwrap())
+            .max()
+            .unwrap_or(0);
+        println!("{op}: largest submission {max}");
+        assert!(max > 1, "{op}: no submission of more than one request");
+    }
+}
