@@ -84,7 +84,9 @@ check() {
     OPENSSL_CONF=gpu.cnf $O pkeyutl -sign -rawin -inkey k.def -in msg -pkeyopt context-string:device -out h
     OPENSSL_CONF=def.cnf $O pkeyutl -verify -rawin -inkey k.def -in msg -pkeyopt context-string:device -sigfile h >/dev/null
     OPENSSL_CONF=gpu.cnf $O pkeyutl -verify -rawin -inkey k.def -in msg -pkeyopt context-string:device -sigfile h >/dev/null
-    ! OPENSSL_CONF=gpu.cnf $O pkeyutl -verify -rawin -inkey k.def -in msg -pkeyopt context-string:other -sigfile h >/dev/null 2>&1
+    if OPENSSL_CONF=gpu.cnf $O pkeyutl -verify -rawin -inkey k.def -in msg -pkeyopt context-string:other -sigfile h >/dev/null 2>&1; then
+      echo "MISMATCH $a: wrong context verified"; exit 1
+    fi
     echo "OK $a"
   done
   S64=$S$S E=1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100
@@ -103,7 +105,7 @@ check() {
     python3 -c "import sys;b=bytearray(open('ct2','rb').read());b[7]^=1;open('bad','wb').write(b)" 2>/dev/null ||
       { cp ct2 bad; printf '\x55' | dd of=bad bs=1 seek=7 conv=notrunc 2>/dev/null; }
     OPENSSL_CONF=gpu.cnf $O pkeyutl -decap -inkey c.gpu -in bad -secret sbad
-    ! cmp -s sbad sd2 || { echo "MISMATCH $a tampered ct accepted"; exit 1; }
+    if cmp -s sbad sd2; then echo "MISMATCH $a tampered ct accepted"; exit 1; fi
     echo "OK $a"
   done
   echo "operations on the GPU backend: $(grep -c " Gpu " "$W/trace-check.log"), elsewhere: $(grep -vc " Gpu " "$W/trace-check.log")"
