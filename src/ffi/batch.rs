@@ -351,7 +351,10 @@ mod tests {
             acc.merge(vec![Ok(()); n]);
             r
         };
-        assert_eq!(pair(&|i| (1 << 20) + i * 64, &|i| (1 << 24) + i * 32), Ok(()));
+        assert_eq!(
+            pair(&|i| (1 << 20) + i * 64, &|i| (1 << 24) + i * 32),
+            Ok(())
+        );
         assert_eq!(pair(&|i| 4096 + i * 96, &|i| 4096 + i * 96 + 64), Ok(()));
         assert_eq!(
             pair(&|i| 4096 + i * 64, &|i| 4096 + 64 * 100 + i * 32),
