@@ -38,7 +38,8 @@ impl GpuBackend {
     /// setting is `InvalidArgument`.
     fn open() -> Result<GpuBackend, (Error, String)> {
         let cfg = GpuConfig::read().map_err(|e| (Error::InvalidArgument, e))?;
-        let ordinals = device::ordinals(cfg.devices.as_deref()).map_err(|e| (Error::NoDevice, e))?;
+        let ordinals =
+            device::ordinals(cfg.devices.as_deref()).map_err(|e| (Error::NoDevice, e))?;
         let workers = cfg.mldsa_workers.max(cfg.kem_workers);
         let mut devices = Vec::new();
         let mut first_err = None;
