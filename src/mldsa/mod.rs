@@ -8,6 +8,8 @@
 //! The algorithms are generic over k and l (see `dispatch!`), so vectors live on the stack at
 //! their exact sizes; only A-hat (up to 56 KiB) goes to the heap, once per operation.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod expanded;
 mod keygen;
 mod message;
@@ -22,6 +24,7 @@ mod sampling;
 mod sign;
 mod variant;
 mod verify;
+mod zetas;
 
 pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};
 pub use message::{Message, PreHash};

@@ -2,48 +2,10 @@
 //! (Alg. 45, MultiplyNTT). Coefficients are not reduced between layers; callers keep inputs below q
 //! in absolute value (NTT) or reduce first (NTT^-1), as the pq-crystals reference does.
 
-use super::params::{N, Q};
+use super::params::N;
 use super::reduce::montgomery_reduce;
+use super::zetas::ZETAS;
 use crate::simd::{self, Level};
-
-/// 2^32 mod q.
-const MONT: i64 = 4_193_792;
-
-/// zeta = 1753, the 512th root of unity mod q.
-const ZETA: i64 = 1753;
-
-const fn bitrev8(k: usize) -> usize {
-    (k as u8).reverse_bits() as usize
-}
-
-const fn pow_mod(mut b: i64, mut e: usize) -> i64 {
-    let mut acc = 1i64;
-    b %= Q as i64;
-    while e > 0 {
-        if e & 1 == 1 {
-            acc = acc * b % Q as i64;
-        }
-        b = b * b % Q as i64;
-        e >>= 1;
-    }
-    acc
-}
-
-/// zetas[k] = zeta^BitRev8(k) * 2^32 mod q, centred in (-q/2, q/2]; zetas[0] is unused (0).
-pub(crate) const ZETAS: [i32; N] = {
-    let mut z = [0i32; N];
-    let mut k = 1;
-    while k < N {
-        let v = pow_mod(ZETA, bitrev8(k)) * MONT % Q as i64;
-        z[k] = if v > (Q as i64) / 2 {
-            (v - Q as i64) as i32
-        } else {
-            v as i32
-        };
-        k += 1;
-    }
-    z
-};
 
 /// NTT (Alg. 41), in place. Output coefficients are bounded by 9q in absolute value when the input is below q.
 pub fn ntt(a: &mut [i32; N]) {
@@ -54,7 +16,7 @@ pub fn ntt(a: &mut [i32; N]) {
 pub(crate) fn ntt_with(level: Level, a: &mut [i32; N]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = level.avx2() {
-        return simd::mldsa_avx2::ntt(t, a);
+        return super::avx2::ntt(t, a);
     }
     let _ = level;
     let mut k = 0;
@@ -85,7 +47,7 @@ pub fn invntt_tomont(a: &mut [i32; N]) {
 pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = level.avx2() {
-        return simd::mldsa_avx2::invntt_tomont(t, a);
+        return super::avx2::invntt_tomont(t, a);
     }
     let _ = level;
     // mont^2 / 256 mod q: undoes one Montgomery reduction and divides by n.
@@ -116,7 +78,7 @@ pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
 pub fn pointwise_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
-        return simd::mldsa_avx2::pointwise(t, c, a, b, false);
+        return super::avx2::pointwise(t, c, a, b, false);
     }
     for i in 0..N {
         c[i] = montgomery_reduce(a[i] as i64 * b[i] as i64);
@@ -128,7 +90,7 @@ pub fn pointwise_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
 pub fn pointwise_acc_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
-        return simd::mldsa_avx2::pointwise(t, c, a, b, true);
+        return super::avx2::pointwise(t, c, a, b, true);
     }
     for i in 0..N {
         c[i] += montgomery_reduce(a[i] as i64 * b[i] as i64);
@@ -138,6 +100,7 @@ pub fn pointwise_acc_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mldsa::params::Q;
 
     fn lcg(seed: &mut u64) -> u32 {
         *seed = seed
@@ -184,8 +147,8 @@ mod tests {
                 #[cfg(target_arch = "x86_64")]
                 if let Some(t) = level.avx2() {
                     let (mut p, mut q) = ([0; N], c);
-                    simd::mldsa_avx2::pointwise(t, &mut p, &b, &c, false);
-                    simd::mldsa_avx2::pointwise(t, &mut q, &a, &b, true);
+                    crate::mldsa::avx2::pointwise(t, &mut p, &b, &c, false);
+                    crate::mldsa::avx2::pointwise(t, &mut q, &a, &b, true);
                     assert_eq!(p, p0, "pointwise");
                     assert_eq!(q, q0, "pointwise acc");
                 }

@@ -27,7 +27,7 @@ impl Poly {
     pub fn reduce(&mut self) {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = simd::level().avx2() {
-            return simd::mldsa_avx2::reduce32(t, &mut self.0);
+            return super::avx2::reduce32(t, &mut self.0);
         }
         self.0.iter_mut().for_each(|c| *c = reduce32(*c));
     }
@@ -35,7 +35,7 @@ impl Poly {
     pub fn caddq(&mut self) {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = simd::level().avx2() {
-            return simd::mldsa_avx2::caddq(t, &mut self.0);
+            return super::avx2::caddq(t, &mut self.0);
         }
         self.0.iter_mut().for_each(|c| *c = caddq(*c));
     }
@@ -43,7 +43,7 @@ impl Poly {
     pub fn add_assign(&mut self, b: &Poly) {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = simd::level().avx2() {
-            return simd::mldsa_avx2::add_sub(t, &mut self.0, &b.0, false);
+            return super::avx2::add_sub(t, &mut self.0, &b.0, false);
         }
         self.0.iter_mut().zip(b.0.iter()).for_each(|(a, b)| *a += b);
     }
@@ -51,7 +51,7 @@ impl Poly {
     pub fn sub_assign(&mut self, b: &Poly) {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = simd::level().avx2() {
-            return simd::mldsa_avx2::add_sub(t, &mut self.0, &b.0, true);
+            return super::avx2::add_sub(t, &mut self.0, &b.0, true);
         }
         self.0.iter_mut().zip(b.0.iter()).for_each(|(a, b)| *a -= b);
     }
@@ -76,7 +76,7 @@ impl Poly {
     pub fn exceeds(&self, bound: i32) -> bool {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = simd::level().avx2() {
-            return simd::mldsa_avx2::exceeds(t, &self.0, bound);
+            return super::avx2::exceeds(t, &self.0, bound);
         }
         let over = self
             .0
@@ -89,7 +89,7 @@ impl Poly {
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-    use crate::simd::mldsa_avx2 as v;
+    use crate::mldsa::avx2 as v;
 
     #[test]
     fn vector_poly_ops_match_portable() {

@@ -453,7 +453,7 @@ mod tests {
             crate::mldsa::ntt::invntt_tomont_with(level, &mut a);
             #[cfg(target_arch = "x86_64")]
             if let Some(t) = level.avx2() {
-                use crate::simd::mldsa_avx2 as v;
+                use crate::mldsa::avx2 as v;
                 v::pointwise(t, &mut c, &a, &b, false);
                 v::pointwise(t, &mut c, &a, &b, true);
                 v::reduce32(t, &mut c);

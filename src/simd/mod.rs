@@ -13,8 +13,6 @@ pub(crate) mod ct_check;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod mldsa_avx2;
-#[cfg(target_arch = "x86_64")]
 pub(crate) mod rej_avx2;
 
 /// Cleared by [`set_enabled`]`(false)`: forces the portable code for the whole process.

@@ -8,8 +8,8 @@
 //! eight independent butterfly halves, with one twiddle per lane. Eight levels take two passes
 //! over memory, three or five levels in registers each.
 
-use super::Avx2;
-use crate::mldsa::ntt::ZETAS;
+use super::zetas::ZETAS;
+use crate::simd::Avx2;
 use core::arch::x86_64::*;
 
 const N: usize = 256;
