@@ -1,8 +1,9 @@
 //! ML-DSA (FIPS 204) on the CPU: the ground truth every backend is compared with.
 //!
-//! Layout: `params` (Tables 1-2), `message` (M' and mu), `reduce` and `ntt` (arithmetic mod q,
-//! Alg. 41-45), `poly`/`polyvec` (R_q and its vectors), `sampling` (Alg. 29-34), `rounding`
-//! (Alg. 35-40), `packing` (Alg. 16-28), and `keygen`/`sign`/`verify` (Alg. 6-8).
+//! Layout: `params` (Tables 1-2), `message` (M' and mu), `reduce`, `zetas` and `ntt` (arithmetic
+//! mod q, Alg. 41-45; `avx2` is the same on eight lanes), `poly`/`polyvec` (R_q and its vectors),
+//! `sampling` (Alg. 29-34), `rounding` (Alg. 35-40), `packing` (Alg. 16-28), `keys` (a key's
+//! working form), `keygen`/`sign`/`verify` (Alg. 6-8), and `expanded` (keys expanded once).
 //! Round-3 Dilithium (v3.1) runs through the same code: `variant` holds its differences.
 //! Lengths are checked here; secret-dependent work is constant-time and zeroized.
 //! The algorithms are generic over k and l (see `dispatch!`), so vectors live on the stack at
@@ -12,6 +13,7 @@
 mod avx2;
 mod expanded;
 mod keygen;
+mod keys;
 mod message;
 pub(crate) mod ntt;
 mod packing;

@@ -1,6 +1,6 @@
 //! ML-DSA.Sign_internal (FIPS 204 Alg. 7), reached from every signing interface through mu.
 
-use super::expanded::SignKey;
+use super::keys::SignKey;
 use super::message::Message;
 use super::packing::{hint_weight, sig_encode, sk_decode, w1_encode};
 use super::params::ParamSet;

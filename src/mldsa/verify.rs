@@ -1,7 +1,7 @@
 //! ML-DSA.Verify_internal (FIPS 204 Alg. 8), reached from every verification interface through mu.
 //! Everything here is public, so it may branch freely.
 
-use super::expanded::VerifyKey;
+use super::keys::VerifyKey;
 use super::message::Message;
 use super::packing::{sig_decode, w1_encode};
 use super::params::ParamSet;

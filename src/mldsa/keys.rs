@@ -1,0 +1,69 @@
+//! The working forms of a key that signing and verification start from (Alg. 7 lines 1-5 and
+//! Alg. 8's key-only steps done): built per call by `sign` / `verify`, or once per key by
+//! `expanded`.
+
+use super::packing::{pk_decode, SecretKey};
+use super::polyvec::{Matrix, PolyVec};
+use super::sampling::expand_a;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::Shake256;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// What signing needs from a secret key, in its working form (Alg. 7 lines 1-5 done).
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub(super) struct SignKey<const K: usize, const L: usize> {
+    /// Public (derived from rho), so not zeroized.
+    #[zeroize(skip)]
+    pub a_hat: Box<Matrix<K, L>>,
+    pub s1_hat: PolyVec<L>,
+    pub s2_hat: PolyVec<K>,
+    pub t0_hat: PolyVec<K>,
+    pub key: [u8; 32],
+    pub tr: [u8; 64],
+}
+
+impl<const K: usize, const L: usize> SignKey<K, L> {
+    pub fn from_decoded(sk: &SecretKey<K, L>) -> Self {
+        let mut k = SignKey {
+            a_hat: expand_a::<K, L>(&sk.rho),
+            s1_hat: sk.s1,
+            s2_hat: sk.s2,
+            t0_hat: sk.t0,
+            key: sk.key,
+            tr: sk.tr,
+        };
+        k.s1_hat.ntt();
+        k.s2_hat.ntt();
+        k.t0_hat.ntt();
+        k
+    }
+}
+
+/// What verification needs from a public key (Alg. 8 lines 1, 5-6 and 9's NTT(t1 * 2^d)).
+pub(super) struct VerifyKey<const K: usize, const L: usize> {
+    pub a_hat: Box<Matrix<K, L>>,
+    /// NTT(t1 * 2^d).
+    pub t1_hat: PolyVec<K>,
+    /// tr = H(pk, 64).
+    pub tr: [u8; 64],
+}
+
+impl<const K: usize, const L: usize> VerifyKey<K, L> {
+    /// `pk` has the exact length (every such bit string is a valid public key).
+    pub fn from_bytes(pk: &[u8]) -> Self {
+        let (rho, mut t1_hat) = pk_decode::<K>(pk);
+        for t in t1_hat.0.iter_mut() {
+            t.shiftl();
+            t.ntt();
+        }
+        let mut tr = [0u8; 64];
+        let mut h = Shake256::default();
+        h.update(pk);
+        h.finalize_xof().read(&mut tr);
+        VerifyKey {
+            a_hat: expand_a::<K, L>(&rho),
+            t1_hat,
+            tr,
+        }
+    }
+}
