@@ -6,8 +6,12 @@
 //! absolute value: one operand small, the other below q) fit in an i32, so the result is exact.
 //! For mod-q2 products w = 16 is enough because q2 divides 2^16, and 16-bit lanes are twice as
 //! wide in SIMD.
+//!
+//! On AVX2 both products run as a vectorised schoolbook product instead (`simd::ctru_avx2`,
+//! `vpmaddwd` on 16-bit inputs, exact 32-bit sums): the same ring Z/2^32, so the same values.
 
 use super::reduce::Zq;
+use crate::simd;
 use zeroize::{Zeroize, Zeroizing};
 
 /// A machine integer used as an element of Z/2^w.
@@ -126,10 +130,20 @@ fn fold<T: Coeff>(d: &[T], n: usize) -> Vec<T> {
     c
 }
 
+/// a * b mod (x^n - x - 1) in Z/2^32: on AVX2 the vector product (the same ring, so the same
+/// values, for the i16-sized coefficients of every caller), else the Karatsuba above.
+fn mul_ring_i32(a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return simd::ctru_avx2::mul_ring(t, a, b);
+    }
+    mul_ring(a, b)
+}
+
 /// a * b in R_q with coefficients in [0, q). Inputs: one operand small (|.| <= 7), the other
 /// with |coefficients| < q, so the exact product coefficients fit in an i32.
 pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
-    let mut c = mul_ring(a, b);
+    let mut c = mul_ring_i32(a, b);
     for x in c.iter_mut() {
         *x = zq.reduce(*x);
     }
@@ -140,6 +154,13 @@ pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
 pub(crate) fn mul_mod_pow2(a: &[i32], b: &[i32], bits: u32) -> Zeroizing<Vec<i32>> {
     debug_assert!(bits <= 16);
     let mask = ((1u32 << bits) - 1) as u16;
+    // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        let mut c = simd::ctru_avx2::mul_ring(t, a, b);
+        c.iter_mut().for_each(|x| *x &= mask as i32);
+        return c;
+    }
     // Truncation to u16 is reduction mod 2^16, which 2^bits divides.
     let a16 = Zeroizing::new(a.iter().map(|&x| x as u16).collect::<Vec<u16>>());
     let b16 = Zeroizing::new(b.iter().map(|&x| x as u16).collect::<Vec<u16>>());
@@ -168,6 +189,52 @@ mod tests {
         }
         d.truncate(n);
         d
+    }
+
+    /// The AVX2 product against the portable Karatsuba on random inputs: every i16 value for
+    /// the mod-2^32 ring (sums overflow, as they may in the portable ring too), and any i32
+    /// for the mod-2^bits product (both truncate to 16 bits).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_product_matches_portable() {
+        let Some(t) = crate::simd::Level::Avx2
+            .avx2()
+            .filter(|_| std::is_x86_feature_detected!("avx2"))
+        else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut state = 0x0f0f_1234_5678_9abcu64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for n in [1, 2, 3, 5, 31, 32, 33, 81, 97, 653, 761, 1277] {
+            for round in 0..6 {
+                let a: Vec<i32> = (0..n).map(|_| next() as i16 as i32).collect();
+                let b: Vec<i32> = match round % 3 {
+                    0 => (0..n).map(|_| (next() % 15) as i32 - 7).collect(),
+                    1 => (0..n).map(|_| next() as i16 as i32).collect(),
+                    _ => (0..n)
+                        .map(|_| [i16::MIN, i16::MAX][(next() & 1) as usize] as i32)
+                        .collect(),
+                };
+                let want = mul_ring(&a, &b);
+                let got = crate::simd::ctru_avx2::mul_ring(t, &a, &b);
+                assert_eq!(&got[..], &want[..], "n={n} round={round}");
+                let big: Vec<i32> = (0..n).map(|_| next() as i32).collect();
+                let want16 = mul_ring(
+                    &big.iter().map(|&x| x as u16).collect::<Vec<_>>(),
+                    &b.iter().map(|&x| x as u16).collect::<Vec<_>>(),
+                );
+                let got16 = crate::simd::ctru_avx2::mul_ring(t, &big, &b);
+                for i in 0..n {
+                    assert_eq!(got16[i] as u16, want16[i], "n={n} i={i}");
+                }
+            }
+        }
     }
 
     #[test]
