@@ -82,6 +82,20 @@ static inline pqg_context *new_context(void) {
   }
   printf("pqgpu %s, backend %s\n", pqg_version(),
          pqg_context_backend(ctx) == PQG_BACKEND_GPU ? "GPU" : "CPU");
+  {
+    /* What the context says of itself (key=value lines: the backend, why AUTO chose it, the
+       devices, why a GPU is unusable): ask for the size, then for the text. */
+    size_t size = 0;
+    char *text;
+    EXPECT(pqg_context_describe(ctx, NULL, 0, &size), PQG_ERR_BAD_LENGTH);
+    text = (char *)malloc(size);
+    if (text != NULL) {
+      EXPECT(pqg_context_describe(ctx, text, size, NULL), PQG_OK);
+      CHECK(strlen(text) + 1 == size, "the description fills exactly the size it asked for");
+      printf("%s", text);
+      free(text);
+    }
+  }
   return ctx;
 }
 

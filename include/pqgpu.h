@@ -237,7 +237,8 @@
 
 /**
  * On a GPU context, batches of fewer items run on the CPU, and blocking calls run in the
- * calling thread while fewer items are outstanding (default 8; 0..1048576).
+ * calling thread while fewer items are outstanding (default: the number of cores, at most
+ * 64; 0..1048576).
  */
 #define PQG_OPT_CPU_CROSSOVER 3
 
@@ -708,15 +709,17 @@ size_t pqg_shared_secret_len(pqg_alg alg);
  * Creates a context running on `backend` and stores it in `*out`.
  *
  * `PQG_BACKEND_AUTO` picks the GPU when one is usable and the CPU otherwise (the environment
- * variable `PQGPU_BACKEND=cpu|gpu` overrides AUTO). The GPU is initialised here, lazily,
- * never when the library is loaded.
+ * variable `PQGPU_BACKEND=cpu|gpu|auto` overrides AUTO; any other value of it makes AUTO fail
+ * with `PQG_ERR_INVALID_ARGUMENT` and one line on stderr naming the value). The GPU is
+ * initialised here, lazily, never when the library is loaded. `pqg_context_describe` says
+ * what was chosen and why.
  *
  * @param[in]  backend  `PQG_BACKEND_AUTO`, `PQG_BACKEND_CPU` or `PQG_BACKEND_GPU`.
  * @param[out] out      receives the new context, owned by the caller (free it with
  *                      `pqg_context_free`); set to NULL on failure.
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (out is NULL); `PQG_ERR_INVALID_ARGUMENT`
- *         (unknown backend); `PQG_ERR_NO_DEVICE` (GPU demanded, none usable);
- *         `PQG_ERR_PANIC`. Thread-safe.
+ *         (unknown backend, or AUTO with an unknown `PQGPU_BACKEND` value);
+ *         `PQG_ERR_NO_DEVICE` (GPU demanded, none usable); `PQG_ERR_PANIC`. Thread-safe.
  */
 pqg_status pqg_context_new(pqg_backend backend, pqg_context **out);
 
@@ -732,6 +735,39 @@ void pqg_context_free(pqg_context *ctx);
  * `PQG_BACKEND_GPU`). NULL gives `PQG_BACKEND_AUTO`. Thread-safe.
  */
 pqg_backend pqg_context_backend(const pqg_context *ctx);
+
+/**
+ * Describes a context as text: the backend it runs on, what was requested, why AUTO chose
+ * as it did, the devices, and why a GPU is unusable when AUTO fell back to the CPU. One
+ * `key=value` per line (`\n`), values on one line; keys may be added in later versions,
+ * and these are kept:
+ *
+ * - `backend=cpu|gpu`: what the context runs on (as `pqg_context_backend`);
+ * - `requested=auto|cpu|gpu`: what `pqg_context_new` was asked for;
+ * - `chosen_by=request|PQGPU_BACKEND|gpu usable|no usable gpu`: why this backend;
+ * - `gpu_unusable=<reason>`: why AUTO fell back to the CPU (no CUDA driver, no device,
+ *   the kernels did not compile, a child after `fork()`), or why a GPU context no longer
+ *   works (a child after `fork()`);
+ * - `gpu_devices=<n>` and `gpu=<name, SMs, memory, driver; ...>`: on a GPU context;
+ * - `cpu_threads=<n>` and `cpu_simd=avx2|portable`: the CPU backend (CPU contexts run on
+ *   it; GPU contexts hand it chunks when every GPU has failed);
+ * - `version=<pqg_version()>`.
+ *
+ * The text is written only when it fits: call with `buf` NULL and `len` 0 to learn the
+ * size, then again with a buffer that large. Describing a context does no work on it and
+ * never initialises a GPU.
+ *
+ * @param[in]  ctx      a context.
+ * @param[out] buf      receives the text, NUL-terminated; may be NULL when `len` is 0.
+ * @param[in]  len      bytes available at `buf`.
+ * @param[out] written  if not NULL, receives the text's size in bytes including the
+ *                      terminating NUL: the bytes written on success, the bytes needed on
+ *                      `PQG_ERR_BAD_LENGTH`.
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx NULL, or buf NULL with `len` > 0);
+ *         `PQG_ERR_BAD_LENGTH` (`len` is less than the size: nothing is written to `buf`);
+ *         `PQG_ERR_PANIC`. Thread-safe.
+ */
+pqg_status pqg_context_describe(const pqg_context *ctx, char *buf, size_t len, size_t *written);
 
 /**
  * Registers `len` bytes at `ptr` for direct transfers (an extension to the contract, in the

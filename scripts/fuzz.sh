@@ -5,7 +5,8 @@
 # fuzz/corpus/<target> (not committed); findings land in fuzz/artifacts/<target>.
 #
 # Usage: scripts/fuzz.sh [target ...]      (default: every target)
-# Env:   SECS=5  RUNS=<n> (overrides SECS)  JOBS=1
+# Env:   SECS=5  RUNS=<n> (overrides SECS)  FUZZ_BUILD_ONLY=1 (build, run nothing:
+#        scripts/device-fuzz.sh pack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$(rustc -vV | sed -n 's/^host: //p')
@@ -15,8 +16,10 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 # --target keeps RUSTFLAGS off build scripts and proc macros (as cargo-fuzz does).
 cargo build --release --manifest-path fuzz/Cargo.toml --target "$host" --target-dir fuzz/target --bins
 bin=fuzz/target/$host/release
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mldsa_pk mldsa_sk mldsa_sig ctru_pk ctru_sk ctru_ct c_api)
+# Default: every [[bin]] of fuzz/Cargo.toml.
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(sed -n 's/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml | grep -vx pqgpu-fuzz)
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
   if [ -n "${RUNS:-}" ]; then limit=(-runs="$RUNS"); else limit=(-max_total_time="${SECS:-5}"); fi

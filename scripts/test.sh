@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# pqgpu's one test command: every Rust test (ACVP and CTRU-Prime vectors, differential,
-# negative, FFI, header) and the C examples under CTest, also under valgrind.
+# pqgpu's one test command: formatting and clippy (warnings are errors), every Rust test (ACVP
+# and CTRU-Prime vectors, differential, negative, FFI, header) and the C examples under CTest,
+# also under valgrind.
 # GPU tests skip with a printed reason where no GPU is usable.
 # Needs: a Rust toolchain, a C compiler, cmake, valgrind and pkg-config (installed with
 # apt-get when missing and running as root). Vectors: $PQGPU_VECTORS_DIR or ../shared/vectors.
@@ -19,6 +20,15 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+# Style and lints first: they fail before the long legs. Clippy runs in the release profile the
+# tests use, so the build scripts (cudarc's, the header's) build and run once for both.
+cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
+cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+echo "== cargo fmt --all --check"
+cargo fmt --all --check
+echo "== cargo clippy --release --workspace --all-targets -- -D warnings"
+cargo clippy --release --workspace --all-targets -- -D warnings
 
 echo "== cargo test --release"
 # --show-output: the GPU tests print why they skip where no GPU is usable.
@@ -43,6 +53,14 @@ scripts/ct-memcheck.sh
 if [ "${PQGPU_FUZZ_SMOKE:-1}" != "0" ] && [ -x scripts/fuzz.sh ]; then
   echo "== fuzz smoke (scripts/fuzz.sh, 3 s per target)"
   SECS=3 scripts/fuzz.sh
+fi
+
+# Rust-side AddressSanitizer (+ LeakSanitizer) over the C-ABI, robustness and stress tests on the
+# CPU backend (scripts/asan.sh: nightly, or stable with RUSTC_BOOTSTRAP=1; skips with the reason
+# when neither can). About 2-3 minutes, mostly its instrumented build; PQGPU_ASAN=0 skips it.
+if [ "${PQGPU_ASAN:-1}" != "0" ] && [ -x scripts/asan.sh ]; then
+  echo "== Rust tests under AddressSanitizer (scripts/asan.sh)"
+  scripts/asan.sh
 fi
 
 if [ -x examples-c/run-ctest.sh ]; then

@@ -1,19 +1,30 @@
 //! Every environment setting the library reads, in one place, read once per process (at the
 //! first use of any of them). The library's behaviour is configured here and nowhere else.
 //!
-//! For users: `PQGPU_BACKEND=cpu|gpu` (what AUTO picks), `PQGPU_DEVICES=0,1`, `PQGPU_CACHE_DIR`,
+//! For users: `PQGPU_BACKEND=cpu|gpu|auto` (what AUTO picks; another value is an error), `PQGPU_DEVICES=0,1`, `PQGPU_CACHE_DIR`,
 //! `PQGPU_LOG`, `PQGPU_CPU_SIMD=off`. The rest are tuning, measurement and test switches
 //! (chunk sizes, workers, profiles, forced engines, failure injection); see BENCHMARKS.md.
 
 use once_cell::sync::Lazy;
 use std::env::{var, var_os};
+use std::ffi::OsStr;
 use std::path::PathBuf;
+
+/// What `PQGPU_BACKEND` asks `PQG_BACKEND_AUTO` to pick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AutoBackend {
+    /// Unset, empty or `auto`: the GPU when one is usable, the CPU otherwise.
+    Either,
+    Cpu,
+    Gpu,
+}
 
 /// The settings of this process.
 #[derive(Debug)]
 pub struct Settings {
-    /// `PQGPU_BACKEND`: what `PQG_BACKEND_AUTO` resolves to (`cpu` or `gpu`).
-    pub backend: Option<String>,
+    /// `PQGPU_BACKEND`: what `PQG_BACKEND_AUTO` resolves to; `Err` (the message) for a value
+    /// that is not `cpu`, `gpu` or `auto`, which makes AUTO fail rather than guess.
+    pub backend: Result<AutoBackend, String>,
     /// `PQGPU_DEVICES`: the GPU ordinals to use, comma separated.
     pub devices: Option<String>,
     /// `PQGPU_LOG`: report GPU problems on stderr.
@@ -48,6 +59,19 @@ pub struct Settings {
     pub ct_control: bool,
 }
 
+/// `PQGPU_BACKEND`'s value, case and surrounding blanks aside.
+fn auto_backend(value: Option<&OsStr>) -> Result<AutoBackend, String> {
+    let Some(v) = value else {
+        return Ok(AutoBackend::Either);
+    };
+    match v.to_str().map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+        Some("" | "auto") => Ok(AutoBackend::Either),
+        Some("cpu") => Ok(AutoBackend::Cpu),
+        Some("gpu") => Ok(AutoBackend::Gpu),
+        _ => Err(format!("PQGPU_BACKEND={v:?} is not one of cpu, gpu, auto")),
+    }
+}
+
 /// A positive count, or `None` (unset or not a positive number).
 fn count(name: &str) -> Option<usize> {
     var(name).ok()?.parse().ok().filter(|&v| v > 0)
@@ -55,7 +79,7 @@ fn count(name: &str) -> Option<usize> {
 
 fn read() -> Settings {
     Settings {
-        backend: var("PQGPU_BACKEND").ok(),
+        backend: auto_backend(var_os("PQGPU_BACKEND").as_deref()),
         devices: var("PQGPU_DEVICES").ok(),
         log: var_os("PQGPU_LOG").is_some(),
         cache_dir: var_os("PQGPU_CACHE_DIR")
@@ -91,4 +115,28 @@ fn read() -> Settings {
 pub fn get() -> &'static Settings {
     static SETTINGS: Lazy<Settings> = Lazy::new(read);
     &SETTINGS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_values() {
+        let parse = |v: &str| auto_backend(Some(OsStr::new(v)));
+        assert_eq!(auto_backend(None), Ok(AutoBackend::Either));
+        for (v, want) in [
+            ("", AutoBackend::Either),
+            ("auto", AutoBackend::Either),
+            ("cpu", AutoBackend::Cpu),
+            (" GPU ", AutoBackend::Gpu),
+            ("Cpu", AutoBackend::Cpu),
+        ] {
+            assert_eq!(parse(v), Ok(want), "{v:?}");
+        }
+        for v in ["cuda", "gpu0", "cpu,gpu", "1"] {
+            let e = parse(v).unwrap_err();
+            assert!(e.contains(v) && e.contains("cpu, gpu, auto"), "{v:?}: {e}");
+        }
+    }
 }

@@ -8,32 +8,14 @@
 
 mod common;
 
-use pqgpu::ffi::pqg_backend_values::{PQG_BACKEND_CPU, PQG_BACKEND_GPU};
+use common::ffi::Ctx;
+use common::random;
 use pqgpu::ffi::*;
 use pqgpu::{ctru, mldsa, Alg};
 use rayon::prelude::*;
 use std::ptr::{null, null_mut};
 
 const CANARY: u8 = 0xC5;
-
-struct Ctx(*mut pqg_context);
-// SAFETY: a pqg_context may be used from any thread (the C contract).
-unsafe impl Sync for Ctx {}
-
-impl Ctx {
-    fn new(backend: i32) -> Option<Ctx> {
-        let mut c = null_mut();
-        // SAFETY: valid out-pointer.
-        (unsafe { pqg_context_new(backend, &mut c) } == PQG_OK).then_some(Ctx(c))
-    }
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        // SAFETY: from pqg_context_new, freed once.
-        unsafe { pqg_context_free(self.0) }
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Memory {
@@ -77,12 +59,6 @@ impl<T> Shared<'_, T> {
     fn get(&self, i: usize) -> &T {
         &self.0[i]
     }
-}
-
-fn random(n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
-    pqgpu::rng::fill_bulk(&mut v).unwrap();
-    v
 }
 
 /// Polls until the job completes (never waiting or freeing first), then frees it: the caller
@@ -431,7 +407,7 @@ fn kem_rows(ctx: &Ctx, cpu: &Ctx, p: ctru::ParamSet, n: usize, mem: Memory) {
 }
 
 fn all_sets(ctx: &Ctx, n: usize) {
-    let cpu = Ctx::new(PQG_BACKEND_CPU as i32).expect("CPU context");
+    let cpu = Ctx::cpu();
     for mem in [Memory::Registered, Memory::Pageable] {
         for p in mldsa::ParamSet::ALL {
             mldsa_rows(ctx, &cpu, p, n, mem);
@@ -444,27 +420,22 @@ fn all_sets(ctx: &Ctx, n: usize) {
 
 #[test]
 fn cpu_batches_land_in_their_own_rows() {
-    all_sets(&Ctx::new(PQG_BACKEND_CPU as i32).unwrap(), 40);
+    all_sets(&Ctx::cpu(), 40);
 }
 
 #[test]
 fn gpu_batches_land_in_their_own_rows() {
-    if common::gpu_or_skip().is_none() {
+    let Some(gpu) = Ctx::gpu_or_skip() else {
         return;
-    }
-    let n = std::env::var("PQGPU_GPU_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
-    let gpu = Ctx::new(PQG_BACKEND_GPU as i32).expect("GPU context");
-    all_sets(&gpu, n);
+    };
+    all_sets(&gpu, common::gpu_cases(20_000));
 }
 
 /// A rejected submit (overlapping signature buffers, or no status array) starts nothing and
 /// writes nothing: signature rows and statuses keep their contents.
 #[test]
 fn rejected_submits_write_nothing() {
-    let ctx = Ctx::new(PQG_BACKEND_CPU as i32).unwrap();
+    let ctx = Ctx::cpu();
     let p = mldsa::ParamSet::MlDsa44;
     let alg = Alg::MlDsa(p).code();
     let (pkl, skl, sgl) = (p.public_key_len(), p.secret_key_len(), p.signature_len());
@@ -543,7 +514,7 @@ fn rejected_submits_write_nothing() {
 /// VERIFY_FAILED, whatever the length (lengths beyond PTRDIFF_MAX used to give BAD_LENGTH).
 #[test]
 fn absurd_lengths_get_the_contract_statuses() {
-    let ctx = Ctx::new(PQG_BACKEND_CPU as i32).unwrap();
+    let ctx = Ctx::cpu();
     let p = mldsa::ParamSet::MlDsa44;
     let alg = Alg::MlDsa(p).code();
     let (pkl, skl, sgl) = (p.public_key_len(), p.secret_key_len(), p.signature_len());
@@ -694,7 +665,7 @@ fn absurd_lengths_get_the_contract_statuses() {
 /// checking one by one. Both must give every request its own status in order.
 #[test]
 fn large_batches_keep_request_order() {
-    let ctx = Ctx::new(PQG_BACKEND_CPU as i32).unwrap();
+    let ctx = Ctx::cpu();
     let p = mldsa::ParamSet::MlDsa44;
     let alg = Alg::MlDsa(p).code();
     let (pkl, skl, sgl) = (p.public_key_len(), p.secret_key_len(), p.signature_len());

@@ -3,51 +3,15 @@
 
 mod common;
 
+use common::rsp;
 use pqgpu::ctru::{self, ParamSet};
-use std::collections::HashMap;
 
 const CASES_PER_SET: usize = 100;
 const TAMPERED_PER_SET: usize = 20;
 
-fn file_name(p: ParamSet) -> &'static str {
-    match p {
-        ParamSet::Ctru653 => "ctru-prime-653.rsp",
-        ParamSet::Ctru761 => "ctru-prime-761.rsp",
-        ParamSet::Ctru1277 => "ctru-prime-1277.rsp",
-    }
-}
-
-/// The `key = value` blocks of an `.rsp` file, skipping `#` comments.
-fn parse_rsp(text: &str) -> Vec<HashMap<String, String>> {
-    let mut cases = Vec::new();
-    let mut current = HashMap::new();
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('#') {
-            continue;
-        }
-        if line.is_empty() {
-            if !current.is_empty() {
-                cases.push(std::mem::take(&mut current));
-            }
-            continue;
-        }
-        let (k, v) = line.split_once('=').expect("malformed .rsp line");
-        current.insert(k.trim().to_string(), v.trim().to_string());
-    }
-    if !current.is_empty() {
-        cases.push(current);
-    }
-    cases
-}
-
 fn run_set(p: ParamSet) {
-    let path = common::vectors_dir().join("ctru-prime").join(file_name(p));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let cases = parse_rsp(&text);
-    let field = |case: &HashMap<String, String>, k: &str| -> Vec<u8> {
-        common::unhex(case.get(k).unwrap_or_else(|| panic!("missing field {k}")))
-    };
+    let cases = rsp::ctru_records(p);
+    let field = rsp::field;
 
     let (mut checked, mut tampered) = (0, 0);
     for case in &cases {

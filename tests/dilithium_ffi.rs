@@ -3,11 +3,12 @@
 //! FIPS 204-only interfaces rejected, and the mixed batch (ML-DSA and round-3 jobs in flight on
 //! one context at once) on the CPU and, where one is usable, the GPU.
 
-mod r3kat;
+mod common;
 
+use common::ffi::Ctx;
+use common::r3kat::{records, Record};
 use pqgpu::ffi::*;
 use pqgpu::mldsa::ParamSet;
-use r3kat::{records, Record};
 use std::ptr::{null, null_mut};
 
 const R3: [(pqg_alg, ParamSet); 3] = [
@@ -17,29 +18,8 @@ const R3: [(pqg_alg, ParamSet); 3] = [
 ];
 const ZERO: [u8; 32] = [0; 32];
 
-struct Ctx(*mut pqg_context);
-
-impl Ctx {
-    fn new(backend: pqg_backend_values) -> Option<Ctx> {
-        let mut c = null_mut();
-        match unsafe { pqg_context_new(backend as pqg_backend, &mut c) } {
-            PQG_OK => Some(Ctx(c)),
-            st => {
-                println!("SKIPPED: no context for {backend:?} ({st})");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        unsafe { pqg_context_free(self.0) }
-    }
-}
-
 fn cpu() -> Ctx {
-    Ctx::new(pqg_backend_values::PQG_BACKEND_CPU).expect("CPU context")
+    Ctx::cpu()
 }
 
 #[test]
@@ -474,13 +454,10 @@ fn mixed_batch_cpu() {
 /// The same on the GPU (skips without one); `PQGPU_MIXED_CASES` records per level (<= 100).
 #[test]
 fn mixed_batch_gpu() {
-    let Some(ctx) = Ctx::new(pqg_backend_values::PQG_BACKEND_GPU) else {
+    let Some(ctx) = Ctx::gpu_or_skip() else {
         return;
     };
-    let n = std::env::var("PQGPU_MIXED_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
+    let n = common::env_count("PQGPU_MIXED_CASES", 100);
     mixed_batch(&ctx, n);
     println!("mixed batch on the GPU: {n} items per algorithm, 6 algorithms, all identical");
 }

@@ -3,11 +3,11 @@
 //! pk, sk and sm = sig || msg, with the keygen seed drawn from NIST's AES-256-CTR DRBG as the
 //! reference draws it. Also: round-3 and ML-DSA keys and signatures never cross-verify.
 
-mod r3kat;
+mod common;
 
+use common::r3kat::{records, Drbg};
 use pqgpu::mldsa::{self, Message, ParamSet, PreHash};
 use pqgpu::Error;
-use r3kat::{records, Drbg};
 
 fn kat(p: ParamSet) {
     let recs = records(p);

@@ -1292,11 +1292,9 @@ fn panics_are_caught_and_reported() {
     assert!(sk.iter().all(|&b| b == 0), "sk zeroed after a panic");
     let mut sig = vec![CANARY; 2420];
     assert_eq!(sign(&ctx, alg, &sk, b"m", b"", &mut sig), PQG_ERR_PANIC);
-    // Single signing calls go through the serving layer, which copies out successes only.
-    assert!(
-        sig.iter().all(|&b| b == CANARY),
-        "sig untouched after a panic"
-    );
+    // Single signing calls go through the serving layer, whose backends write in place:
+    // what a panicking backend left is cleared, as in batches.
+    assert!(sig.iter().all(|&b| b == 0), "sig cleared after a panic");
     assert_eq!(verify(&ctx, alg, &pk, b"m", b"", &sig), PQG_ERR_PANIC);
 
     let kem = PQG_CTRU_PRIME_1277;
@@ -1308,8 +1306,8 @@ fn panics_are_caught_and_reported() {
         PQG_ERR_PANIC
     );
     assert!(
-        ct.iter().all(|&b| b == CANARY) && ss == [0; 32],
-        "ct untouched, ss zeroed after a panic"
+        ct.iter().all(|&b| b == 0) && ss == [0; 32],
+        "ct cleared, ss zeroed after a panic"
     );
     ss = [CANARY; 32];
     assert_eq!(

@@ -9,101 +9,16 @@
 
 mod common;
 
-use pqgpu::backend::{cpu_backend, Backend, DecapsItem, EncapsItem};
+use common::bytes;
+use common::reference::{
+    kem_decaps_both as decaps_both, kem_encaps_both as encaps_both, kem_keygen_both as keygen_both,
+};
+use common::rsp;
+use pqgpu::backend::{Backend, DecapsItem, EncapsItem};
 use pqgpu::ctru::ParamSet;
-use pqgpu::{Error, Status};
+use pqgpu::Error;
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
-use std::collections::HashMap;
-
-fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn bytes(rng: &mut StdRng, n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
-    rng.fill_bytes(&mut v);
-    v
-}
-
-/// Keys from the same seeds on both backends; returns the GPU's (pks, sks).
-fn keygen_both(gpu: &dyn Backend, p: ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let n = seeds.len() / 64;
-    let run = |b: &dyn Backend| {
-        let mut pk = vec![0u8; n * p.public_key_len()];
-        let mut sk = vec![0u8; n * p.secret_key_len()];
-        let mut st = vec![Err(Error::Panic); n];
-        b.kem_keygen(p, Some(seeds), &mut pk, &mut sk, &mut st);
-        assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
-        (pk, sk)
-    };
-    let g = run(gpu);
-    let c = run(&*cpu_backend());
-    let (pl, sl) = (p.public_key_len(), p.secret_key_len());
-    for i in 0..n {
-        assert!(
-            g.0[i * pl..(i + 1) * pl] == c.0[i * pl..(i + 1) * pl],
-            "{} pk {i}",
-            p.name()
-        );
-        assert!(
-            g.1[i * sl..(i + 1) * sl] == c.1[i * sl..(i + 1) * sl],
-            "{} sk {i}",
-            p.name()
-        );
-    }
-    g
-}
-
-/// Encaps on both backends; asserts equal statuses, ciphertexts and keys; returns them.
-fn encaps_both(
-    gpu: &dyn Backend,
-    p: ParamSet,
-    items: &[EncapsItem<'_>],
-) -> (Vec<Vec<u8>>, Vec<[u8; 32]>, Vec<Status>) {
-    let run = |b: &dyn Backend| {
-        let mut cts = vec![vec![0u8; p.ciphertext_len()]; items.len()];
-        let mut sss = vec![[0u8; 32]; items.len()];
-        let mut st = vec![Err(Error::Panic); items.len()];
-        let mut ct_refs: Vec<&mut [u8]> = cts.iter_mut().map(|c| &mut c[..]).collect();
-        let mut ss_refs: Vec<&mut [u8]> = sss.iter_mut().map(|s| &mut s[..]).collect();
-        b.kem_encaps(p, items, &mut ct_refs, &mut ss_refs, &mut st);
-        (cts, sss, st)
-    };
-    let g = run(gpu);
-    let c = run(&*cpu_backend());
-    for i in 0..items.len() {
-        assert_eq!(g.2[i], c.2[i], "{} encaps status {i}", p.name());
-        if c.2[i].is_ok() {
-            assert!(g.0[i] == c.0[i], "{} ct {i}", p.name());
-            assert_eq!(g.1[i], c.1[i], "{} encaps ss {i}", p.name());
-        }
-    }
-    g
-}
-
-/// Decaps on both backends; asserts equal statuses and keys; returns the GPU's.
-fn decaps_both(gpu: &dyn Backend, p: ParamSet, items: &[DecapsItem<'_>]) -> Vec<[u8; 32]> {
-    let run = |b: &dyn Backend| {
-        let mut sss = vec![[0u8; 32]; items.len()];
-        let mut st = vec![Err(Error::Panic); items.len()];
-        let mut ss_refs: Vec<&mut [u8]> = sss.iter_mut().map(|s| &mut s[..]).collect();
-        b.kem_decaps(p, items, &mut ss_refs, &mut st);
-        (sss, st)
-    };
-    let g = run(gpu);
-    let c = run(&*cpu_backend());
-    for i in 0..items.len() {
-        assert_eq!(g.1[i], c.1[i], "{} decaps status {i}", p.name());
-        if c.1[i].is_ok() {
-            assert_eq!(g.0[i], c.0[i], "{} decaps ss {i}", p.name());
-        }
-    }
-    g.0
-}
 
 /// Ciphertexts to decapsulate: item j of `cts` as is (j % 4 == 0, 3), one bit flipped
 /// (j % 4 == 1) or random bytes (j % 4 == 2).
@@ -183,8 +98,8 @@ fn run_set(p: ParamSet) {
     let Some(gpu) = common::gpu_or_skip() else {
         return;
     };
-    let n = env_count("PQGPU_GPU_CASES", 4000);
-    let n_kg = env_count("PQGPU_GPU_KEYGEN_CASES", n);
+    let n = common::gpu_cases(4000);
+    let n_kg = common::env_count("PQGPU_GPU_KEYGEN_CASES", n);
     let mut rng = StdRng::seed_from_u64(0xC7A0 + p.n() as u64);
     let seeds = bytes(&mut rng, 64 * n_kg.max(8));
     let (pks, sks) = keygen_both(&*gpu, p, &seeds);
@@ -222,21 +137,6 @@ fn gpu_ctru_1277_matches_cpu() {
     run_set(ParamSet::Ctru1277);
 }
 
-/// The `key = value` blocks of an `.rsp` file.
-fn parse_rsp(text: &str) -> Vec<HashMap<String, String>> {
-    text.split("\n\n")
-        .map(|block| {
-            block
-                .lines()
-                .filter(|l| !l.starts_with('#'))
-                .filter_map(|l| l.split_once(" = "))
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .collect::<HashMap<_, _>>()
-        })
-        .filter(|m| m.contains_key("pk"))
-        .collect()
-}
-
 /// Every KAT case through the GPU: batched (distinct keys: CUDA cores) and one by one (one
 /// key: Tensor Cores).
 #[test]
@@ -244,16 +144,11 @@ fn gpu_ctru_kat_vectors() {
     let Some(gpu) = common::gpu_or_skip() else {
         return;
     };
-    for (p, file) in [
-        (ParamSet::Ctru653, "ctru-prime-653.rsp"),
-        (ParamSet::Ctru761, "ctru-prime-761.rsp"),
-        (ParamSet::Ctru1277, "ctru-prime-1277.rsp"),
-    ] {
-        let text = std::fs::read_to_string(common::vectors_dir().join("ctru-prime").join(file))
-            .expect("vector file");
-        let cases = parse_rsp(&text);
+    for p in ParamSet::ALL {
+        let file = rsp::ctru_file(p);
+        let cases = rsp::ctru_records(p);
         assert_eq!(cases.len(), 100, "{file}");
-        let f = |c: &HashMap<String, String>, k: &str| common::unhex(&c[k]);
+        let f = rsp::field;
         let seeds: Vec<u8> = cases
             .iter()
             .flat_map(|c| [f(c, "kg_rand0"), f(c, "kg_rand1")].concat())

@@ -6,36 +6,15 @@
 //! random cases per level (default 20,000).
 
 mod common;
-mod r3kat;
 
+use common::bytes;
+use common::r3kat;
+use common::reference::{self, mldsa_keygen as keygen, mldsa_keygen_both};
 use pqgpu::backend::{cpu_backend, Backend, SignItem, VerifyItem};
 use pqgpu::mldsa::{Message, ParamSet, PreHash};
 use pqgpu::{Error, Status};
 use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
-
-fn cases() -> usize {
-    std::env::var("PQGPU_GPU_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
-}
-
-fn bytes(rng: &mut StdRng, n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
-    rng.fill_bytes(&mut v);
-    v
-}
-
-fn keygen(b: &dyn Backend, p: ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let n = seeds.len() / 32;
-    let mut pk = vec![0u8; n * p.public_key_len()];
-    let mut sk = vec![0u8; n * p.secret_key_len()];
-    let mut st = vec![Err(Error::Panic); n];
-    b.mldsa_keygen(p, Some(seeds), &mut pk, &mut sk, &mut st);
-    assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
-    (pk, sk)
-}
+use rand::{Rng, SeedableRng};
 
 /// One case, owning its data. `form`: 0 pure with an empty context, 1 internal, 2 a context,
 /// 3 HashML-DSA, 4 external mu (2-4 must be `InvalidArgument` on both backends).
@@ -117,11 +96,8 @@ fn sign_with(
             rnd: if hedged { None } else { Some(&c.rnd) },
         })
         .collect();
-    let mut sigs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0u8; c.sig_len]).collect();
-    let mut refs: Vec<&mut [u8]> = sigs.iter_mut().map(|s| &mut s[..]).collect();
-    let mut st = vec![Err(Error::Panic); cases.len()];
-    b.mldsa_sign(p, &items, &mut refs, &mut st);
-    (sigs, st)
+    let lens: Vec<usize> = cases.iter().map(|c| c.sig_len).collect();
+    reference::sign(b, p, &items, &lens)
 }
 
 fn verify_with(b: &dyn Backend, p: ParamSet, cases: &[Case], sigs: &[Vec<u8>]) -> Vec<Status> {
@@ -134,9 +110,7 @@ fn verify_with(b: &dyn Backend, p: ParamSet, cases: &[Case], sigs: &[Vec<u8>]) -
             sig: s,
         })
         .collect();
-    let mut st = vec![Err(Error::Panic); cases.len()];
-    b.mldsa_verify(p, &items, &mut st);
-    st
+    reference::verify(b, p, &items)
 }
 
 fn tamper(rng: &mut StdRng, p: ParamSet, cases: &mut [Case], sigs: &mut [Vec<u8>]) {
@@ -219,15 +193,10 @@ fn differential(p: ParamSet, seed: u64) {
     let Some(gpu) = common::gpu_or_skip() else {
         return;
     };
-    let n = cases();
+    let n = common::gpu_cases(20_000);
     let mut rng = StdRng::seed_from_u64(seed);
     let seeds = bytes(&mut rng, n.div_ceil(4) * 32);
-    let (pks, sks) = keygen(&*gpu, p, &seeds);
-    assert!(
-        (pks.clone(), sks.clone()) == keygen(&*cpu_backend(), p, &seeds),
-        "{} keys differ",
-        p.name()
-    );
+    let (pks, sks) = mldsa_keygen_both(&*gpu, p, &seeds);
     let mut cs = make_cases(&mut rng, p, &pks, &sks, n);
     let (mut g_sigs, g_st) = sign_with(&*gpu, p, &cs, false);
     let (c_sigs, c_st) = sign_with(&*cpu_backend(), p, &cs, false);

@@ -13,11 +13,9 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, SeedableRng};
 
+/// Cases per parameter set: `PQGPU_GPU_CASES`, else 3000.
 fn cases() -> usize {
-    std::env::var("PQGPU_GPU_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000)
+    common::gpu_cases(3000)
 }
 
 /// A buffer registered in two parts that share a page (as neighbouring heap allocations do),

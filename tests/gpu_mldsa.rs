@@ -5,56 +5,14 @@
 
 mod common;
 
-use common::{unhex, vectors_dir};
+use common::acvp::{self, param_set, s};
+use common::reference::{self, mldsa_keygen_both as keygen_both};
+use common::{bytes, unhex};
 use pqgpu::backend::{cpu_backend, Backend, SignItem, VerifyItem};
 use pqgpu::mldsa::{Message, ParamSet, PreHash};
 use pqgpu::{Error, Status};
 use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
-use serde_json::Value;
-use std::collections::HashMap;
-
-fn cases() -> usize {
-    std::env::var("PQGPU_GPU_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
-}
-
-fn bytes(rng: &mut StdRng, n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
-    rng.fill_bytes(&mut v);
-    v
-}
-
-/// Keys from the same seeds on both backends; returns (pks, sks) of the GPU.
-fn keygen_both(gpu: &dyn Backend, p: ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let n = seeds.len() / 32;
-    let run = |b: &dyn Backend| {
-        let mut pk = vec![0u8; n * p.public_key_len()];
-        let mut sk = vec![0u8; n * p.secret_key_len()];
-        let mut st = vec![Err(Error::Panic); n];
-        b.mldsa_keygen(p, Some(seeds), &mut pk, &mut sk, &mut st);
-        assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
-        (pk, sk)
-    };
-    let g = run(gpu);
-    let c = run(&*cpu_backend());
-    for i in 0..n {
-        let (pl, sl) = (p.public_key_len(), p.secret_key_len());
-        assert!(
-            g.0[i * pl..(i + 1) * pl] == c.0[i * pl..(i + 1) * pl],
-            "{} pk {i}",
-            p.name()
-        );
-        assert!(
-            g.1[i * sl..(i + 1) * sl] == c.1[i * sl..(i + 1) * sl],
-            "{} sk {i}",
-            p.name()
-        );
-    }
-    g
-}
+use rand::{Rng, SeedableRng};
 
 /// One signing case, owning its data.
 struct Case {
@@ -135,20 +93,23 @@ fn make_cases(rng: &mut StdRng, p: ParamSet, pks: &[u8], sks: &[u8], n: usize) -
         .collect()
 }
 
-fn sign_with(b: &dyn Backend, p: ParamSet, cases: &[Case]) -> (Vec<Vec<u8>>, Vec<Status>) {
+/// Signs every case on `b`, with its `rnd` (`hedged`: fresh randomness instead).
+fn sign_with(
+    b: &dyn Backend,
+    p: ParamSet,
+    cases: &[Case],
+    hedged: bool,
+) -> (Vec<Vec<u8>>, Vec<Status>) {
     let items: Vec<SignItem<'_>> = cases
         .iter()
         .map(|c| SignItem {
             sk: &c.sk,
             msg: c.message(),
-            rnd: Some(&c.rnd),
+            rnd: if hedged { None } else { Some(&c.rnd) },
         })
         .collect();
-    let mut sigs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0u8; c.sig_len]).collect();
-    let mut refs: Vec<&mut [u8]> = sigs.iter_mut().map(|s| &mut s[..]).collect();
-    let mut st = vec![Err(Error::Panic); cases.len()];
-    b.mldsa_sign(p, &items, &mut refs, &mut st);
-    (sigs, st)
+    let lens: Vec<usize> = cases.iter().map(|c| c.sig_len).collect();
+    reference::sign(b, p, &items, &lens)
 }
 
 /// Verify cases: each signed case, valid or tampered in one of several ways.
@@ -192,22 +153,20 @@ fn verify_with(b: &dyn Backend, p: ParamSet, cases: &[Case], sigs: &[Vec<u8>]) -
             sig: s,
         })
         .collect();
-    let mut st = vec![Err(Error::Panic); cases.len()];
-    b.mldsa_verify(p, &items, &mut st);
-    st
+    reference::verify(b, p, &items)
 }
 
 fn differential(p: ParamSet, seed: u64) {
     let Some(gpu) = common::gpu_or_skip() else {
         return;
     };
-    let n = cases();
+    let n = common::gpu_cases(20_000);
     let mut rng = StdRng::seed_from_u64(seed);
     let seeds = bytes(&mut rng, n.div_ceil(4) * 32);
     let (pks, sks) = keygen_both(&*gpu, p, &seeds);
     let mut cs = make_cases(&mut rng, p, &pks, &sks, n);
-    let (mut g_sigs, g_st) = sign_with(&*gpu, p, &cs);
-    let (c_sigs, c_st) = sign_with(&*cpu_backend(), p, &cs);
+    let (mut g_sigs, g_st) = sign_with(&*gpu, p, &cs, false);
+    let (c_sigs, c_st) = sign_with(&*cpu_backend(), p, &cs, false);
     let mut signed = 0;
     for i in 0..n {
         assert_eq!(g_st[i], c_st[i], "{} sign status {i}", p.name());
@@ -266,18 +225,7 @@ fn hedged_signatures_verify() {
             .filter(|c| c.sk.len() == p.secret_key_len() && c.ctx.len() < 256)
             .filter(|c| c.sig_len == p.signature_len() && c.form != 1)
             .collect();
-        let items: Vec<SignItem<'_>> = cs
-            .iter()
-            .map(|c| SignItem {
-                sk: &c.sk,
-                msg: c.message(),
-                rnd: None,
-            })
-            .collect();
-        let mut sigs: Vec<Vec<u8>> = cs.iter().map(|c| vec![0u8; c.sig_len]).collect();
-        let mut refs: Vec<&mut [u8]> = sigs.iter_mut().map(|s| &mut s[..]).collect();
-        let mut st = vec![Err(Error::Panic); cs.len()];
-        gpu.mldsa_sign(p, &items, &mut refs, &mut st);
+        let (sigs, st) = sign_with(&*gpu, p, &cs, true);
         let ok: Vec<bool> = cs.iter().map(|c| c.sk[128] != 0xFF).collect();
         for (i, s) in st.iter().enumerate() {
             assert_eq!(s.is_ok(), ok[i], "{} hedged status {i}", p.name());
@@ -291,49 +239,12 @@ fn hedged_signatures_verify() {
                 p.name()
             );
         }
-        let (_, det_st) = sign_with(&*gpu, p, &cs);
+        let (_, det_st) = sign_with(&*gpu, p, &cs, false);
         assert_eq!(det_st.len(), cs.len());
     }
 }
 
 // ---------------------------------------------------------------- ACVP
-
-fn load(rel: &str) -> Value {
-    let path = vectors_dir().join("acvp").join(rel);
-    let text = std::fs::read_to_string(&path).expect("vector file");
-    serde_json::from_str(&text).expect("JSON")
-}
-
-fn param_set(name: &str) -> ParamSet {
-    match name {
-        "ML-DSA-44" => ParamSet::MlDsa44,
-        "ML-DSA-65" => ParamSet::MlDsa65,
-        _ => ParamSet::MlDsa87,
-    }
-}
-
-fn s<'a>(v: &'a Value, key: &str) -> &'a str {
-    v[key].as_str().expect("string field")
-}
-
-fn acvp_cases(dir: &str) -> Vec<(Value, Value, Value)> {
-    let prompt = load(&format!("{dir}/prompt.json"));
-    let expected = load(&format!("{dir}/expectedResults.json"));
-    let mut answers = HashMap::new();
-    for g in expected["testGroups"].as_array().expect("groups") {
-        for t in g["tests"].as_array().expect("tests") {
-            answers.insert(t["tcId"].as_u64().expect("tcId"), t.clone());
-        }
-    }
-    let mut out = Vec::new();
-    for g in prompt["testGroups"].as_array().expect("groups") {
-        for t in g["tests"].as_array().expect("tests") {
-            let a = answers[&t["tcId"].as_u64().expect("tcId")].clone();
-            out.push((g.clone(), t.clone(), a));
-        }
-    }
-    out
-}
 
 #[test]
 fn acvp_vectors_on_gpu() {
@@ -345,7 +256,7 @@ fn acvp_vectors_on_gpu() {
         "ML-DSA-keyGen-FIPS204",
         "v1.1.0.35-hotfix/ML-DSA-keyGen-FIPS204",
     ] {
-        for (g, t, a) in acvp_cases(dir) {
+        for (g, t, a) in acvp::cases(dir) {
             let p = param_set(s(&g, "parameterSet"));
             let seed = unhex(s(&t, "seed"));
             let mut pk = vec![0u8; p.public_key_len()];
@@ -359,7 +270,7 @@ fn acvp_vectors_on_gpu() {
         }
     }
     let dir = "v1.1.0.35-hotfix/ML-DSA-sigGen-FIPS204";
-    for (g, t, a) in acvp_cases(dir) {
+    for (g, t, a) in acvp::cases(dir) {
         let p = param_set(s(&g, "parameterSet"));
         let rnd: [u8; 32] = if g["deterministic"].as_bool().expect("deterministic") {
             [0; 32]
@@ -388,7 +299,7 @@ fn acvp_vectors_on_gpu() {
         "ML-DSA-sigVer-FIPS204",
         "v1.1.0.35-hotfix/ML-DSA-sigVer-FIPS204",
     ] {
-        for (g, t, a) in acvp_cases(dir) {
+        for (g, t, a) in acvp::cases(dir) {
             let p = param_set(s(&g, "parameterSet"));
             let pk = unhex(t["pk"].as_str().unwrap_or_else(|| s(&g, "pk")));
             let sig = unhex(s(&t, "signature"));

@@ -206,9 +206,17 @@ fn header_compiles_as_c99_and_cxx17() {
 }
 
 /// The shared library of this test's profile: `target/<profile>/libpqgpu.so`, found from the
-/// test executable's path (`target/<profile>/deps/header-*`). `cargo test` builds only the
-/// rlib, so the cdylib is built here (same profile) when it is missing or older than the test.
+/// test executable's path (`target/<profile>/deps/header-*`). `cargo test` need not leave the
+/// cdylib there, so it is built here (same profile) when it is missing or older than the test:
+/// once per process, however many tests ask at once (two `cargo build`s would only queue on
+/// cargo's lock and repeat the work). The library's dependency features are those of
+/// `cargo test` (see Cargo.toml), so this build reuses the test build's compiled crate.
 fn shared_library() -> PathBuf {
+    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    LIB.get_or_init(build_shared_library).clone()
+}
+
+fn build_shared_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe
         .parent()

@@ -2,6 +2,8 @@
 //! must end (an adversarial secret key), `fork()`, `pqg_host_register` lengths and the
 //! registration bookkeeping of a CPU context. Every test that could hang runs under a deadline.
 
+mod common;
+
 use pqgpu::ffi::*;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use std::ptr::{null, null_mut};
@@ -472,8 +474,9 @@ const GPU: pqg_backend = pqg_backend_values::PQG_BACKEND_GPU as pqg_backend;
 #[test]
 fn gpu_batches_with_adversarial_keys_match_the_cpu() {
     let mut g = null_mut();
-    if unsafe { pqg_context_new(GPU, &mut g) } != PQG_OK {
-        println!("SKIPPED: no usable GPU");
+    let st = unsafe { pqg_context_new(GPU, &mut g) };
+    if st != PQG_OK {
+        common::ffi::print_gpu_skip(st);
         return;
     }
     let gpu = Ctx(g);

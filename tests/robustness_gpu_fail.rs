@@ -4,6 +4,8 @@
 //! now-failed device still complete. Its own test binary: the injection is configured before
 //! the process's GPU backend opens. Skips where no GPU is usable.
 
+mod common;
+
 use pqgpu::ffi::*;
 use std::ptr::{null, null_mut};
 
@@ -74,10 +76,10 @@ fn gpu_failure_mid_batch_still_gives_every_item_its_cpu_result() {
     std::env::set_var("PQGPU_GPU_CHUNK", "64");
     std::env::set_var("PQGPU_GPU_FAIL_AFTER", "3");
     let mut gpu = null_mut();
-    if unsafe { pqg_context_new(pqg_backend_values::PQG_BACKEND_GPU as pqg_backend, &mut gpu) }
-        != PQG_OK
-    {
-        println!("SKIPPED: no usable GPU");
+    let st =
+        unsafe { pqg_context_new(pqg_backend_values::PQG_BACKEND_GPU as pqg_backend, &mut gpu) };
+    if st != PQG_OK {
+        common::ffi::print_gpu_skip(st);
         return;
     }
     let mut cpu = null_mut();

@@ -232,6 +232,8 @@ struct FakeGpu {
     kind: Mutex<BackendKind>,
     /// Sizes of the batches it was given.
     batches: Mutex<Vec<usize>>,
+    /// Addresses of the output buffers it was handed (signatures, ciphertexts, secrets).
+    outputs: Mutex<Vec<usize>>,
     /// While closed, batches wait.
     gate: Mutex<bool>,
     opened: Condvar,
@@ -248,6 +250,7 @@ impl FakeGpu {
             mode,
             kind: Mutex::new(BackendKind::Gpu),
             batches: Mutex::new(Vec::new()),
+            outputs: Mutex::new(Vec::new()),
             gate: Mutex::new(true),
             opened: Condvar::new(),
         })
@@ -265,6 +268,10 @@ impl FakeGpu {
         while !*g {
             g = self.opened.wait(g).unwrap();
         }
+    }
+    fn saw(&self, outs: &[&mut [u8]]) {
+        let mut o = self.outputs.lock().unwrap();
+        o.extend(outs.iter().map(|b| b.as_ptr() as usize));
     }
     fn items(&self) -> usize {
         self.batches.lock().unwrap().iter().sum()
@@ -306,7 +313,9 @@ impl Backend for FakeGpu {
         sks: &mut [u8],
         st: &mut [Status],
     ) {
-        self.cpu.mldsa_keygen(p, s, pks, sks, st)
+        self.enter(st.len());
+        self.cpu.mldsa_keygen(p, s, pks, sks, st);
+        self.spoil(st, &mut [pks, sks]);
     }
     fn mldsa_sign(
         &self,
@@ -316,6 +325,7 @@ impl Backend for FakeGpu {
         st: &mut [Status],
     ) {
         self.enter(items.len());
+        self.saw(sigs);
         self.cpu.mldsa_sign(p, items, sigs, st);
         self.spoil(st, sigs);
     }
@@ -336,7 +346,9 @@ impl Backend for FakeGpu {
         sks: &mut [u8],
         st: &mut [Status],
     ) {
-        self.cpu.kem_keygen(p, s, pks, sks, st)
+        self.enter(st.len());
+        self.cpu.kem_keygen(p, s, pks, sks, st);
+        self.spoil(st, &mut [pks, sks]);
     }
     fn kem_encaps(
         &self,
@@ -347,6 +359,8 @@ impl Backend for FakeGpu {
         st: &mut [Status],
     ) {
         self.enter(items.len());
+        self.saw(cts);
+        self.saw(sss);
         self.cpu.kem_encaps(p, items, cts, sss, st);
         self.spoil(st, sss);
     }
@@ -358,6 +372,7 @@ impl Backend for FakeGpu {
         st: &mut [Status],
     ) {
         self.enter(items.len());
+        self.saw(sss);
         self.cpu.kem_decaps(p, items, sss, st);
         self.spoil(st, sss);
     }
@@ -609,6 +624,313 @@ fn the_maximum_wait_bounds_a_busy_queue() {
         pqg_key_free(pk);
         pqg_key_free(sk);
     }
+}
+
+/// A serving layer on the fake GPU with every knob set (crossover off).
+fn tuned_serve(mode: Mode, max_batch: i64, in_flight: i64) -> (Arc<FakeGpu>, Serve) {
+    let (fake, serve) = gpu_serve(mode, 2000);
+    let cfg = &serve.config;
+    cfg.set(pqgpu::serve::Opt::MaxBatch, max_batch).unwrap();
+    cfg.set(pqgpu::serve::Opt::MaxInFlight, in_flight).unwrap();
+    (fake, serve)
+}
+
+/// Key generation of the plain functions (the reference) from a seed.
+fn plain_keygen(alg: Alg, seed: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut pk = vec![0u8; alg.public_key_len()];
+    let mut sk = vec![0u8; alg.secret_key_len()];
+    match alg {
+        Alg::MlDsa(p) => mldsa::keygen_internal(p, seed.try_into().unwrap(), &mut pk, &mut sk),
+        Alg::Ctru(p) => ctru::keygen_derand(p, seed.try_into().unwrap(), &mut pk, &mut sk),
+    }
+    .unwrap();
+    (pk, sk)
+}
+
+/// A freshly generated pair works: a signature verifies, or both sides share a secret.
+fn assert_pair_works(alg: Alg, pk: &[u8], sk: &[u8]) {
+    assert!(sk.iter().any(|&b| b != 0), "secret key written");
+    match alg {
+        Alg::MlDsa(p) => {
+            let m = Message::Pure {
+                ctx: &[],
+                msg: b"pair",
+            };
+            let mut sig = vec![0u8; p.signature_len()];
+            mldsa::sign(p, sk, &m, Some(&ZERO_RND), &mut sig).unwrap();
+            assert_eq!(mldsa::verify(p, pk, &m, &sig), Ok(()));
+        }
+        Alg::Ctru(p) => {
+            let (mut ct, mut ss, mut ss2) = (vec![0u8; p.ciphertext_len()], [0u8; 32], [0u8; 32]);
+            ctru::encaps(p, pk, &mut ct, &mut ss).unwrap();
+            ctru::decaps(p, sk, &ct, &mut ss2).unwrap();
+            assert_eq!(ss, ss2);
+        }
+    }
+}
+
+#[test]
+fn single_keygen_calls_are_coalesced_and_correct() {
+    let algs = [
+        Alg::MlDsa(M44),
+        Alg::MlDsa(M87),
+        Alg::Ctru(C653),
+        Alg::Ctru(C761),
+    ];
+    // Seeded and fresh calls of four sets from 12 threads on a GPU-like context (merged into
+    // batches, split by set and by seeded-or-not), also with failures injected.
+    for mode in [Mode::Pass, Mode::FailOdd, Mode::Panic, Mode::Fail] {
+        let (fake, serve) = tuned_serve(mode, 16, 3);
+        let n = 96;
+        let next = AtomicUsize::new(0);
+        let fresh = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..12 {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let alg = algs[i % algs.len()];
+                    let mut pk = vec![0u8; alg.public_key_len()];
+                    let mut sk = vec![0u8; alg.secret_key_len()];
+                    if i % 3 == 0 {
+                        assert_eq!(serve.keygen(alg, None, &mut pk, &mut sk), Ok(()), "{i}");
+                        assert_pair_works(alg, &pk, &sk);
+                        fresh.lock().unwrap().push(pk);
+                    } else {
+                        let len = if matches!(alg, Alg::MlDsa(_)) { 32 } else { 64 };
+                        let seed = vec![(i * 13) as u8; len];
+                        assert_eq!(serve.keygen(alg, Some(&seed), &mut pk, &mut sk), Ok(()));
+                        assert_eq!((pk, sk), plain_keygen(alg, &seed), "item {i}");
+                    }
+                });
+            }
+        });
+        let mut fresh = fresh.into_inner().unwrap();
+        let before = fresh.len();
+        fresh.sort();
+        fresh.dedup();
+        assert_eq!(fresh.len(), before, "fresh pairs are distinct");
+        assert!(fake.items() > 0, "keygen went through the backend");
+        // A seed of the wrong length is the call's error, and the secret key is zeroed.
+        let alg = algs[0];
+        let (mut pk, mut sk) = (
+            vec![0u8; alg.public_key_len()],
+            vec![0xAAu8; alg.secret_key_len()],
+        );
+        assert_eq!(
+            serve.keygen(alg, Some(&[1u8; 64]), &mut pk, &mut sk),
+            Err(Error::BadLength)
+        );
+        assert!(sk.iter().all(|&b| b == 0));
+    }
+}
+
+#[test]
+fn backends_write_straight_into_the_callers_buffers() {
+    // The batch a backend gets holds the callers' own output buffers (no library buffer in
+    // between): the fake records the addresses it was handed.
+    let ring = keyring();
+    let (fake, serve) = gpu_serve(Mode::Pass, 500);
+    let m = Message::Pure {
+        ctx: &[],
+        msg: b"in place",
+    };
+    let mut sig = vec![0u8; M44.signature_len()];
+    let st = serve.sign(KeyArg::Handle(&ring[0].sk_h), &m, Some(&ZERO_RND), &mut sig);
+    assert_eq!(st, Ok(()));
+    let kem = &ring[6];
+    let (mut ct, mut ss) = (vec![0u8; C653.ciphertext_len()], vec![0u8; 32]);
+    let st = serve.encaps(
+        KeyArg::Bytes(kem.alg, &kem.pk),
+        Some(&[3; 32]),
+        &mut ct,
+        &mut ss,
+    );
+    assert_eq!(st, Ok(()));
+    let seen = fake.outputs.lock().unwrap().clone();
+    for (what, b) in [("sig", &sig), ("ct", &ct), ("ss", &ss)] {
+        assert!(
+            seen.contains(&(b.as_ptr() as usize)),
+            "{what} not handed over"
+        );
+    }
+    // And the results are the plain calls' results.
+    let mut want = vec![0u8; M44.signature_len()];
+    mldsa::sign(M44, &ring[0].sk, &m, Some(&ZERO_RND), &mut want).unwrap();
+    assert_eq!(sig, want);
+    let (mut wct, mut wss) = (vec![0u8; C653.ciphertext_len()], vec![0u8; 32]);
+    ctru::encaps_derand(C653, &kem.pk, &[3; 32], &mut wct, &mut wss).unwrap();
+    assert_eq!((ct, ss), (wct, wss));
+}
+
+#[test]
+fn a_failed_item_keeps_nothing_the_engine_wrote() {
+    // The engine fails every item after scribbling over its outputs; the CPU retry fails this
+    // item too (a malformed key, accepted by length): the caller gets the CPU's status and
+    // untouched (zero) outputs, not the engine's bytes.
+    let ring = keyring();
+    let (_, serve) = gpu_serve(Mode::Fail, 500);
+    let mut sk = ring[0].sk.clone();
+    sk[128] = 0xFF; // s1 out of range
+    let m = Message::Pure {
+        ctx: &[],
+        msg: b"x",
+    };
+    let mut sig = vec![0u8; M44.signature_len()];
+    let st = serve.sign(KeyArg::Bytes(ring[0].alg, &sk), &m, None, &mut sig);
+    assert_eq!(st, Err(Error::BadKey));
+    assert!(sig.iter().all(|&b| b == 0), "signature buffer untouched");
+    let kem = &ring[6];
+    let mut bad_sk = kem.sk.clone();
+    bad_sk.iter_mut().for_each(|b| *b = 0xFF);
+    let mut ss = vec![0u8; 32];
+    let ct = vec![0u8; C653.ciphertext_len()];
+    let st = serve.decaps(KeyArg::Bytes(kem.alg, &bad_sk), &ct, &mut ss);
+    let mut want = vec![0u8; 32];
+    assert_eq!(st, ctru::decaps(C653, &bad_sk, &ct, &mut want));
+    if st.is_err() {
+        assert!(ss.iter().all(|&b| b == 0));
+    } else {
+        assert_eq!(ss, want);
+    }
+}
+
+/// Collects the statuses of asynchronous items submitted straight to a `Serve`.
+struct Collect {
+    got: Mutex<Vec<Option<Status>>>,
+    twice: AtomicUsize,
+    left: AtomicUsize,
+}
+
+impl pqgpu::serve::Completion for Collect {
+    fn complete(&self, index: usize, status: Status) {
+        let mut g = self.got.lock().unwrap();
+        if g[index].replace(status).is_some() {
+            self.twice.fetch_add(1, Ordering::SeqCst);
+        }
+        self.left.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Output buffers of one asynchronous case.
+struct Outs {
+    a: Vec<u8>,
+    ss: Vec<u8>,
+}
+
+#[test]
+fn threads_and_async_submitters_share_small_batches_without_loss() {
+    // Blocking threads and asynchronous submitters on one GPU-like context, a maximum batch
+    // of 7 (queues are split across batches), 3 batches in flight, odd items of every batch
+    // failed by the engine (retried on the CPU): every item ends once, with its own status
+    // and output, and no batch is over the maximum.
+    let ring = keyring();
+    let (fake, serve) = tuned_serve(Mode::FailOdd, 7, 3);
+    let (first_async, n_async) = (300, 240);
+    let cases: Vec<Case> = (first_async..first_async + n_async)
+        .into_par_iter()
+        .map(|i| case(&ring, i))
+        .collect();
+    let mut outs: Vec<Outs> = cases
+        .iter()
+        .map(|c| Outs {
+            a: vec![
+                0u8;
+                ring[c.key]
+                    .alg
+                    .signature_len()
+                    .max(ring[c.key].alg.ciphertext_len())
+            ],
+            ss: vec![0u8; 32],
+        })
+        .collect();
+    let done = Arc::new(Collect {
+        got: Mutex::new(vec![None; n_async]),
+        twice: AtomicUsize::new(0),
+        left: AtomicUsize::new(n_async),
+    });
+    let serve_ref = &serve;
+    std::thread::scope(|s| {
+        // Two submitters, each taking every other case, in submissions of 1 to 5 items.
+        let (even, odd): (Vec<_>, Vec<_>) =
+            outs.iter_mut().enumerate().partition(|(i, _)| i % 2 == 0);
+        for part in [even, odd] {
+            let (cases, ring, done) = (&cases, &ring, done.clone());
+            s.spawn(move || {
+                let mut ops = Vec::new();
+                for (i, o) in part {
+                    let c = &cases[i];
+                    let kp = &ring[c.key];
+                    let (pk, sk) = if c.handle {
+                        (KeyArg::Handle(&kp.pk_h), KeyArg::Handle(&kp.sk_h))
+                    } else {
+                        (KeyArg::Bytes(kp.alg, &kp.pk), KeyArg::Bytes(kp.alg, &kp.sk))
+                    };
+                    let m = Message::Pure {
+                        ctx: &c.ctx,
+                        msg: &c.msg,
+                    };
+                    let len = kp.alg.signature_len().min(o.a.len());
+                    // SAFETY: cases and outs outlive the submissions (waited for below).
+                    let op = unsafe {
+                        match c.op {
+                            0 => pqgpu::serve::Op::sign(sk, &m, Some(&c.rnd), &mut o.a[..len]),
+                            1 => pqgpu::serve::Op::verify(pk, &m, &c.input),
+                            2 => {
+                                let n = kp.alg.ciphertext_len();
+                                pqgpu::serve::Op::encaps(pk, Some(&c.rnd), &mut o.a[..n], &mut o.ss)
+                            }
+                            _ => pqgpu::serve::Op::decaps(sk, &c.input, &mut o.ss),
+                        }
+                    }
+                    .unwrap();
+                    ops.push((i, op));
+                    if ops.len() == 1 + i % 5 {
+                        // SAFETY: as above.
+                        unsafe { serve_ref.submit(std::mem::take(&mut ops), done.clone()) };
+                    }
+                }
+                // SAFETY: as above.
+                unsafe { serve_ref.submit(ops, done.clone()) };
+            });
+        }
+        // Meanwhile, blocking calls from 8 threads.
+        s.spawn(|| run_threads(serve_ref, &ring, 8, 160));
+    });
+    let t = Instant::now();
+    while done.left.load(Ordering::SeqCst) > 0 {
+        assert!(t.elapsed() < Duration::from_secs(120), "items lost");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(
+        done.twice.load(Ordering::SeqCst),
+        0,
+        "an item reported twice"
+    );
+    let got = done.got.lock().unwrap().clone();
+    for (i, c) in cases.iter().enumerate() {
+        let alg = ring[c.key].alg;
+        let out = match c.op {
+            0 => outs[i].a[..alg.signature_len()].to_vec(),
+            1 => vec![],
+            2 => [&outs[i].a[..alg.ciphertext_len()], &outs[i].ss[..]].concat(),
+            _ => outs[i].ss.clone(),
+        };
+        assert_eq!(
+            (got[i].unwrap(), out),
+            expected(&ring, c),
+            "async case {}",
+            first_async + i
+        );
+    }
+    let batches = fake.batches.lock().unwrap().clone();
+    assert!(
+        batches.iter().all(|&b| b <= 7),
+        "batches over the maximum: {batches:?}"
+    );
+    assert!(fake.items() >= n_async, "items went through the backend");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,13 +4,16 @@
 
 #![allow(dead_code)]
 
-use pqgpu::{ctru, mldsa};
+use pqgpu::{ctru, mldsa, Error};
 
 pub const MLDSA: [mldsa::ParamSet; 3] = [
     mldsa::ParamSet::MlDsa44,
     mldsa::ParamSet::MlDsa65,
     mldsa::ParamSet::MlDsa87,
 ];
+/// The round-3 Dilithium sets (v3.1): ML-DSA's lattice numbers, their own encodings (32-byte
+/// tr and c~), reached through the same decoders.
+pub const DILITHIUM: [mldsa::ParamSet; 3] = mldsa::ParamSet::ROUND3;
 pub const CTRU: [ctru::ParamSet; 3] = [
     ctru::ParamSet::Ctru653,
     ctru::ParamSet::Ctru761,
@@ -71,4 +74,72 @@ pub fn ctru_fixture(p: ctru::ParamSet) -> CtruFixture {
     let mut ss = [0u8; 32];
     ctru::encaps_derand(p, &pk, &[3; 32], &mut ct, &mut ss).unwrap();
     CtruFixture { pk, sk, ct }
+}
+
+/// pkDecode (Alg. 23) through verification of the fixture's signature, plain and through the
+/// expanded key (#13's key handles): any right-length bytes decode (t1 has no illegal values),
+/// so only the real key verifies; a wrong length is `BadLength`. Both paths must agree.
+pub fn mldsa_pk(sets: &[mldsa::ParamSet; 3], fix: &[MldsaFixture], data: &[u8]) {
+    let Some((set, pk)) = mutate(data, |s| fix[s].pk.clone()) else {
+        return;
+    };
+    let p = sets[set];
+    let msg = mldsa::Message::Pure { ctx: b"", msg: MSG };
+    let r = mldsa::verify(p, &pk, &msg, &fix[set].sig);
+    match r {
+        Ok(()) => assert_eq!(pk, fix[set].pk, "a different public key verified"),
+        Err(e) if pk.len() != p.public_key_len() => assert_eq!(e, Error::BadLength),
+        Err(e) => assert_eq!(e, Error::VerifyFailed),
+    }
+    let via_expanded =
+        mldsa::ExpandedPublicKey::new(p, &pk).and_then(|k| k.verify(&msg, &fix[set].sig));
+    assert_eq!(via_expanded, r, "the expanded public key disagrees");
+}
+
+/// skDecode (Alg. 25) through signing, plain and through the expanded key: out-of-range s1/s2
+/// is `BadKey`, a decodable key signs (or exhausts the attempt bound: `BadKey`) with nothing
+/// written on failure; both paths give the same status and the same signature.
+pub fn mldsa_sk(sets: &[mldsa::ParamSet; 3], fix: &[MldsaFixture], data: &[u8]) {
+    let Some((set, sk)) = mutate(data, |s| fix[s].sk.clone()) else {
+        return;
+    };
+    let p = sets[set];
+    let msg = mldsa::Message::Pure { ctx: b"", msg: MSG };
+    let mut sig = vec![0u8; p.signature_len()];
+    let r = mldsa::sign(p, &sk, &msg, Some(&[0; 32]), &mut sig);
+    match r {
+        Ok(()) => assert!(sig.iter().any(|&b| b != 0)),
+        Err(e) if sk.len() != p.secret_key_len() => assert_eq!(e, Error::BadLength),
+        Err(e) => {
+            assert_eq!(e, Error::BadKey);
+            assert!(
+                sig.iter().all(|&b| b == 0),
+                "a failed signature was written"
+            );
+        }
+    }
+    let mut sig2 = vec![0u8; p.signature_len()];
+    let r2 =
+        mldsa::ExpandedSecretKey::new(p, &sk).and_then(|k| k.sign(&msg, Some(&[0; 32]), &mut sig2));
+    assert_eq!(r2, r, "the expanded secret key disagrees");
+    assert!(sig2 == sig, "the expanded secret key signed differently");
+}
+
+/// sigDecode (Alg. 27) and HintBitUnpack (Alg. 21) through verification, plain and through the
+/// expanded key: only the fixture's own signature verifies (the encoding checks leave no
+/// second form of it); anything else, any length, is `VerifyFailed`.
+pub fn mldsa_sig(sets: &[mldsa::ParamSet; 3], fix: &[MldsaFixture], data: &[u8]) {
+    let Some((set, sig)) = mutate(data, |s| fix[s].sig.clone()) else {
+        return;
+    };
+    let p = sets[set];
+    let msg = mldsa::Message::Pure { ctx: b"", msg: MSG };
+    let r = mldsa::verify(p, &fix[set].pk, &msg, &sig);
+    match r {
+        Ok(()) => assert_eq!(sig, fix[set].sig, "a different signature verified"),
+        Err(e) => assert_eq!(e, Error::VerifyFailed),
+    }
+    let via_expanded =
+        mldsa::ExpandedPublicKey::new(p, &fix[set].pk).and_then(|k| k.verify(&msg, &sig));
+    assert_eq!(via_expanded, r, "the expanded public key disagrees");
 }

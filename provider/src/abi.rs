@@ -24,6 +24,7 @@ pub struct Param {
 
 /// `OSSL_ALGORITHM`.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct Algorithm {
     pub names: *const c_char,
     pub properties: *const c_char,
@@ -57,11 +58,16 @@ pub const PARAM_OCTET_PTR: c_uint = 7;
 // Operation ids.
 pub const OP_KEYMGMT: c_int = 10;
 pub const OP_SIGNATURE: c_int = 12;
+pub const OP_KEM: c_int = 14;
+pub const OP_ENCODER: c_int = 20;
+pub const OP_DECODER: c_int = 21;
 
 // Key selection bits.
 pub const SELECT_PRIVATE_KEY: c_int = 0x01;
 pub const SELECT_PUBLIC_KEY: c_int = 0x02;
 pub const SELECT_KEYPAIR: c_int = SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY;
+/// Domain and other parameters (`OSSL_KEYMGMT_SELECT_ALL_PARAMETERS`).
+pub const SELECT_ALL_PARAMETERS: c_int = 0x04 | 0x80;
 
 // Core functions (the `in` table).
 pub const CORE_GETTABLE_PARAMS: c_int = 1;
@@ -69,6 +75,9 @@ pub const CORE_GET_PARAMS: c_int = 2;
 pub const CORE_NEW_ERROR: c_int = 5;
 pub const CORE_SET_ERROR_DEBUG: c_int = 6;
 pub const CORE_VSET_ERROR: c_int = 7;
+pub const CORE_OBJ_CREATE: c_int = 12;
+pub const BIO_READ_EX: c_int = 42;
+pub const BIO_WRITE_EX: c_int = 43;
 
 // Provider functions (the `out` table).
 pub const PROVIDER_TEARDOWN: c_int = 1024;
@@ -84,6 +93,7 @@ pub const KEYMGMT_GEN_SET_PARAMS: c_int = 4;
 pub const KEYMGMT_GEN_SETTABLE_PARAMS: c_int = 5;
 pub const KEYMGMT_GEN: c_int = 6;
 pub const KEYMGMT_GEN_CLEANUP: c_int = 7;
+pub const KEYMGMT_LOAD: c_int = 8;
 pub const KEYMGMT_FREE: c_int = 10;
 pub const KEYMGMT_GET_PARAMS: c_int = 11;
 pub const KEYMGMT_GETTABLE_PARAMS: c_int = 12;
@@ -113,6 +123,32 @@ pub const SIGNATURE_SETTABLE_CTX_PARAMS: c_int = 21;
 pub const SIGNATURE_SIGN_MESSAGE_INIT: c_int = 27;
 pub const SIGNATURE_VERIFY_MESSAGE_INIT: c_int = 30;
 
+// KEM.
+pub const KEM_NEWCTX: c_int = 1;
+pub const KEM_ENCAPSULATE_INIT: c_int = 2;
+pub const KEM_ENCAPSULATE: c_int = 3;
+pub const KEM_DECAPSULATE_INIT: c_int = 4;
+pub const KEM_DECAPSULATE: c_int = 5;
+pub const KEM_FREECTX: c_int = 6;
+pub const KEM_DUPCTX: c_int = 7;
+pub const KEM_SET_CTX_PARAMS: c_int = 10;
+pub const KEM_SETTABLE_CTX_PARAMS: c_int = 11;
+
+// Encoders and decoders.
+pub const CODEC_NEWCTX: c_int = 1;
+pub const CODEC_FREECTX: c_int = 2;
+pub const CODEC_SET_CTX_PARAMS: c_int = 5;
+pub const CODEC_SETTABLE_CTX_PARAMS: c_int = 6;
+pub const CODEC_DOES_SELECTION: c_int = 10;
+pub const ENCODER_ENCODE: c_int = 11;
+pub const ENCODER_IMPORT_OBJECT: c_int = 20;
+pub const ENCODER_FREE_OBJECT: c_int = 21;
+pub const DECODER_DECODE: c_int = 11;
+pub const DECODER_EXPORT_OBJECT: c_int = 20;
+
+/// `OSSL_OBJECT_PKEY`: the object type a decoder reports for a key.
+pub const OBJECT_PKEY: c_int = 2;
+
 /// `OSSL_CALLBACK`: receives exported key parameters.
 pub type Callback = unsafe extern "C" fn(params: *const Param, arg: *mut c_void) -> c_int;
 /// `OSSL_FUNC_core_get_params`.
@@ -130,6 +166,28 @@ pub type CoreSetErrorDebug = unsafe extern "C" fn(
 /// aarch64 Linux, and a format without conversions never reads it.
 pub type CoreVsetError =
     unsafe extern "C" fn(handle: *const c_void, reason: u32, fmt: *const c_char, args: *mut c_void);
+
+/// `OSSL_FUNC_core_obj_create`.
+pub type CoreObjCreate = unsafe extern "C" fn(
+    handle: *const c_void,
+    oid: *const c_char,
+    sn: *const c_char,
+    ln: *const c_char,
+) -> c_int;
+/// `OSSL_FUNC_BIO_read_ex` (on an `OSSL_CORE_BIO`).
+pub type BioReadEx = unsafe extern "C" fn(
+    bio: *mut c_void,
+    data: *mut c_void,
+    len: usize,
+    read: *mut usize,
+) -> c_int;
+/// `OSSL_FUNC_BIO_write_ex`.
+pub type BioWriteEx = unsafe extern "C" fn(
+    bio: *mut c_void,
+    data: *const c_void,
+    len: usize,
+    written: *mut usize,
+) -> c_int;
 
 /// One dispatch entry from a typed function pointer.
 #[macro_export]

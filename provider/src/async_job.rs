@@ -5,7 +5,15 @@
 //!
 //! Inside a job (`openssl speed -async_jobs`, `s_server -async`, SSL_MODE_ASYNC) the caller
 //! runs on a 32 KiB stack: the work goes to a helper thread, the job pauses, and the helper
-//! wakes it through the wait context's file descriptor (or its callback, when one is set).
+//! wakes it through the wait context's callback when the application set one, else through a
+//! file descriptor.
+//!
+//! One descriptor serves all the jobs of an application thread (an eventfd in semaphore mode,
+//! shared by their wait contexts): applications `select()` on the descriptors of all their
+//! jobs, and one per job ran past FD_SETSIZE at about 1,000 jobs. Its count is the number of
+//! finished operations whose jobs have not yet taken their result: a finished operation adds
+//! one, and its job takes one back when it resumes with its result. A job the application
+//! resumes early (the shared descriptor was readable for another job) pauses again.
 
 use once_cell::sync::OnceCell;
 use pqgpu::Error;
@@ -30,6 +38,7 @@ type GetFd = unsafe extern "C" fn(
     fd: *mut c_int,
     data: *mut *mut c_void,
 ) -> c_int;
+type ClearFd = unsafe extern "C" fn(ctx: *mut c_void, key: *const c_void) -> c_int;
 type Callback = unsafe extern "C" fn(arg: *mut c_void) -> c_int;
 type GetCallback = unsafe extern "C" fn(
     ctx: *mut c_void,
@@ -43,6 +52,7 @@ struct AsyncFns {
     pause: PauseJob,
     set_wait_fd: SetWaitFd,
     get_fd: GetFd,
+    clear_fd: Option<ClearFd>,
     get_callback: Option<GetCallback>,
 }
 
@@ -70,6 +80,7 @@ pub fn init() -> bool {
             return None;
         }
         let cb = lookup(c"ASYNC_WAIT_CTX_get_callback");
+        let clear = lookup(c"ASYNC_WAIT_CTX_clear_fd");
         // SAFETY: each symbol is the OpenSSL function of that name, whose C type is the one
         // declared above (OpenSSL's async.h, stable since 1.1.0 / 3.0 for the callback).
         unsafe {
@@ -79,23 +90,14 @@ pub fn init() -> bool {
                 pause: std::mem::transmute::<*mut c_void, PauseJob>(f[2]),
                 set_wait_fd: std::mem::transmute::<*mut c_void, SetWaitFd>(f[3]),
                 get_fd: std::mem::transmute::<*mut c_void, GetFd>(f[4]),
+                clear_fd: (!clear.is_null())
+                    .then(|| std::mem::transmute::<*mut c_void, ClearFd>(clear)),
                 get_callback: (!cb.is_null())
                     .then(|| std::mem::transmute::<*mut c_void, GetCallback>(cb)),
             })
         }
     })
     .is_some()
-}
-
-/// Closes our eventfd when OpenSSL frees the wait context.
-unsafe extern "C" fn close_fd(
-    _ctx: *mut c_void,
-    _key: *const c_void,
-    fd: c_int,
-    _data: *mut c_void,
-) {
-    // SAFETY: the fd is the eventfd this module created for this wait context.
-    unsafe { libc::close(fd) };
 }
 
 /// How a finished helper wakes the paused job.
@@ -129,10 +131,12 @@ impl<T> Done<T> {
         if std::mem::replace(&mut self.fired, true) {
             return;
         }
-        // Wake the job first, then publish: the caller continues only after the publish, so
-        // the fd (owned by the wait context) is still open when it is written.
+        // Count first, then publish: a job takes its count back only after it has seen its
+        // result, so the count never drops below the results not yet taken (and a job that
+        // resumes in between finds no result and pauses again).
         match self.waker {
-            // SAFETY: the fd is the wait context's eventfd; writing 8 bytes increments it.
+            // SAFETY: the fd is one of this module's eventfds (never closed); writing 8 bytes
+            // adds to its count.
             Some(Waker::Fd(fd)) => unsafe {
                 let one: u64 = 1;
                 libc::write(fd, (&one as *const u64).cast(), 8);
@@ -173,9 +177,6 @@ pub fn dispatch<W, T>(
     }
     // SAFETY: `job` is the current job; its wait context lives as long as the job.
     let waker = waker(fns, unsafe { (fns.wait_ctx)(job) });
-    if let Some(w) = waker {
-        drain(w);
-    }
     let slot = Arc::new(Slot {
         value: Mutex::new(None),
         done: Condvar::new(),
@@ -189,30 +190,107 @@ pub fn dispatch<W, T>(
         },
     );
     if waker.is_some() {
-        // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
-        unsafe { (fns.pause)() };
+        for _ in 0..MAX_EARLY_RESUMES {
+            // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
+            unsafe { (fns.pause)() };
+            if slot
+                .value
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
+            {
+                break;
+            }
+            // Resumed early: with a shared descriptor the application resumes every job
+            // whose descriptor is readable. Pause again and let it run the others.
+        }
     }
     let mut v = slot.value.lock().unwrap_or_else(|e| e.into_inner());
-    // Normally the work has finished when the job is resumed. If the application resumed it
-    // early, or pausing is blocked (ASYNC_block_pause), wait here: the result is close.
+    // Normally the work has finished when the job is resumed. If pausing is blocked
+    // (ASYNC_block_pause: pause returns at once), wait here: the result is close.
     while v.is_none() {
         v = slot.done.wait(v).unwrap_or_else(|e| e.into_inner());
     }
     let r = v.take().expect("checked above");
     drop(v);
-    if let Some(w) = waker {
-        drain(w);
+    if let Some(Waker::Fd(fd)) = waker {
+        take_count(fd);
     }
     r
 }
 
-/// Clears the eventfd's counter so the next operation's wake-up is its own.
-fn drain(w: Waker) {
-    if let Waker::Fd(fd) = w {
-        let mut buf = 0u64;
+/// Early resumes a job sits out by pausing again before it blocks its thread instead (a
+/// bound, so a job whose pauses are blocked, and so return at once, does not spin).
+const MAX_EARLY_RESUMES: usize = 10_000;
+
+/// Takes back the count this job's finished operation added (semaphore mode: exactly one).
+/// The count was added before the result was published, so it is there.
+fn take_count(fd: c_int) {
+    let mut buf = 0u64;
+    loop {
         // SAFETY: a non-blocking read of 8 bytes from our eventfd into a local.
-        unsafe { libc::read(fd, (&mut buf as *mut u64).cast(), 8) };
+        let n = unsafe { libc::read(fd, (&mut buf as *mut u64).cast(), 8) };
+        if n == 8 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
     }
+}
+
+/// Eventfds released by exited threads, reused by new ones (never closed: wait contexts may
+/// still name them). Tagged with the process id: a forked child makes its own.
+static SPARE_FDS: Mutex<Vec<(u32, c_int)>> = Mutex::new(Vec::new());
+
+/// The calling thread's eventfd, returned to `SPARE_FDS` when the thread exits.
+struct ThreadFd(std::cell::Cell<Option<(u32, c_int)>>);
+
+impl Drop for ThreadFd {
+    fn drop(&mut self) {
+        if let Some(e) = self.0.get() {
+            SPARE_FDS.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+        }
+    }
+}
+
+thread_local! {
+    static THREAD_FD: ThreadFd = const { ThreadFd(std::cell::Cell::new(None)) };
+}
+
+/// This thread's shared eventfd in this process (made on first use).
+fn thread_fd() -> Option<c_int> {
+    let pid = std::process::id();
+    THREAD_FD
+        .try_with(|t| {
+            if let Some((p, fd)) = t.0.get() {
+                if p == pid {
+                    return Some(fd);
+                }
+            }
+            let spare = {
+                let mut s = SPARE_FDS.lock().unwrap_or_else(|e| e.into_inner());
+                s.retain(|&(p, _)| p == pid);
+                s.pop()
+            };
+            let fd = match spare {
+                Some((_, fd)) => fd,
+                None => {
+                    // SAFETY: eventfd has no memory preconditions.
+                    let fd = unsafe {
+                        libc::eventfd(
+                            0,
+                            libc::EFD_SEMAPHORE | libc::EFD_NONBLOCK | libc::EFD_CLOEXEC,
+                        )
+                    };
+                    if fd < 0 {
+                        return None;
+                    }
+                    fd
+                }
+            };
+            t.0.set(Some((pid, fd)));
+            Some(fd)
+        })
+        .ok()
+        .flatten()
 }
 
 /// The wait context's callback if the application set one, else our eventfd (created and
@@ -232,21 +310,27 @@ fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
         }
     }
     let key = (&FD_KEY as *const u8).cast::<c_void>();
+    let pid = std::process::id() as usize;
     let mut fd: c_int = -1;
     let mut data: *mut c_void = std::ptr::null_mut();
     // SAFETY: ctx is valid; out-pointers are locals.
     if unsafe { (fns.get_fd)(ctx, key, &mut fd, &mut data) } == 1 && fd >= 0 {
-        return Some(Waker::Fd(fd));
+        if data as usize == pid {
+            return Some(Waker::Fd(fd));
+        }
+        // Set before a fork: the parent's descriptor, whose count the parent shares.
+        match fns.clear_fd {
+            // SAFETY: ctx is valid; our key names an entry that has no cleanup.
+            Some(clear) => unsafe {
+                clear(ctx, key);
+            },
+            None => return Some(Waker::Fd(fd)),
+        }
     }
-    // SAFETY: eventfd has no memory preconditions.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: ctx is valid; the key is a static address; close_fd matches the cleanup type.
-    if unsafe { (fns.set_wait_fd)(ctx, key, fd, std::ptr::null_mut(), Some(close_fd)) } != 1 {
-        // SAFETY: our fd, not handed to anyone.
-        unsafe { libc::close(fd) };
+    let fd = thread_fd()?;
+    // SAFETY: ctx is valid; the key is a static address. No cleanup: the descriptor is shared
+    // by every wait context this thread's jobs use and outlives them. The data is our pid.
+    if unsafe { (fns.set_wait_fd)(ctx, key, fd, pid as *mut c_void, None) } != 1 {
         return None;
     }
     Some(Waker::Fd(fd))

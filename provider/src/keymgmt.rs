@@ -3,47 +3,79 @@
 //! OpenSSL's own decoders and encoders (PEM, DER, every RFC 9881 private-key layout) serve them.
 
 use crate::abi::{self, Callback, Dispatch, Param, Table};
+use crate::engine::LazyHandle;
 use crate::engine::{self, SecretKey};
 use crate::guard::guard;
 use crate::params::{octet_param, status, Params};
 use crate::{entry, set_of};
 use pqgpu::mldsa::ParamSet;
+use pqgpu::serve::KeyKind;
+use pqgpu::Alg;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-/// An ML-DSA key as OpenSSL sees it: any of seed, encoded secret key and public key.
-/// Secrets are zeroed when the last holder drops them.
+/// An ML-DSA key as OpenSSL sees it: any of seed, encoded secret key and public key, plus
+/// pqgpu key handles (decoded, checked and expanded once, on first use; zeroized by pqgpu when
+/// the last holder lets go). Secrets are zeroed when the last holder drops them.
 #[derive(Clone)]
 pub struct Key {
     pub set: ParamSet,
     pub seed: Option<Arc<Zeroizing<[u8; 32]>>>,
     pub sk: Option<SecretKey>,
     pub pk: Option<Arc<Vec<u8>>>,
+    sk_handle: Option<LazyHandle>,
+    pk_handle: Option<LazyHandle>,
 }
 
 impl Key {
-    fn empty(set: ParamSet) -> Key {
+    fn new(
+        set: ParamSet,
+        seed: Option<Arc<Zeroizing<[u8; 32]>>>,
+        sk: Option<SecretKey>,
+        pk: Option<Arc<Vec<u8>>>,
+    ) -> Key {
+        let alg = Alg::MlDsa(set);
         Key {
             set,
-            seed: None,
-            sk: None,
-            pk: None,
+            seed,
+            sk_handle: sk
+                .as_ref()
+                .map(|b| LazyHandle::new(alg, KeyKind::Secret, b)),
+            pk_handle: pk
+                .as_ref()
+                .map(|b| LazyHandle::new(alg, KeyKind::Public, b)),
+            sk,
+            pk,
         }
+    }
+
+    fn empty(set: ParamSet) -> Key {
+        Key::new(set, None, None, None)
+    }
+
+    /// The secret key's pqgpu handle (made on first use, off any async job's small stack).
+    pub fn secret_handle(&self) -> Option<LazyHandle> {
+        self.sk_handle.clone()
+    }
+
+    /// The public key's pqgpu handle.
+    pub fn public_handle(&self) -> Option<LazyHandle> {
+        self.pk_handle.clone()
     }
 
     /// Expands a seed (ML-DSA.KeyGen_internal).
     fn from_seed(set: ParamSet, seed: &[u8; 32]) -> Option<Key> {
         let seed = Zeroizing::new(*seed);
         let (pk, sk) = engine::keygen(set, seed.clone()).ok()?;
-        Some(Key {
+        Some(Key::new(
             set,
-            seed: Some(Arc::new(seed)),
-            sk: Some(sk),
-            pk: Some(Arc::new(pk)),
-        })
+            Some(Arc::new(seed)),
+            Some(sk),
+            Some(Arc::new(pk)),
+        ))
     }
 }
 
@@ -89,20 +121,15 @@ pub fn key_from_params(set: ParamSet, p: &Params, include_private: bool) -> Opti
             if !tr_matches(sk, pk) {
                 return None;
             }
-            Key {
+            Key::new(
                 set,
-                seed: None,
-                sk: Some(Arc::new(Zeroizing::new(sk.to_vec()))),
-                pk: Some(Arc::new(pk.to_vec())),
-            }
+                None,
+                Some(Arc::new(Zeroizing::new(sk.to_vec()))),
+                Some(Arc::new(pk.to_vec())),
+            )
         }
         (None, Some(_), None) => return None,
-        (None, None, Some(pk)) => Key {
-            set,
-            seed: None,
-            sk: None,
-            pk: Some(Arc::new(pk.to_vec())),
-        },
+        (None, None, Some(pk)) => Key::new(set, None, None, Some(Arc::new(pk.to_vec()))),
         (None, None, None) => return None,
     };
     if pk.is_some_and(|pk| key.pk.as_deref().map(|v| &v[..]) != Some(pk)) {
@@ -319,9 +346,11 @@ unsafe extern "C" fn dup(k: *const c_void, selection: c_int) -> *mut c_void {
         if selection & abi::SELECT_PRIVATE_KEY == 0 {
             d.seed = None;
             d.sk = None;
+            d.sk_handle = None;
         }
         if selection & abi::SELECT_PUBLIC_KEY == 0 {
             d.pk = None;
+            d.pk_handle = None;
         }
         Box::into_raw(Box::new(d)).cast()
     })

@@ -7,13 +7,22 @@
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
 //! `guard` (panic boundary), `keymgmt` and `signature` (the algorithms), `engine` (the one
 //! door into pqgpu), `caps` (TLS signature schemes), `async_job`, `batch` and `pool` (OpenSSL async jobs, coalescing, helper threads).
+//!
+//! CTRU-Prime-653/761/1277, which OpenSSL does not know, are served whole under a private OID
+//! arc: key management (`ctru_key`), the KEM (`kem`), and encoders/decoders (`codec` over
+//! `der`) so keys can be written to files and read back; `core` holds the core's functions.
 
 pub mod abi;
 mod async_job;
 mod batch;
 mod caps;
+mod codec;
+mod core;
+pub mod ctru_key;
+mod der;
 pub mod engine;
 pub mod guard;
+mod kem;
 pub mod keymgmt;
 pub mod params;
 mod pool;
@@ -37,19 +46,21 @@ pub const fn set_of(s: usize) -> ParamSet {
 
 const PROPS: *const c_char = c"provider=pqgpu".as_ptr();
 
-const fn alg(names: &'static std::ffi::CStr, f: &'static Table<Dispatch, 18>) -> Algorithm {
-    Algorithm {
-        names: names.as_ptr(),
-        properties: PROPS,
-        implementation: f.as_ptr(),
-        description: ptr::null(),
-    }
+const fn alg<const N: usize>(
+    names: &'static std::ffi::CStr,
+    f: &'static Table<Dispatch, N>,
+) -> Algorithm {
+    with_props(names, PROPS, f)
 }
 
-const fn sig(names: &'static std::ffi::CStr, f: &'static Table<Dispatch, 16>) -> Algorithm {
+const fn with_props<const N: usize>(
+    names: &'static std::ffi::CStr,
+    props: *const c_char,
+    f: &'static Table<Dispatch, N>,
+) -> Algorithm {
     Algorithm {
         names: names.as_ptr(),
-        properties: PROPS,
+        properties: props,
         implementation: f.as_ptr(),
         description: ptr::null(),
     }
@@ -67,17 +78,57 @@ const N44: &std::ffi::CStr = c"ML-DSA-44:MLDSA44:2.16.840.1.101.3.4.3.17:id-ml-d
 const N65: &std::ffi::CStr = c"ML-DSA-65:MLDSA65:2.16.840.1.101.3.4.3.18:id-ml-dsa-65";
 const N87: &std::ffi::CStr = c"ML-DSA-87:MLDSA87:2.16.840.1.101.3.4.3.19:id-ml-dsa-87";
 
-static KEYMGMT: Table<Algorithm, 4> = Table([
+const C: [&std::ffi::CStr; 3] = ctru_key::NAMES;
+
+static KEYMGMT: Table<Algorithm, 7> = Table([
     alg(N44, &keymgmt::MLDSA44),
     alg(N65, &keymgmt::MLDSA65),
     alg(N87, &keymgmt::MLDSA87),
+    alg(C[0], &ctru_key::KEYMGMT[0]),
+    alg(C[1], &ctru_key::KEYMGMT[1]),
+    alg(C[2], &ctru_key::KEYMGMT[2]),
     ALG_END,
 ]);
 
 static SIGNATURE: Table<Algorithm, 4> = Table([
-    sig(N44, &signature::MLDSA44),
-    sig(N65, &signature::MLDSA65),
-    sig(N87, &signature::MLDSA87),
+    alg(N44, &signature::MLDSA44),
+    alg(N65, &signature::MLDSA65),
+    alg(N87, &signature::MLDSA87),
+    ALG_END,
+]);
+
+static KEM: Table<Algorithm, 4> = Table([
+    alg(C[0], &kem::KEM[0]),
+    alg(C[1], &kem::KEM[1]),
+    alg(C[2], &kem::KEM[2]),
+    ALG_END,
+]);
+
+macro_rules! encoders {
+    ($s:literal) => {
+        [
+            with_props(C[$s], codec::ENC_PROPS[0].as_ptr(), &codec::ENCODERS[$s][0]),
+            with_props(C[$s], codec::ENC_PROPS[1].as_ptr(), &codec::ENCODERS[$s][1]),
+            with_props(C[$s], codec::ENC_PROPS[2].as_ptr(), &codec::ENCODERS[$s][2]),
+            with_props(C[$s], codec::ENC_PROPS[3].as_ptr(), &codec::ENCODERS[$s][3]),
+        ]
+    };
+}
+
+static ENCODER: Table<Algorithm, 13> = {
+    let [a, b, c] = [encoders!(0), encoders!(1), encoders!(2)];
+    Table([
+        a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3], ALG_END,
+    ])
+};
+
+static DECODER: Table<Algorithm, 7> = Table([
+    with_props(C[0], codec::DEC_PROPS[0].as_ptr(), &codec::DECODERS[0][0]),
+    with_props(C[0], codec::DEC_PROPS[1].as_ptr(), &codec::DECODERS[0][1]),
+    with_props(C[1], codec::DEC_PROPS[0].as_ptr(), &codec::DECODERS[1][0]),
+    with_props(C[1], codec::DEC_PROPS[1].as_ptr(), &codec::DECODERS[1][1]),
+    with_props(C[2], codec::DEC_PROPS[0].as_ptr(), &codec::DECODERS[2][0]),
+    with_props(C[2], codec::DEC_PROPS[1].as_ptr(), &codec::DECODERS[2][1]),
     ALG_END,
 ]);
 
@@ -93,6 +144,9 @@ unsafe extern "C" fn query_operation(
     match op {
         abi::OP_KEYMGMT => KEYMGMT.as_ptr(),
         abi::OP_SIGNATURE => SIGNATURE.as_ptr(),
+        abi::OP_KEM => KEM.as_ptr(),
+        abi::OP_ENCODER => ENCODER.as_ptr(),
+        abi::OP_DECODER => DECODER.as_ptr(),
         _ => ptr::null(),
     }
 }
@@ -121,8 +175,11 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
         // SAFETY: a terminated, writable array from OpenSSL.
         let p = unsafe { Params::new(params) };
         status(
-            p.set_utf8(c"name", c"pqgpu: ML-DSA on NVIDIA GPUs and CPUs")
-                .is_ok()
+            p.set_utf8(
+                c"name",
+                c"pqgpu: ML-DSA and CTRU-Prime on NVIDIA GPUs and CPUs",
+            )
+            .is_ok()
                 && p.set_utf8(c"version", VERSION).is_ok()
                 && p.set_utf8(c"buildinfo", VERSION).is_ok()
                 && p.set_int(c"status", 1).is_ok(),
@@ -141,44 +198,45 @@ static OUT: Table<Dispatch, 6> = Table([
     abi::DISPATCH_END,
 ]);
 
-/// Reads this provider's settings from its configuration section (`backend`, `trace`) through
-/// the core's get_params.
+/// This provider's settings from its configuration section.
+#[derive(Default)]
+struct Settings {
+    backend: Option<String>,
+    trace: Option<String>,
+    serve: Vec<(pqgpu::serve::Opt, String)>,
+}
+
+/// Reads the settings (`backend`, `trace`, the serving options of `engine::SERVE_KEYS`)
+/// through the core's get_params.
 ///
 /// # Safety
-/// `in_` must be the core's terminated dispatch table and `handle` its handle.
-unsafe fn config(handle: *const c_void, in_: *const Dispatch) -> (Option<String>, Option<String>) {
-    let mut get: Option<abi::CoreGetParams> = None;
-    let mut d = in_;
-    // SAFETY: the core's table is terminated by id 0.
-    unsafe {
-        while !d.is_null() && (*d).id != 0 {
-            if (*d).id == abi::CORE_GET_PARAMS {
-                get = (*d)
-                    .function
-                    .map(|f| std::mem::transmute::<unsafe extern "C" fn(), abi::CoreGetParams>(f));
-            }
-            d = d.add(1);
-        }
-    }
-    let Some(get) = get else { return (None, None) };
-    let mut backend: *const c_char = ptr::null();
-    let mut trace: *const c_char = ptr::null();
-    let ptr_param = |key: &'static std::ffi::CStr, slot: *mut *const c_char| Param {
-        key: key.as_ptr(),
-        data_type: abi::PARAM_UTF8_PTR,
-        data: slot.cast(),
-        data_size: 0,
-        return_size: abi::PARAM_UNMODIFIED,
+/// `handle` must be the core's handle.
+unsafe fn config(handle: *const c_void, get: Option<abi::CoreGetParams>) -> Settings {
+    let Some(get) = get else {
+        return Settings::default();
     };
-    let mut arr = [
-        ptr_param(c"backend", &mut backend),
-        ptr_param(c"trace", &mut trace),
-        abi::PARAM_END,
-    ];
+    let keys: Vec<&'static std::ffi::CStr> = [c"backend", c"trace"]
+        .into_iter()
+        .chain(engine::SERVE_KEYS.iter().map(|(k, _)| *k))
+        .collect();
+    let mut values: Vec<*const c_char> = vec![ptr::null(); keys.len()];
+    let mut arr: Vec<Param> = keys
+        .iter()
+        .zip(values.iter_mut())
+        .map(|(k, slot)| Param {
+            key: k.as_ptr(),
+            data_type: abi::PARAM_UTF8_PTR,
+            data: (slot as *mut *const c_char).cast(),
+            data_size: 0,
+            return_size: abi::PARAM_UNMODIFIED,
+        })
+        .collect();
+    arr.push(abi::PARAM_END);
     // SAFETY: the core's get_params with our handle and a terminated array of UTF8_PTRs.
     if unsafe { get(handle, arr.as_mut_ptr()) } == 0 {
-        return (None, None);
+        return Settings::default();
     }
+    drop(arr);
     // SAFETY: the core set each pointer to a NUL-terminated config value, or left it NULL.
     let read = |p: *const c_char| {
         (!p.is_null()).then(|| {
@@ -187,7 +245,15 @@ unsafe fn config(handle: *const c_void, in_: *const Dispatch) -> (Option<String>
                 .into_owned()
         })
     };
-    (read(backend), read(trace))
+    Settings {
+        backend: read(values[0]),
+        trace: read(values[1]),
+        serve: engine::SERVE_KEYS
+            .iter()
+            .zip(&values[2..])
+            .filter_map(|((_, o), v)| read(*v).map(|v| (*o, v)))
+            .collect(),
+    }
 }
 
 /// The module's entry point, called by OpenSSL when it loads `pqgpu.so`.
@@ -206,11 +272,16 @@ pub unsafe extern "C" fn OSSL_provider_init(
             return 0;
         }
         // SAFETY: forwarded from OpenSSL.
-        let (backend, trace) = unsafe { config(handle, in_) };
-        if engine::configure(backend.as_deref(), trace.as_deref()).is_err() {
+        let core = unsafe { core::capture(in_) };
+        // SAFETY: as above.
+        let cfg = unsafe { config(handle, core.get_params) };
+        if engine::configure(cfg.backend.as_deref(), cfg.trace.as_deref(), &cfg.serve).is_err() {
             return 0;
         }
         async_job::init();
+        for (oid, name) in ctru_key::OIDS.iter().zip(ctru_key::SHORT) {
+            core::register_oid(handle, oid, name);
+        }
         // SAFETY: OpenSSL's out-pointers.
         unsafe {
             *out = OUT.as_ptr();

@@ -215,7 +215,9 @@ unsafe extern "C" fn sign(
         if sigsize < len || (tbs.is_null() && tbslen != 0) {
             return 0;
         }
-        let Some(sk) = k.sk.clone() else { return 0 };
+        let Some(sk) = k.secret_handle() else {
+            return 0;
+        };
         let rnd = match (&c.test_entropy, c.deterministic) {
             (Some(e), _) => e.clone(),
             (None, true) => Zeroizing::new([0u8; 32]),
@@ -261,7 +263,7 @@ unsafe extern "C" fn verify(
         let Some(c) = (unsafe { ctx(c) }) else {
             return 0;
         };
-        let Some(pk) = c.key().and_then(|k| k.pk.clone()) else {
+        let Some(pk) = c.key().and_then(|k| k.public_handle()) else {
             return 0;
         };
         if (sig.is_null() && siglen != 0) || (tbs.is_null() && tbslen != 0) {

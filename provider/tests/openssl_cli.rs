@@ -688,8 +688,10 @@ fn tls13_handshake_with_pqgpu_certificate() {
     }
 }
 
-/// `openssl speed -async_jobs 256 ML-DSA-44` under pqgpu completes, and every operation it
-/// counted went through pqgpu (inside async jobs the work runs on helper threads).
+/// `openssl speed -async_jobs 1100 ML-DSA-44` under pqgpu completes, and every operation it
+/// counted went through pqgpu (inside async jobs the work runs on helper threads). Over 1,024
+/// jobs: speed select()s on every job's wait descriptor and gives up past FD_SETSIZE, so this
+/// fails if the provider spends a descriptor per job.
 #[test]
 fn speed_with_async_jobs() {
     let Some(e) = Env::new("speed") else { return };
@@ -701,7 +703,7 @@ fn speed_with_async_jobs() {
             "1",
             "-elapsed",
             "-async_jobs",
-            "256",
+            "1100",
             "-propquery",
             "provider=pqgpu",
             "ML-DSA-44",
@@ -779,5 +781,42 @@ fn speed_with_async_jobs() {
             sizes.len()
         );
         assert!(max > 1, "{op}: no batch of more than one item");
+    }
+}
+
+/// The serving options in the provider's section reach the dispatcher's checks: valid values
+/// load (and the provider works), a value out of range or not a number stops the load.
+#[test]
+fn serving_options_are_checked_at_load() {
+    let Some(e) = Env::new("opts") else { return };
+    let pq = String::from_utf8(e.read("pq.cnf")).unwrap();
+    for (opts, loads) in [
+        (
+            "cpu_crossover = 0\nmax_wait_us = 200\nquiet_us = 10\n",
+            true,
+        ),
+        ("cpu_crossover = many\n", false),
+        ("max_in_flight = 0\n", false),
+        ("max_wait_us = 2000000\n", false),
+    ] {
+        let cnf = pq.replace("backend = cpu\n", &format!("backend = cpu\n{opts}"));
+        assert_ne!(cnf, pq);
+        e.write("opt.cnf", cnf.as_bytes());
+        let run = |args: &[&str]| {
+            std::process::Command::new(&e.bin)
+                .args(args)
+                .current_dir(&e.dir)
+                .env("OPENSSL_CONF", e.path("opt.cnf"))
+                .output()
+                .unwrap()
+        };
+        let listed = String::from_utf8_lossy(&run(&["list", "-providers"]).stdout).into_owned();
+        assert_eq!(listed.contains("pqgpu"), loads, "{opts}: {listed}");
+        if loads {
+            e.clear_trace();
+            let o = run(&["genpkey", "-algorithm", "ML-DSA-44", "-out", "opt.pem"]);
+            assert!(o.status.success());
+            assert_eq!(e.traced("keygen ML-DSA-44"), 1);
+        }
     }
 }

@@ -136,18 +136,35 @@ pub trait Backend: Send + Sync {
     }
 }
 
-/// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu`, then uses the GPU when
-/// one is usable and the CPU otherwise. `Gpu` with no usable GPU is `NoDevice`.
+/// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu|auto`, then uses the GPU
+/// when one is usable and the CPU otherwise; any other value of the variable makes `Auto`
+/// `InvalidArgument` (see [`auto_override`]). `Gpu` with no usable GPU is `NoDevice`.
 pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {
-    let requested = match (requested, crate::settings::get().backend.as_deref()) {
-        (BackendKind::Auto, Some("cpu")) => BackendKind::Cpu,
-        (BackendKind::Auto, Some("gpu")) => BackendKind::Gpu,
-        (k, _) => k,
+    let requested = match requested {
+        BackendKind::Auto => auto_override()?.unwrap_or(BackendKind::Auto),
+        k => k,
     };
     match requested {
         BackendKind::Cpu => Ok(cpu_backend()),
         BackendKind::Gpu => crate::gpu::backend(),
         BackendKind::Auto => Ok(crate::gpu::backend().unwrap_or_else(|_| cpu_backend())),
+    }
+}
+
+/// What `PQGPU_BACKEND` makes of `Auto`: `Some(Cpu | Gpu)`, or `None` (unset or `auto`). An
+/// unknown value is `InvalidArgument`, said once per process on stderr (the status alone
+/// would not name the variable).
+pub fn auto_override() -> Result<Option<BackendKind>, Error> {
+    use crate::settings::AutoBackend;
+    match &crate::settings::get().backend {
+        Ok(AutoBackend::Either) => Ok(None),
+        Ok(AutoBackend::Cpu) => Ok(Some(BackendKind::Cpu)),
+        Ok(AutoBackend::Gpu) => Ok(Some(BackendKind::Gpu)),
+        Err(why) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("pqgpu: {why}: PQG_BACKEND_AUTO is refused"));
+            Err(Error::InvalidArgument)
+        }
     }
 }
 

@@ -2,14 +2,16 @@
 //! from), and the no-overlap check that makes caller output rows safe to hand out as slices.
 
 use super::guard::Out;
+use super::layout::{Outputs, Runs};
 use super::recycle::{give, take, Pooled};
 use crate::backend::in_pool;
 use crate::{Error, Status};
 use rayon::prelude::*;
 
-/// Batches from this size check their requests on all cores (65,536 checks take a few
-/// milliseconds on one core: more than a GPU needs for the batch's encapsulations).
-const PARALLEL_CHECKS_FROM: usize = 4096;
+/// Batches from this size check their requests on all cores, in blocks of this size (65,536
+/// checks take a few tenths of a millisecond on one core: a tenth of the GPU time of a batch
+/// of CTRU-Prime encapsulations).
+const BLOCK: usize = 4096;
 
 /// The requests of a batch that passed their checks, in request order: `items[k]` (inputs)
 /// and `outs[k]` (outputs). The others keep their own error in `rejected`; in the common
@@ -18,6 +20,8 @@ pub(crate) struct Accepted<T, O> {
     pub items: Vec<T>,
     pub outs: Vec<O>,
     rejected: Vec<(usize, Error)>,
+    /// The accepted outputs' layout, followed while they were checked.
+    runs: Runs,
 }
 
 /// A C request array read from several threads.
@@ -28,46 +32,36 @@ struct Requests<'a, R>(&'a [R]);
 unsafe impl<R> Sync for Requests<'_, R> {}
 
 impl<R> Requests<'_, R> {
-    fn get(&self, i: usize) -> &R {
-        &self.0[i]
+    fn block(&self, b: usize) -> &[R] {
+        &self.0[b * BLOCK..self.0.len().min((b + 1) * BLOCK)]
     }
 }
 
-impl<T: Pooled, O: Pooled> Accepted<T, O> {
-    /// Checks every request with `check`: on all cores for a large batch whose requests are
-    /// all good (the usual case: a first pass only asks whether they are), one by one
-    /// otherwise. The lists reuse earlier batches' memory.
+impl<T: Pooled, O: Pooled + Outputs> Accepted<T, O> {
+    /// Checks every request with `check` (which must be pure: a request may be checked
+    /// twice), following the outputs' layout on the way. A large batch whose requests are all
+    /// good (the usual case) is checked once, on all cores; otherwise one by one. The lists
+    /// reuse earlier batches' memory.
     pub(crate) fn check<R>(
         reqs: &[R],
         check: impl Fn(&R) -> Result<(T, O), Error> + Sync + Send,
     ) -> Self {
-        let n = reqs.len();
         let (mut items, mut outs) = (take(), take());
-        let shared = Requests(reqs);
-        // On this process's pool: never one inherited across fork().
-        let parallel = n >= PARALLEL_CHECKS_FROM
-            && in_pool(|| (0..n).into_par_iter().all(|i| check(shared.get(i)).is_ok()));
-        if parallel {
-            in_pool(|| {
-                (0..n)
-                    .into_par_iter()
-                    .map(|i| match check(shared.get(i)) {
-                        Ok(checked) => checked,
-                        // The requests are read-only and the checks pure: the first pass decided.
-                        Err(_) => unreachable!("a request that passed its check failed it"),
-                    })
-                    .unzip_into_vecs(&mut items, &mut outs)
-            });
-            return Accepted {
-                items,
-                outs,
-                rejected: Vec::new(),
-            };
+        if reqs.len() >= BLOCK {
+            if let Some(runs) = all_good(reqs, &check, &mut items, &mut outs) {
+                return Accepted {
+                    items,
+                    outs,
+                    rejected: Vec::new(),
+                    runs,
+                };
+            }
         }
-        let mut rejected = Vec::new();
+        let (mut rejected, mut runs) = (Vec::new(), Runs::default());
         for (i, r) in reqs.iter().enumerate() {
             match check(r) {
                 Ok((item, out)) => {
+                    runs.push(&out);
                     items.push(item);
                     outs.push(out);
                 }
@@ -78,7 +72,21 @@ impl<T: Pooled, O: Pooled> Accepted<T, O> {
             items,
             outs,
             rejected,
+            runs,
         }
+    }
+
+    /// `InvalidArgument` unless the accepted requests' outputs are pairwise apart: they become
+    /// `&mut` slices, which must never alias. Usually already known from the check.
+    pub(crate) fn outputs_apart(&self) -> Result<(), Error> {
+        if self.runs.apart() {
+            return Ok(());
+        }
+        disjoint(
+            (0..O::KINDS)
+                .map(|kind| spans(self.outs.iter().map(|o| o.span(kind))))
+                .collect(),
+        )
     }
 
     /// Every request's status in request order: the backend's (`ran`, one per accepted item)
@@ -100,6 +108,53 @@ impl<T: Pooled, O: Pooled> Accepted<T, O> {
         give(ran);
         merged
     }
+}
+
+/// Checks all requests block by block on all cores, each block writing its items and outputs
+/// straight into their places in `items` and `outs`. `Some(layout)` when every request
+/// passed (the lists then hold them all); `None` as soon as one fails (the lists are left
+/// empty and the caller checks one by one, giving each failure its own status).
+fn all_good<R, T: Send, O: Outputs>(
+    reqs: &[R],
+    check: &(impl Fn(&R) -> Result<(T, O), Error> + Sync),
+    items: &mut Vec<T>,
+    outs: &mut Vec<O>,
+) -> Option<Runs> {
+    let n = reqs.len();
+    items.reserve(n);
+    outs.reserve(n);
+    let shared = Requests(reqs);
+    let blocks = (
+        &mut items.spare_capacity_mut()[..n],
+        &mut outs.spare_capacity_mut()[..n],
+    );
+    // On this process's pool: never one inherited across fork().
+    let runs = in_pool(|| {
+        let (item_slots, out_slots) = blocks;
+        item_slots
+            .par_chunks_mut(BLOCK)
+            .zip(out_slots.par_chunks_mut(BLOCK))
+            .enumerate()
+            .map(|(b, (item_slots, out_slots))| {
+                let mut runs = Runs::default();
+                let slots = item_slots.iter_mut().zip(out_slots.iter_mut());
+                for (r, (item_slot, out_slot)) in shared.block(b).iter().zip(slots) {
+                    let (item, out) = check(r).ok()?;
+                    runs.push(&out);
+                    item_slot.write(item);
+                    out_slot.write(out);
+                }
+                Some(runs)
+            })
+            .collect::<Option<Vec<Runs>>>()
+    })?;
+    // SAFETY: every block returned `Some`, so each of the first n slots of both lists was
+    // written above (a block writes all its slots, in order, before it returns `Some`).
+    unsafe {
+        items.set_len(n);
+        outs.set_len(n);
+    }
+    Some(runs.into_iter().fold(Runs::default(), Runs::then))
 }
 
 /// A list for `n` statuses, all `Panic` until the backend reports.
@@ -254,6 +309,57 @@ mod tests {
                 .enumerate()
                 .all(|(i, s)| s.is_ok() != (Some(i) == reject)));
         }
+    }
+
+    /// Outputs laid out as arrays pass on the check's own verdict; any other layout gets the
+    /// full check, which accepts what is apart and rejects what overlaps, in large batches
+    /// (checked on all cores, block by block) and small ones.
+    #[test]
+    fn outputs_apart_in_every_layout() {
+        use crate::ffi::guard::Out;
+        let sig = 100usize;
+        for n in [10usize, 9000] {
+            let place = |at: &dyn Fn(usize) -> usize| -> Result<(), Error> {
+                let reqs: Vec<usize> = (0..n).map(at).collect();
+                let acc = Accepted::check(&reqs, |&a| Ok(((), Out::new(a as *mut u8, sig)?)));
+                let r = acc.outputs_apart();
+                acc.merge(vec![Ok(()); n]);
+                r
+            };
+            let bad = Err(Error::InvalidArgument);
+            assert_eq!(place(&|i| 4096 + i * sig), Ok(()), "array, n={n}");
+            assert_eq!(place(&|i| 4096 + (n - 1 - i) * sig), Ok(()), "reversed");
+            assert_eq!(place(&|i| 4096 + i * (sig - 1)), bad, "rows overlap");
+            assert_eq!(place(&|i| 4096 + (i % (n - 1)) * sig), bad, "a row twice");
+            assert_eq!(
+                place(&|i| 4096 + i * sig + (i == n / 2) as usize),
+                bad,
+                "one row off"
+            );
+        }
+        // Two kinds: separate arrays, interleaved rows, and one array inside the other.
+        let n = 9000;
+        let pair = |ct: &dyn Fn(usize) -> usize, ss: &dyn Fn(usize) -> usize| {
+            let reqs: Vec<(usize, usize)> = (0..n).map(|i| (ct(i), ss(i))).collect();
+            let acc = Accepted::check(&reqs, |&(c, s)| {
+                Ok((
+                    (),
+                    (Out::new(c as *mut u8, 64)?, Out::new(s as *mut u8, 32)?),
+                ))
+            });
+            let r = acc.outputs_apart();
+            acc.merge(vec![Ok(()); n]);
+            r
+        };
+        assert_eq!(
+            pair(&|i| (1 << 20) + i * 64, &|i| (1 << 24) + i * 32),
+            Ok(())
+        );
+        assert_eq!(pair(&|i| 4096 + i * 96, &|i| 4096 + i * 96 + 64), Ok(()));
+        assert_eq!(
+            pair(&|i| 4096 + i * 64, &|i| 4096 + 64 * 100 + i * 32),
+            Err(Error::InvalidArgument)
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@ use super::guard::boundary_or;
 use super::{guard::boundary, pqg_status};
 use crate::backend::{self, Backend, BackendKind};
 use crate::Error;
+use std::ffi::c_char;
 use std::sync::Arc;
 
 /// Which engine runs the work (`PQG_BACKEND_*`).
@@ -34,14 +35,38 @@ pub struct pqg_context {
     pub(crate) backend: Arc<dyn Backend>,
     /// Key-handle calls, coalescing of single items, notification, options (`ffi::serve`).
     pub(crate) serve: crate::serve::Serve,
+    /// How the backend was chosen, for `pqg_context_describe`.
+    origin: Origin,
+}
+
+/// How a context came to its backend.
+struct Origin {
+    requested: BackendKind,
+    /// `PQGPU_BACKEND` decided what AUTO became.
+    by_variable: bool,
+    /// Why AUTO did not get the GPU (only when it fell back to the CPU).
+    gpu_unusable: Option<String>,
 }
 
 /// Wraps an existing backend in a C handle (for tests that need a custom backend, such as
 /// one that panics). Free it with `pqg_context_free`.
 #[doc(hidden)]
 pub fn context_from_backend(backend: Arc<dyn Backend>) -> *mut pqg_context {
+    let origin = Origin {
+        requested: backend.kind(),
+        by_variable: false,
+        gpu_unusable: None,
+    };
+    new_context(backend, origin)
+}
+
+fn new_context(backend: Arc<dyn Backend>, origin: Origin) -> *mut pqg_context {
     let serve = crate::serve::Serve::new(backend.clone());
-    Box::into_raw(Box::new(pqg_context { backend, serve }))
+    Box::into_raw(Box::new(pqg_context {
+        backend,
+        serve,
+        origin,
+    }))
 }
 
 /// The context behind a C pointer: NULL is `NullPointer`.
@@ -56,15 +81,17 @@ pub(crate) unsafe fn context<'a>(ctx: *const pqg_context) -> Result<&'a pqg_cont
 /// Creates a context running on `backend` and stores it in `*out`.
 ///
 /// `PQG_BACKEND_AUTO` picks the GPU when one is usable and the CPU otherwise (the environment
-/// variable `PQGPU_BACKEND=cpu|gpu` overrides AUTO). The GPU is initialised here, lazily,
-/// never when the library is loaded.
+/// variable `PQGPU_BACKEND=cpu|gpu|auto` overrides AUTO; any other value of it makes AUTO fail
+/// with `PQG_ERR_INVALID_ARGUMENT` and one line on stderr naming the value). The GPU is
+/// initialised here, lazily, never when the library is loaded. `pqg_context_describe` says
+/// what was chosen and why.
 ///
 /// @param[in]  backend  `PQG_BACKEND_AUTO`, `PQG_BACKEND_CPU` or `PQG_BACKEND_GPU`.
 /// @param[out] out      receives the new context, owned by the caller (free it with
 ///                      `pqg_context_free`); set to NULL on failure.
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (out is NULL); `PQG_ERR_INVALID_ARGUMENT`
-///         (unknown backend); `PQG_ERR_NO_DEVICE` (GPU demanded, none usable);
-///         `PQG_ERR_PANIC`. Thread-safe.
+///         (unknown backend, or AUTO with an unknown `PQGPU_BACKEND` value);
+///         `PQG_ERR_NO_DEVICE` (GPU demanded, none usable); `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_context_new(
     backend: pqg_backend,
@@ -82,7 +109,19 @@ pub unsafe extern "C" fn pqg_context_new(
             2 => BackendKind::Gpu,
             _ => return Err(Error::InvalidArgument),
         };
-        let ctx = context_from_backend(backend::select(kind)?);
+        let by_variable = kind == BackendKind::Auto && backend::auto_override()?.is_some();
+        let chosen = backend::select(kind)?;
+        // AUTO fell back to the CPU after trying the GPU: keep the reason. (Asked only then:
+        // nothing here may touch the GPU state of a process that never tried the GPU.)
+        let gpu_unusable =
+            (kind == BackendKind::Auto && !by_variable && chosen.kind() == BackendKind::Cpu)
+                .then(|| crate::gpu::unavailable_reason().unwrap_or_else(|| "unknown".to_string()));
+        let origin = Origin {
+            requested: kind,
+            by_variable,
+            gpu_unusable,
+        };
+        let ctx = new_context(chosen, origin);
         // SAFETY: as above.
         unsafe { out.write(ctx) };
         Ok(())
@@ -113,6 +152,116 @@ pub unsafe extern "C" fn pqg_context_backend(ctx: *const pqg_context) -> pqg_bac
             Err(_) => pqg_backend_values::PQG_BACKEND_AUTO as pqg_backend,
         }
     })
+}
+
+/// Describes a context as text: the backend it runs on, what was requested, why AUTO chose
+/// as it did, the devices, and why a GPU is unusable when AUTO fell back to the CPU. One
+/// `key=value` per line (`\n`), values on one line; keys may be added in later versions,
+/// and these are kept:
+///
+/// - `backend=cpu|gpu`: what the context runs on (as `pqg_context_backend`);
+/// - `requested=auto|cpu|gpu`: what `pqg_context_new` was asked for;
+/// - `chosen_by=request|PQGPU_BACKEND|gpu usable|no usable gpu`: why this backend;
+/// - `gpu_unusable=<reason>`: why AUTO fell back to the CPU (no CUDA driver, no device,
+///   the kernels did not compile, a child after `fork()`), or why a GPU context no longer
+///   works (a child after `fork()`);
+/// - `gpu_devices=<n>` and `gpu=<name, SMs, memory, driver; ...>`: on a GPU context;
+/// - `cpu_threads=<n>` and `cpu_simd=avx2|portable`: the CPU backend (CPU contexts run on
+///   it; GPU contexts hand it chunks when every GPU has failed);
+/// - `version=<pqg_version()>`.
+///
+/// The text is written only when it fits: call with `buf` NULL and `len` 0 to learn the
+/// size, then again with a buffer that large. Describing a context does no work on it and
+/// never initialises a GPU.
+///
+/// @param[in]  ctx      a context.
+/// @param[out] buf      receives the text, NUL-terminated; may be NULL when `len` is 0.
+/// @param[in]  len      bytes available at `buf`.
+/// @param[out] written  if not NULL, receives the text's size in bytes including the
+///                      terminating NUL: the bytes written on success, the bytes needed on
+///                      `PQG_ERR_BAD_LENGTH`.
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx NULL, or buf NULL with `len` > 0);
+///         `PQG_ERR_BAD_LENGTH` (`len` is less than the size: nothing is written to `buf`);
+///         `PQG_ERR_PANIC`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_context_describe(
+    ctx: *const pqg_context,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: ctx is NULL or a live context (caller's promise).
+        let c = unsafe { context(ctx) }?;
+        if buf.is_null() && len > 0 {
+            return Err(Error::NullPointer);
+        }
+        let text = describe(c);
+        let size = text.len() + 1;
+        if !written.is_null() {
+            // SAFETY: a non-NULL `written` points to a writable size_t (caller's promise).
+            unsafe { written.write(size) };
+        }
+        if len < size {
+            return Err(Error::BadLength);
+        }
+        // SAFETY: buf is non-NULL (len >= size > 0) with `len` writable bytes (caller's
+        // promise), and `text` (a fresh String) cannot overlap it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
+            buf.add(text.len()).write(0);
+        }
+        Ok(())
+    })
+}
+
+fn kind_name(k: BackendKind) -> &'static str {
+    match k {
+        BackendKind::Auto => "auto",
+        BackendKind::Cpu => "cpu",
+        BackendKind::Gpu => "gpu",
+    }
+}
+
+/// The text of `pqg_context_describe`.
+fn describe(c: &pqg_context) -> String {
+    // One line per value, whatever a driver or compiler message holds.
+    let line = |v: &str| v.replace(['\n', '\r', '\0'], " ");
+    let o = &c.origin;
+    let kind = c.backend.kind();
+    let chosen_by = match (o.requested, kind) {
+        (BackendKind::Auto, _) if o.by_variable => "PQGPU_BACKEND",
+        (BackendKind::Auto, BackendKind::Gpu) => "gpu usable",
+        (BackendKind::Auto, _) => "no usable gpu",
+        _ => "request",
+    };
+    let mut lines = vec![
+        format!("backend={}", kind_name(kind)),
+        format!("requested={}", kind_name(o.requested)),
+        format!("chosen_by={chosen_by}"),
+    ];
+    if let Some(why) = &o.gpu_unusable {
+        lines.push(format!("gpu_unusable={}", line(why)));
+    }
+    if kind == BackendKind::Gpu {
+        // This process opened the GPU for this context, so these only read its state.
+        match crate::gpu::device_description() {
+            Some(d) => {
+                lines.push(format!("gpu_devices={}", crate::gpu::device_count()));
+                lines.push(format!("gpu={}", line(&d)));
+            }
+            None => {
+                let why = crate::gpu::unavailable_reason().unwrap_or_else(|| "unknown".into());
+                lines.push("gpu_devices=0".into());
+                lines.push(format!("gpu_unusable={}", line(&why)));
+            }
+        }
+    }
+    let threads = backend::in_pool(rayon::current_num_threads);
+    lines.push(format!("cpu_threads={threads}"));
+    lines.push(format!("cpu_simd={}", crate::simd::active()));
+    lines.push(format!("version={}", env!("CARGO_PKG_VERSION")));
+    lines.join("\n") + "\n"
 }
 
 const _: () = {

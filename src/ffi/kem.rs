@@ -3,7 +3,7 @@
 //! Same conventions as the ML-DSA functions; the secret outputs are `sk` and the shared
 //! secret `ss`, zeroed on failure.
 
-use super::batch::{disjoint, pending, rows, spans, Accepted};
+use super::batch::{disjoint, pending, rows, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{boundary, optional, requests, required, span_of, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
@@ -270,10 +270,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, p.shared_secret_len()) })
         });
-        disjoint(vec![
-            spans(accepted.outs.iter().map(|(ct, _)| ct.span())),
-            spans(accepted.outs.iter().map(|(_, ss)| ss.span())),
-        ])?;
+        accepted.outputs_apart()?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ct/ss buffer is writable for its length until the job
@@ -345,7 +342,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, ss_len) })
         });
-        disjoint(vec![spans(accepted.outs.iter().map(|ss| ss.span()))])?;
+        accepted.outputs_apart()?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ss buffer is writable for its length until the job

@@ -86,12 +86,11 @@ pub(crate) unsafe fn one(
             // SAFETY: non-NULL: seed_len readable bytes (caller's promise).
             false => Some(unsafe { required(seed, shape.seed_len) }?),
         };
-        let mut st = [Err(Error::Panic)];
         // SAFETY: pk and sk are writable for their checked lengths during this call and
         // overlap neither each other nor the seed (checked above).
         let (pk, sk) = unsafe { (pk.slice(), sk.slice()) };
-        generate(alg, &*ctx.backend, seed, pk, sk, &mut st)?;
-        st[0]
+        // Concurrent single calls on a GPU context are coalesced into batches (`serve`).
+        ctx.serve.keygen(alg, seed, pk, sk)
     });
     if status != PQG_OK && want_sk == Some(sk_len) {
         // SAFETY: sk is NULL or sk_len writable bytes (caller's promise).

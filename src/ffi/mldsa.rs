@@ -4,7 +4,7 @@
 //! Check order, the same everywhere: NULL context, algorithm, NULL pointers, buffer lengths,
 //! then the message's own shape (context over 255 bytes, digest or mu length).
 
-use super::batch::{disjoint, pending, rows, spans, Accepted};
+use super::batch::{disjoint, pending, rows, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{boundary, context_string, input, optional, required, signature, span_of, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
@@ -520,7 +520,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
         }
         // SAFETY: each request's buffers are valid until completion (contract).
         let accepted = Accepted::check(reqs, |r| unsafe { sign_item(p, r) });
-        disjoint(vec![spans(accepted.outs.iter().map(|o| o.span()))])?;
+        accepted.outputs_apart()?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted sig buffer is writable for the signature length until the

@@ -22,6 +22,7 @@ mod job;
 mod kem;
 mod key;
 mod keygen;
+mod layout;
 mod mldsa;
 mod recycle;
 mod serve;

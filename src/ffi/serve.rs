@@ -20,7 +20,8 @@ pub const PQG_OPT_MAX_WAIT_US: i32 = 1;
 /// The most items in one batch (default 65536; 1..1048576).
 pub const PQG_OPT_MAX_BATCH: i32 = 2;
 /// On a GPU context, batches of fewer items run on the CPU, and blocking calls run in the
-/// calling thread while fewer items are outstanding (default 8; 0..1048576).
+/// calling thread while fewer items are outstanding (default: the number of cores, at most
+/// 64; 0..1048576).
 pub const PQG_OPT_CPU_CROSSOVER: i32 = 3;
 /// Batches a context runs at once (default 4; 1..64); read when the context first queues work.
 pub const PQG_OPT_MAX_IN_FLIGHT: i32 = 4;

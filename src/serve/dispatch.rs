@@ -1,29 +1,42 @@
 //! The coalescing dispatcher: concurrent single items and small submissions of one context
 //! are queued and merged into backend batches.
 //!
-//! A dispatcher thread takes the queue as one batch (up to the maximum batch) when it is full,
-//! when the oldest item has waited the maximum wait, or when arrivals have paused; several
-//! threads (`MaxInFlight`) run batches at once, so while the GPU is busy the queue grows and
-//! the next batch is larger. Batches below the CPU crossover run on the CPU, and items a GPU
-//! fails are retried there. On a context whose backend is the CPU, blocking calls run in the
-//! caller's thread (no queue at all) and queued items are taken at once. Any other backend (a
-//! test's or an embedder's own, reporting itself as a CPU) gets every item, unretried.
+//! Callers append to one of several shards (chosen per thread), each under its own short
+//! lock, so many threads enqueue at once without meeting on one lock. A dispatcher thread
+//! takes a batch (up to the maximum batch) when the queue is full, when the oldest item has
+//! waited the maximum wait, or when arrivals have paused: taking is swapping each shard's
+//! list for an empty one, and the batch is the list of those segments (items are never moved
+//! or copied on the way). Several threads (`MaxInFlight`) run batches at once, so while the
+//! GPU is busy the queue grows and the next batch is larger. Batches below the CPU crossover
+//! run on the CPU, and items a GPU fails are retried there. On a context whose backend is the
+//! CPU, blocking calls run in the caller's thread (no queue at all) and queued items are
+//! taken at once. Any other backend (a test's or an embedder's own, reporting itself as a
+//! CPU) gets every item, unretried.
 
 use super::config::{Config, Opt};
 use super::exec;
 use super::item::{Completion, Item, Op};
 use crate::backend::Backend;
 use crate::{Error, Status};
-use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-struct Queue {
-    items: VecDeque<Item>,
-    last_arrival: Instant,
-    /// Items in batches being run, and blocking calls running inline on the CPU.
-    running: usize,
-    inline: usize,
+/// Queue shards: enough that callers on different cores rarely share one.
+const SHARDS: usize = 16;
+
+/// One shard of the queue, on its own cache lines.
+#[repr(align(128))]
+struct Shard {
+    items: Mutex<Vec<Item>>,
+    /// The last arrival (ns since [`Shared::epoch`]).
+    last: AtomicU64,
+}
+
+/// What the dispatcher threads share under one lock: only they and the rare slow paths
+/// (starting threads, shutdown) take it.
+struct Gate {
     workers: usize,
     /// The process that started the workers: a child after fork() has none of them.
     pid: u32,
@@ -45,13 +58,119 @@ struct Shared {
     backend: Arc<dyn Backend>,
     route: Route,
     cfg: Arc<Config>,
-    q: Mutex<Queue>,
-    arrived: Condvar,
+    shards: Box<[Shard]>,
+    /// Items in the shards (changed under the shard's lock, read anywhere).
+    pending: AtomicUsize,
+    /// When the oldest queued item arrived, or earlier (ns since `epoch`): set by the
+    /// arrival that finds the queue empty. A stale value is older, never newer, than the
+    /// true one, so the maximum wait is never exceeded because of it.
+    oldest: AtomicU64,
+    /// Items in batches being run, and blocking calls running inline on the CPU.
+    running: AtomicUsize,
+    /// Where the next take starts, so that no shard is always last.
+    rotate: AtomicUsize,
+    /// The process whose workers are running (0: none yet).
+    started: AtomicU32,
+    epoch: Instant,
+    gate: Mutex<Gate>,
+    wake: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.q.lock().unwrap_or_else(|e| e.into_inner())
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Starts the dispatcher threads if this process has none; false if none could start.
+    fn ensure_workers(self: &Arc<Self>) -> bool {
+        let me = std::process::id();
+        if self.started.load(Ordering::Acquire) == me {
+            return true;
+        }
+        let mut g = lock(&self.gate);
+        if g.pid != me {
+            // Forked: the parent's dispatcher threads, batches and queued callers are not
+            // here. Its queued items belong to callers of the parent; they are left alone.
+            g.pid = me;
+            g.workers = 0;
+            for s in self.shards.iter() {
+                std::mem::forget(std::mem::take(&mut *lock(&s.items)));
+            }
+            self.pending.store(0, Ordering::Release);
+            self.running.store(0, Ordering::Release);
+        }
+        if g.workers == 0 {
+            let want = self.cfg.get(Opt::MaxInFlight) as usize;
+            for _ in 0..want {
+                let shared = self.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("pqgpu-serve".into())
+                    .spawn(move || worker(shared));
+                if spawned.is_ok() {
+                    g.workers += 1;
+                }
+            }
+        }
+        if g.workers == 0 {
+            return false;
+        }
+        self.started.store(me, Ordering::Release);
+        true
+    }
+
+    /// Takes up to `max` queued items, shard by shard, as the shards' own lists.
+    fn take(&self, max: usize) -> Vec<Vec<Item>> {
+        let mut out = Vec::new();
+        let mut count = 0;
+        let start = self.rotate.fetch_add(1, Ordering::Relaxed);
+        for k in 0..SHARDS {
+            if count >= max {
+                break;
+            }
+            let mut v = lock(&self.shards[(start + k) % SHARDS].items);
+            if v.is_empty() {
+                continue;
+            }
+            let room = max - count;
+            let seg = if v.len() <= room {
+                let cap = v.len().min(4096);
+                std::mem::replace(&mut *v, Vec::with_capacity(cap))
+            } else {
+                // Over the maximum batch: the front goes, the rest waits (already due).
+                let rest = v.split_off(room);
+                std::mem::replace(&mut *v, rest)
+            };
+            self.pending.fetch_sub(seg.len(), Ordering::AcqRel);
+            self.running.fetch_add(seg.len(), Ordering::AcqRel);
+            count += seg.len();
+            out.push(seg);
+        }
+        out
+    }
+
+    /// Whether the queue should be taken now; otherwise how long until it should.
+    fn due_in(&self, pending: usize) -> Option<Duration> {
+        if pending >= self.cfg.get(Opt::MaxBatch) as usize {
+            return None;
+        }
+        let max_wait = self.cfg.get(Opt::MaxWaitUs) * 1000;
+        // Arrivals paused this long (or a quarter of the maximum wait) flush the queue.
+        let quiet = (self.cfg.get(Opt::QuietUs) * 1000).min(max_wait / 4);
+        let last = self
+            .shards
+            .iter()
+            .map(|s| s.last.load(Ordering::Acquire))
+            .max()
+            .unwrap_or(0);
+        let due = self.oldest.load(Ordering::Acquire).saturating_add(max_wait);
+        let calm = last.saturating_add(quiet);
+        let now = self.now();
+        let at = due.min(calm);
+        (now < at).then(|| Duration::from_nanos(at - now))
     }
 }
 
@@ -60,30 +179,45 @@ pub struct Dispatcher {
     sh: Arc<Shared>,
 }
 
-/// A blocking caller's completion.
-#[derive(Default)]
+/// A blocking caller's completion: the status, and the thread to wake.
 struct Waiter {
-    status: Mutex<Option<Status>>,
-    done: Condvar,
+    status: OnceLock<Status>,
+    thread: Thread,
 }
 
 impl Completion for Waiter {
     fn complete(&self, _: usize, status: Status) {
-        *self.status.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
-        self.done.notify_one();
+        let _ = self.status.set(status);
+        self.thread.unpark();
     }
 }
 
 impl Waiter {
+    fn new() -> Arc<Waiter> {
+        Arc::new(Waiter {
+            status: OnceLock::new(),
+            thread: std::thread::current(),
+        })
+    }
+
     fn wait(&self) -> Status {
-        let mut st = self.status.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if let Some(s) = *st {
-                return s;
+            if let Some(s) = self.status.get() {
+                return *s;
             }
-            st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
+            // Spurious returns (an earlier unpark's token) just go round again.
+            std::thread::park();
         }
     }
+}
+
+/// The queue shard of the calling thread: threads are spread over the shards in turn.
+fn my_shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
 }
 
 impl Dispatcher {
@@ -96,21 +230,30 @@ impl Dispatcher {
         } else {
             Route::Other
         };
+        let shards = (0..SHARDS)
+            .map(|_| Shard {
+                items: Mutex::new(Vec::new()),
+                last: AtomicU64::new(0),
+            })
+            .collect();
         Dispatcher {
             sh: Arc::new(Shared {
                 backend,
                 route,
                 cfg,
-                q: Mutex::new(Queue {
-                    items: VecDeque::new(),
-                    last_arrival: Instant::now(),
-                    running: 0,
-                    inline: 0,
+                shards,
+                pending: AtomicUsize::new(0),
+                oldest: AtomicU64::new(0),
+                running: AtomicUsize::new(0),
+                rotate: AtomicUsize::new(0),
+                started: AtomicU32::new(0),
+                epoch: Instant::now(),
+                gate: Mutex::new(Gate {
                     workers: 0,
                     pid: std::process::id(),
                     shutdown: false,
                 }),
-                arrived: Condvar::new(),
+                wake: Condvar::new(),
             }),
         }
     }
@@ -123,26 +266,24 @@ impl Dispatcher {
         match sh.route {
             Route::Cpu => return run_inline(op),
             Route::Other => {
-                let waiter = Arc::new(Waiter::default());
-                let item = Item::new(op, waiter.clone(), 0);
-                exec::run_backend(&*sh.backend, vec![item], false);
+                let waiter = Waiter::new();
+                let mut item = Item::new(op, waiter.clone(), 0);
+                exec::run_backend(&*sh.backend, vec![&mut item], false);
+                drop(item);
                 return waiter.wait();
             }
             Route::Gpu => {}
         }
         let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
-        {
-            let mut q = sh.lock();
-            if q.items.len() + q.running + q.inline < crossover {
-                q.inline += 1;
-                drop(q);
-                let st = run_inline(op);
-                sh.lock().inline -= 1;
-                return st;
-            }
+        let load = sh.pending.load(Ordering::Acquire) + sh.running.load(Ordering::Acquire);
+        if load < crossover {
+            sh.running.fetch_add(1, Ordering::AcqRel);
+            let st = run_inline(op);
+            sh.running.fetch_sub(1, Ordering::AcqRel);
+            return st;
         }
-        let waiter = Arc::new(Waiter::default());
-        self.enqueue(vec![Item::new(op, waiter.clone(), 0)]);
+        let waiter = Waiter::new();
+        self.enqueue(std::iter::once(Item::new(op, waiter.clone(), 0)));
         // The item reports exactly once (finish, or its Drop), so this wait ends, and only
         // after the dispatcher has stopped touching the op's buffers.
         waiter.wait()
@@ -153,59 +294,62 @@ impl Dispatcher {
     pub fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
         let mut items = Vec::with_capacity(ops.len());
         for (i, op) in ops {
-            let item = Item::new(op, done.clone(), i);
+            let mut item = Item::new(op, done.clone(), i);
             match item.op.check() {
                 Ok(()) => items.push(item),
                 Err(e) => item.finish(Err(e)),
             }
         }
-        if !items.is_empty() {
-            self.enqueue(items);
-        }
+        self.enqueue(items.into_iter())
     }
 
-    fn enqueue(&self, items: Vec<Item>) {
+    fn enqueue(&self, items: impl ExactSizeIterator<Item = Item>) {
         let sh = &self.sh;
-        let mut q = sh.lock();
-        if q.pid != std::process::id() {
-            // Forked: the parent's dispatcher threads (and the batches they ran) are not here.
-            q.pid = std::process::id();
-            q.workers = 0;
-            q.running = 0;
-            q.inline = 0;
+        if items.len() == 0 {
+            return;
         }
-        if q.workers == 0 {
-            let want = sh.cfg.get(Opt::MaxInFlight) as usize;
-            for _ in 0..want {
-                let shared = sh.clone();
-                let spawned = std::thread::Builder::new()
-                    .name("pqgpu-serve".into())
-                    .spawn(move || worker(shared));
-                if spawned.is_ok() {
-                    q.workers += 1;
-                }
-            }
-            if q.workers == 0 {
-                // No thread to be had: run the items here rather than lose them.
-                drop(q);
-                return self.run_batch(items);
-            }
+        if !sh.ensure_workers() {
+            // No thread to be had: run the items here rather than lose them.
+            let mut seg: Vec<Item> = items.collect();
+            sh.running.fetch_add(seg.len(), Ordering::AcqRel);
+            let n = seg.len();
+            run_batch(sh, vec![std::mem::take(&mut seg)]);
+            sh.running.fetch_sub(n, Ordering::AcqRel);
+            return;
         }
-        q.items.extend(items);
-        q.last_arrival = Instant::now();
-        drop(q);
-        sh.arrived.notify_one();
-    }
-
-    fn run_batch(&self, items: Vec<Item>) {
-        run_batch(&self.sh, items)
+        let now = sh.now();
+        let shard = &sh.shards[my_shard()];
+        let (prev, added) = {
+            let mut v = lock(&shard.items);
+            let before = v.len();
+            v.extend(items);
+            let added = v.len() - before;
+            if added > 0 {
+                shard.last.store(now, Ordering::Release);
+            }
+            (sh.pending.fetch_add(added, Ordering::AcqRel), added)
+        };
+        if added == 0 {
+            return;
+        }
+        if prev == 0 {
+            sh.oldest.store(now, Ordering::Release);
+        }
+        let max = sh.cfg.get(Opt::MaxBatch) as usize;
+        // Wake a dispatcher thread when the queue was empty (they may all sleep without a
+        // deadline) or has just filled; otherwise one is already timing the forming batch.
+        // Taking the gate first means no thread is between its check and its wait.
+        if prev == 0 || (prev < max && prev + added >= max) {
+            drop(lock(&sh.gate));
+            sh.wake.notify_one();
+        }
     }
 }
 
 impl Drop for Dispatcher {
     fn drop(&mut self) {
-        self.sh.lock().shutdown = true;
-        self.sh.arrived.notify_all();
+        lock(&self.sh.gate).shutdown = true;
+        self.sh.wake.notify_all();
     }
 }
 
@@ -216,20 +360,22 @@ fn run_inline(op: Op) -> Status {
     impl Completion for Nothing {
         fn complete(&self, _: usize, _: Status) {}
     }
-    let item = Item::new(op, Arc::new(Nothing), 0);
+    let mut item = Item::new(op, Arc::new(Nothing), 0);
     let st = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item.op.run_cpu()))
         .unwrap_or(Err(Error::Panic));
     item.finish(st);
     st
 }
 
-/// Runs a batch where it is fastest: the CPU for a CPU context or a batch under the
-/// crossover, the backend otherwise (with CPU retries of what it fails).
-fn run_batch(sh: &Shared, items: Vec<Item>) {
+/// Runs a batch (the segments taken from the shards) where it is fastest: the CPU for a CPU
+/// context or a batch under the crossover, the backend otherwise (with CPU retries of what
+/// it fails).
+fn run_batch(sh: &Shared, mut segs: Vec<Vec<Item>>) {
+    let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.iter_mut()).collect();
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
     match sh.route {
-        Route::Cpu => exec::run_cpu(items),
-        Route::Gpu if items.len() < crossover => exec::run_cpu(items),
+        Route::Cpu => exec::run_cpu(&mut items),
+        Route::Gpu if items.len() < crossover => exec::run_cpu(&mut items),
         Route::Gpu => exec::run_backend(&*sh.backend, items, true),
         Route::Other => exec::run_backend(&*sh.backend, items, false),
     }
@@ -237,45 +383,38 @@ fn run_batch(sh: &Shared, items: Vec<Item>) {
 
 /// One dispatcher thread: waits for a batch to be due, takes it, runs it.
 fn worker(sh: Arc<Shared>) {
-    let mut q = sh.lock();
+    let mut g = lock(&sh.gate);
     loop {
-        if q.items.is_empty() {
-            if q.shutdown {
-                q.workers -= 1;
+        let pending = sh.pending.load(Ordering::Acquire);
+        if pending == 0 {
+            if g.shutdown {
+                g.workers -= 1;
                 return;
             }
-            q = sh.arrived.wait(q).unwrap_or_else(|e| e.into_inner());
+            g = sh.wake.wait(g).unwrap_or_else(|e| e.into_inner());
             continue;
         }
-        let max_batch = sh.cfg.get(Opt::MaxBatch) as usize;
-        if sh.route != Route::Cpu && q.items.len() < max_batch {
-            let max_wait = Duration::from_micros(sh.cfg.get(Opt::MaxWaitUs));
-            // Arrivals paused this long (or a quarter of the maximum wait) flush the queue.
-            let quiet = Duration::from_micros(sh.cfg.get(Opt::QuietUs)).min(max_wait / 4);
-            let now = Instant::now();
-            let due = q.items[0].enqueued + max_wait;
-            let calm = q.last_arrival + quiet;
-            if now < due && now < calm && !q.shutdown {
-                let until = due.min(calm) - now;
-                q = sh
-                    .arrived
-                    .wait_timeout(q, until)
+        if sh.route != Route::Cpu && !g.shutdown {
+            if let Some(until) = sh.due_in(pending) {
+                g = sh
+                    .wake
+                    .wait_timeout(g, until)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
                 continue;
             }
         }
-        let take = q.items.len().min(max_batch);
-        let batch: Vec<Item> = q.items.drain(..take).collect();
-        q.running += take;
-        let more = !q.items.is_empty();
-        drop(q);
+        // One taker at a time (under the gate): a batch is whole, not split between threads.
+        let batch = sh.take(sh.cfg.get(Opt::MaxBatch) as usize);
+        let n: usize = batch.iter().map(Vec::len).sum();
+        let more = sh.pending.load(Ordering::Acquire) > 0;
+        drop(g);
         if more {
-            sh.arrived.notify_one();
+            sh.wake.notify_one();
         }
         // Items report from here; a panic escaping the batch still reports through their Drop.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_batch(&sh, batch)));
-        q = sh.lock();
-        q.running -= take;
+        sh.running.fetch_sub(n, Ordering::AcqRel);
+        g = lock(&sh.gate);
     }
 }

@@ -9,9 +9,8 @@
 use super::key::Key;
 use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
 use crate::mldsa::{self, Message, PreHash};
-use crate::{ctru, Alg, Error, Status};
+use crate::{api, ctru, Alg, Error, Status};
 use std::sync::Arc;
-use std::time::Instant;
 use zeroize::{Zeroize, Zeroizing};
 
 /// A caller-owned input buffer, read until the item completes.
@@ -241,6 +240,13 @@ pub enum Op {
         ct: RawIn,
         ss: RawOut,
     },
+    /// A key pair (either family); `seed` is xi (ML-DSA, the first 32 bytes) or d || z.
+    Keygen {
+        alg: Alg,
+        seed: Option<Zeroizing<[u8; 64]>>,
+        pk: RawOut,
+        sk: RawOut,
+    },
 }
 
 /// Which backend call an op belongs to: ops of one class run in one backend batch.
@@ -250,6 +256,9 @@ pub enum Class {
     Verify(mldsa::ParamSet),
     Encaps(ctru::ParamSet),
     Decaps(ctru::ParamSet),
+    /// Key generation of one algorithm, seeded or not (the backends take seeds for all items
+    /// of a batch or for none).
+    Keygen(Alg, bool),
 }
 
 impl Op {
@@ -321,12 +330,59 @@ impl Op {
         }
     }
 
+    /// # Safety
+    /// As [`Op::sign`]. `seed`: 32 bytes (ML-DSA xi) or 64 (CTRU-Prime d || z), else
+    /// `BadLength`; `None` for fresh randomness.
+    pub unsafe fn keygen(
+        alg: Alg,
+        seed: Option<&[u8]>,
+        pk: &mut [u8],
+        sk: &mut [u8],
+    ) -> Result<Op, Error> {
+        let want = match alg {
+            Alg::MlDsa(_) => 32,
+            Alg::Ctru(_) => 64,
+        };
+        let seed = match seed {
+            None => None,
+            Some(s) if s.len() == want => {
+                let mut buf = Zeroizing::new([0u8; 64]);
+                buf[..want].copy_from_slice(s);
+                Some(buf)
+            }
+            Some(_) => return Err(Error::BadLength),
+        };
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Keygen {
+                alg,
+                seed,
+                pk: RawOut::new(pk),
+                sk: RawOut::new(sk),
+            })
+        }
+    }
+
     pub fn class(&self) -> Class {
         match self {
             Op::Sign { p, .. } => Class::Sign(*p),
             Op::Verify { p, .. } => Class::Verify(*p),
             Op::Encaps { p, .. } => Class::Encaps(*p),
             Op::Decaps { p, .. } => Class::Decaps(*p),
+            Op::Keygen { alg, seed, .. } => Class::Keygen(*alg, seed.is_some()),
+        }
+    }
+
+    /// A keygen op's seed bytes (32 for ML-DSA, 64 for CTRU-Prime); `None` otherwise.
+    pub fn seed(&self) -> Option<&[u8]> {
+        match self {
+            Op::Keygen {
+                alg: Alg::MlDsa(_),
+                seed: Some(s),
+                ..
+            } => Some(&s[..32]),
+            Op::Keygen { seed: Some(s), .. } => Some(&s[..]),
+            _ => None,
         }
     }
 
@@ -394,6 +450,12 @@ impl Op {
                 }
                 Ok(())
             }
+            Op::Keygen { alg, pk, sk, .. } => {
+                if pk.len() != alg.public_key_len() || sk.len() != alg.secret_key_len() {
+                    return Err(Error::BadLength);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -438,6 +500,23 @@ impl Op {
                     KeyRef::Handle(k) => k.ctru_sk()?.decaps(ct.get(), ss.get()),
                     KeyRef::Bytes(b) => ctru::decaps(*p, b.get(), ct.get(), ss.get()),
                 },
+                Op::Keygen { alg, seed, pk, sk } => {
+                    // The CPU backend's own single-item path (its randomness, its zeroing).
+                    let cpu = crate::backend::cpu_backend();
+                    match alg {
+                        Alg::MlDsa(p) => {
+                            let xi = seed.as_deref().map(|s| {
+                                let mut x = [0u8; 32];
+                                x.copy_from_slice(&s[..32]);
+                                Zeroizing::new(x)
+                            });
+                            api::mldsa_keygen_one(&*cpu, *p, xi.as_deref(), pk.get(), sk.get())
+                        }
+                        Alg::Ctru(p) => {
+                            api::kem_keygen_one(&*cpu, *p, seed.as_deref(), pk.get(), sk.get())
+                        }
+                    }
+                }
             }
         }
     }
@@ -506,32 +585,53 @@ impl Op {
         }
     }
 
-    /// Copies a backend's results for this op into the caller's buffers: `first` is the
-    /// signature or ciphertext, `second` the shared secret (lengths as checked).
+    /// The caller's first output: the signature, ciphertext or public key (empty for verify
+    /// and decaps).
     ///
     /// # Safety
-    /// Only while the op is running.
-    pub unsafe fn write_outputs(&self, first: &[u8], second: &[u8]) {
-        // SAFETY: forwarded; lengths were checked at submit.
+    /// Only while the op is running, from the thread running it; one live view at a time.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn first_out<'a>(&self) -> &'a mut [u8] {
+        // SAFETY: forwarded.
         unsafe {
             match self {
-                Op::Sign { sig, .. } => sig.get().copy_from_slice(first),
-                Op::Encaps { ct, ss, .. } => {
-                    ct.get().copy_from_slice(first);
-                    ss.get().copy_from_slice(second);
-                }
-                Op::Decaps { ss, .. } => ss.get().copy_from_slice(second),
-                Op::Verify { .. } => {}
+                Op::Sign { sig, .. } => sig.get(),
+                Op::Encaps { ct, .. } => ct.get(),
+                Op::Keygen { pk, .. } => pk.get(),
+                Op::Verify { .. } | Op::Decaps { .. } => &mut [],
             }
         }
     }
 
-    /// Zeroes the secret outputs (shared secrets) of a failed op.
-    fn zero_secrets(&self) {
-        if let Op::Encaps { ss, .. } | Op::Decaps { ss, .. } = self {
-            // SAFETY: the op has not completed yet, so its buffer is still the caller's promise.
-            unsafe { ss.get() }.zeroize();
+    /// The caller's secret output: the shared secret or secret key (empty for sign, verify).
+    ///
+    /// # Safety
+    /// As [`Op::first_out`].
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn secret_out<'a>(&self) -> &'a mut [u8] {
+        // SAFETY: forwarded.
+        unsafe {
+            match self {
+                Op::Encaps { ss, .. } | Op::Decaps { ss, .. } => ss.get(),
+                Op::Keygen { sk, .. } => sk.get(),
+                Op::Sign { .. } | Op::Verify { .. } => &mut [],
+            }
         }
+    }
+
+    /// Zeroes every output: an engine that failed the op may have been writing them.
+    pub fn clear_outputs(&self) {
+        // SAFETY: the op has not completed, so its buffers are still the caller's promise.
+        unsafe {
+            self.first_out().zeroize();
+            self.secret_out().zeroize();
+        }
+    }
+
+    /// Zeroes the secret outputs (shared secrets, secret keys) of a failed op.
+    fn zero_secrets(&self) {
+        // SAFETY: the op has not completed yet, so its buffer is still the caller's promise.
+        unsafe { self.secret_out() }.zeroize();
     }
 }
 
@@ -546,7 +646,6 @@ pub trait Completion: Send + Sync {
 pub struct Item {
     pub op: Op,
     sink: Option<(Arc<dyn Completion>, usize)>,
-    pub enqueued: Instant,
 }
 
 impl Item {
@@ -554,12 +653,12 @@ impl Item {
         Item {
             op,
             sink: Some((done, index)),
-            enqueued: Instant::now(),
         }
     }
 
-    /// Reports the item's status (zeroing its secret outputs first when it failed).
-    pub fn finish(mut self, status: Status) {
+    /// Reports the item's status (zeroing its secret outputs first when it failed). After
+    /// this the item no longer touches the caller's buffers; later calls do nothing.
+    pub fn finish(&mut self, status: Status) {
         self.report(status);
     }
 

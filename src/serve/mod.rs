@@ -78,6 +78,21 @@ impl Serve {
         self.run_zeroing(op, ss)
     }
 
+    /// Generates one key pair (ML-DSA or CTRU-Prime, as `alg` says) into `pk` and `sk`:
+    /// `seed` is xi (32 bytes) or d || z (64), or `None` for fresh randomness. Concurrent
+    /// calls on a GPU context are batched like the other operations. `sk` is zeroed on failure.
+    pub fn keygen(
+        &self,
+        alg: crate::Alg,
+        seed: Option<&[u8]>,
+        pk: &mut [u8],
+        sk: &mut [u8],
+    ) -> Status {
+        // SAFETY: as in `sign`.
+        let op = unsafe { Op::keygen(alg, seed, pk, sk) };
+        self.run_zeroing(op, sk)
+    }
+
     fn run_zeroing(&self, op: Result<Op, crate::Error>, ss: *mut [u8]) -> Status {
         let st = op.and_then(|op| self.dispatcher.run(op));
         if st.is_err() {

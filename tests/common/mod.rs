@@ -1,8 +1,22 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (each test file says `mod common;`):
+//!
+//! * here: where the vectors are, hex, case counts from the environment, random inputs, and
+//!   skipping a GPU test with the reason printed (`SKIPPED: ...`, never a silent pass);
+//! * [`reference`]: a batch on a backend next to the same batch on the CPU ground truth;
+//! * [`ffi`]: owned C contexts, their self-description, the GPU one or a printed skip;
+//! * [`acvp`], [`rsp`], [`r3kat`]: the vector files (NIST ACVP JSON, CTRU-Prime `.rsp`,
+//!   Dilithium round-3 KAT).
 #![allow(dead_code)]
+
+pub mod acvp;
+pub mod ffi;
+pub mod r3kat;
+pub mod reference;
+pub mod rsp;
 
 use pqgpu::backend::Backend;
 use pqgpu::mldsa::PreHash;
+use rand::RngCore;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -27,13 +41,57 @@ pub fn unhex(s: &str) -> Vec<u8> {
     hex::decode(s).unwrap_or_else(|e| panic!("bad hex in vector file: {e}"))
 }
 
+/// A count from the environment (`name`), or `default` when unset. A value that is not a
+/// number fails the test rather than quietly running the default.
+pub fn env_count(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a count")),
+        Err(_) => default,
+    }
+}
+
+/// Random cases per parameter set of a GPU test: `PQGPU_GPU_CASES`, else `default`.
+pub fn gpu_cases(default: usize) -> usize {
+    env_count("PQGPU_GPU_CASES", default)
+}
+
+/// `n` bytes from a seeded generator (reproducible inputs).
+pub fn bytes(rng: &mut impl RngCore, n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+/// `n` fresh random bytes from the library's bulk generator.
+pub fn random(n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    pqgpu::rng::fill_bulk(&mut v).expect("randomness");
+    v
+}
+
+/// Prints the line that marks a skipped test: `SKIPPED: <why>`. The caller returns at once;
+/// the test harness still says "ok", so the line is the only record that nothing ran.
+pub fn skip(why: &str) {
+    println!("SKIPPED: {why}");
+}
+
+/// Why no GPU backend is usable in this process (the library's reason, or `fallback`).
+pub fn no_gpu_reason(fallback: &str) -> String {
+    pqgpu::gpu::unavailable_reason().unwrap_or_else(|| fallback.to_string())
+}
+
 /// The GPU backend, or `None` after printing why the calling test skips (no GPU, as on CI).
 pub fn gpu_or_skip() -> Option<Arc<dyn Backend>> {
     match pqgpu::gpu::backend() {
         Ok(b) => Some(b),
         Err(e) => {
-            let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| e.to_string());
-            println!("SKIPPED: no usable GPU ({why})");
+            skip(&format!(
+                "no usable GPU ({})",
+                no_gpu_reason(&e.to_string())
+            ));
             None
         }
     }

@@ -26,14 +26,19 @@ use workload::{Context, KemBatch, MlDsaBatch, Registered};
 enum BackendArg {
     /// GPU if usable (then the CPU too, side by side), else CPU.
     Auto,
+    /// The CPU backend only (every core; `--threads` sets how many).
     Cpu,
+    /// The GPU backend only; fails, with the reason, when no GPU is usable.
     Gpu,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Family {
+    /// ML-DSA-44/65/87 and CTRU-Prime-653/761/1277.
     All,
+    /// ML-DSA-44/65/87.
     Mldsa,
+    /// CTRU-Prime-653/761/1277 (keygen, encaps, decaps).
     Ctru,
     /// ML-DSA-44/65/87 and round-3 Dilithium2/3/5, side by side.
     Dilithium,
@@ -45,6 +50,7 @@ enum Family {
     about = "pqgpu benchmark: ops/s per operation and parameter set, every result checked"
 )]
 struct Args {
+    /// Which backends to measure.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
     /// Which algorithms to run.
@@ -99,6 +105,17 @@ struct Args {
     /// Serving mode: PQG_OPT_CPU_CROSSOVER of the context (default: the library's).
     #[arg(long)]
     serve_crossover: Option<i64>,
+    /// Serving mode: option sets, each on a fresh context (comma-separated; each set is
+    /// `name=value` pairs joined by '+': wait, batch, crossover, inflight, quiet).
+    #[arg(long, value_delimiter = ',')]
+    serve_config: Vec<String>,
+    /// Serving mode: operations (comma-separated: sign, verify, keygen, encaps, decaps;
+    /// default every one but keygen).
+    #[arg(long, value_delimiter = ',')]
+    serve_ops: Vec<String>,
+    /// Serving mode: algorithms by name (comma-separated, e.g. ML-DSA-44; default: all).
+    #[arg(long, value_delimiter = ',')]
+    serve_algs: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -148,6 +165,9 @@ fn main() {
         s.outstanding = args.serve_outstanding.clone();
         s.batch = args.gpu_batch;
         s.crossover = args.serve_crossover;
+        s.configs = args.serve_config.clone();
+        s.ops = args.serve_ops.clone();
+        s.alg_names = args.serve_algs.clone();
         s.algs.retain(|&a| match args.alg {
             Family::All => true,
             Family::Mldsa | Family::Dilithium => a < pqgpu::ffi::PQG_CTRU_PRIME_653,
@@ -187,14 +207,14 @@ fn main() {
     };
     for t in &targets {
         for &p in mldsa_sets(args.alg) {
-            bar.set_message(format!("{} {}", t.label, p.name()));
+            step(&bar, format!("{} {}", t.label, p.name()));
             let r = run_mldsa(&args, t, p, &cpu, &mut rows, &mut latencies);
             fail_on_error(&bar, r);
             bar.inc(1);
         }
         if matches!(args.alg, Family::All | Family::Ctru) {
             for p in ctru::ParamSet::ALL {
-                bar.set_message(format!("{} {}", t.label, p.name()));
+                step(&bar, format!("{} {}", t.label, p.name()));
                 fail_on_error(&bar, run_kem(&args, t, p, &mut rows, &mut latencies));
                 bar.inc(1);
             }
@@ -210,6 +230,20 @@ fn main() {
         println!("\nwrote {}", path.display());
     }
     println!("\nall results checked: every signature verified, every shared secret matched");
+}
+
+/// Names the step about to run: on the bar, or, when stderr is not a terminal (the bar is then
+/// hidden), on a line of its own with the elapsed time, so piped runs still show progress.
+fn step(bar: &ProgressBar, msg: String) {
+    if bar.is_hidden() {
+        eprintln!(
+            "[{}/{}, {} s] {msg}",
+            bar.position() + 1,
+            bar.length().unwrap_or(0),
+            bar.elapsed().as_secs()
+        );
+    }
+    bar.set_message(msg);
 }
 
 fn fail_on_error(bar: &ProgressBar, r: Result<(), String>) {

@@ -34,6 +34,14 @@ pub struct ServeArgs {
     pub batch: usize,
     /// `PQG_OPT_CPU_CROSSOVER` for the context (`None`: the default).
     pub crossover: Option<i64>,
+    /// Context option sets to compare, each measured on a fresh context (empty: the
+    /// library's defaults). See [`parse_config`].
+    pub configs: Vec<String>,
+    /// Operations to measure (empty: all of each family's): sign, verify, keygen, encaps,
+    /// decaps. keygen is blocking only (there is no single-item async keygen).
+    pub ops: Vec<String>,
+    /// Algorithms to measure by name, e.g. `ML-DSA-44` (empty: every one of `algs`).
+    pub alg_names: Vec<String>,
 }
 
 impl ServeArgs {
@@ -52,6 +60,9 @@ impl ServeArgs {
             duration: Duration::from_millis(1000),
             batch: 65536,
             crossover: None,
+            configs: Vec::new(),
+            ops: Vec::new(),
+            alg_names: Vec::new(),
         }
     }
 }
@@ -59,6 +70,8 @@ impl ServeArgs {
 /// One measured figure.
 #[derive(Debug, Clone)]
 pub struct ServeRow {
+    /// The option set (`parse_config` form; "default" for the library's).
+    pub config: String,
     pub mode: &'static str,
     pub alg: &'static str,
     pub op: &'static str,
@@ -76,6 +89,7 @@ enum Op {
     Verify,
     Encaps,
     Decaps,
+    Keygen,
 }
 
 impl Op {
@@ -85,8 +99,34 @@ impl Op {
             Op::Verify => "verify",
             Op::Encaps => "encaps",
             Op::Decaps => "decaps",
+            Op::Keygen => "keygen",
         }
     }
+}
+
+/// The options of `--serve-config`: `name=value` pairs joined by '+', e.g.
+/// `wait=500+batch=16384+crossover=8+inflight=4+quiet=50` (wait and quiet in µs).
+pub fn parse_config(spec: &str) -> Result<Vec<(pqg_status, i64)>, String> {
+    spec.split('+')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (name, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("option `{pair}`: expected name=value"))?;
+            let opt = match name {
+                "wait" => PQG_OPT_MAX_WAIT_US,
+                "batch" => PQG_OPT_MAX_BATCH,
+                "crossover" => PQG_OPT_CPU_CROSSOVER,
+                "inflight" => PQG_OPT_MAX_IN_FLIGHT,
+                "quiet" => PQG_OPT_QUIET_US,
+                _ => return Err(format!("unknown option `{name}`")),
+            };
+            let v = value
+                .parse()
+                .map_err(|_| format!("option `{pair}`: bad value"))?;
+            Ok((opt, v))
+        })
+        .collect()
 }
 
 /// A C pointer that may cross threads (the library's handles are thread-safe).
@@ -200,13 +240,21 @@ fn keys(ctx: *mut pqg_context, code: pqg_alg) -> Result<Keys, String> {
 struct Bufs {
     out: Vec<u8>,
     ss: Vec<u8>,
+    sk: Vec<u8>,
 }
 
 impl Bufs {
     fn new(k: &Keys) -> Bufs {
+        let a = k.alg;
         Bufs {
-            out: vec![0u8; k.alg.signature_len().max(k.alg.ciphertext_len())],
+            out: vec![
+                0u8;
+                a.signature_len()
+                    .max(a.ciphertext_len())
+                    .max(a.public_key_len())
+            ],
             ss: vec![0u8; 32],
+            sk: vec![0u8; a.secret_key_len()],
         }
     }
 
@@ -226,6 +274,22 @@ impl Bufs {
                     && ss[..] == self.ss[..]
             }
             (Op::Decaps, _) => self.ss == k.ss,
+            // A fresh pair: sign and verify with it (ML-DSA), or both sides share a secret.
+            (Op::Keygen, Alg::MlDsa(p)) => {
+                let (pk, m) = (
+                    &self.out[..p.public_key_len()],
+                    Message::Pure { ctx: &[], msg: MSG },
+                );
+                let mut sig = vec![0u8; p.signature_len()];
+                mldsa::sign(p, &self.sk, &m, None, &mut sig).is_ok()
+                    && mldsa::verify(p, pk, &m, &sig).is_ok()
+            }
+            (Op::Keygen, Alg::Ctru(p)) => {
+                let (mut ct, mut a, mut b) = (vec![0u8; p.ciphertext_len()], [0u8; 32], [1u8; 32]);
+                ctru::encaps(p, &self.out[..p.public_key_len()], &mut ct, &mut a).is_ok()
+                    && ctru::decaps(p, &self.sk, &ct, &mut b).is_ok()
+                    && a == b
+            }
             _ => true,
         };
         ok.then_some(()).ok_or_else(|| {
@@ -284,6 +348,18 @@ unsafe fn call(ctx: *mut pqg_context, k: &Keys, op: Op, b: &mut Bufs) -> pqg_sta
                 b.ss.as_mut_ptr(),
                 32,
             ),
+            Op::Keygen => {
+                let (pk_len, sk_len) = (k.alg.public_key_len(), k.alg.secret_key_len());
+                let (pk, sk) = (b.out.as_mut_ptr(), b.sk.as_mut_ptr());
+                match k.alg {
+                    Alg::MlDsa(_) => {
+                        pqg_mldsa_keygen(ctx, k.alg.code(), null(), pk, pk_len, sk, sk_len)
+                    }
+                    Alg::Ctru(_) => {
+                        pqg_kem_keygen(ctx, k.alg.code(), null(), pk, pk_len, sk, sk_len)
+                    }
+                }
+            }
         }
     }
 }
@@ -349,6 +425,7 @@ unsafe fn submit(
                 status,
                 job,
             ),
+            Op::Keygen => PQG_ERR_INVALID_ARGUMENT,
         }
     }
 }
@@ -428,6 +505,7 @@ fn row(
     (p50, p99, max): (f64, f64, f64),
 ) -> ServeRow {
     ServeRow {
+        config: String::new(),
         mode,
         alg: k.alg.name(),
         op: op.name(),
@@ -630,8 +708,28 @@ fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<S
     ))
 }
 
-/// Runs the serving grid and returns its figures (printing each as it comes).
+/// Runs the serving grid on one fresh context per option set and returns its figures
+/// (printing each as it comes).
 pub fn run(a: &ServeArgs) -> Result<Vec<ServeRow>, String> {
+    let configs = if a.configs.is_empty() {
+        vec![String::new()]
+    } else {
+        a.configs.clone()
+    };
+    let mut rows = Vec::new();
+    for spec in &configs {
+        let opts = parse_config(spec)?;
+        let label = if spec.is_empty() { "default" } else { spec };
+        rows.extend(run_config(a, &opts, label)?);
+    }
+    Ok(rows)
+}
+
+fn wanted(a: &ServeArgs, op: Op) -> bool {
+    a.ops.is_empty() || a.ops.iter().any(|o| o == op.name())
+}
+
+fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<ServeRow>, String> {
     let mut ctx = null_mut();
     // SAFETY: out-pointer to a local.
     check(
@@ -639,37 +737,55 @@ pub fn run(a: &ServeArgs) -> Result<Vec<ServeRow>, String> {
         "pqg_context_new",
     )?;
     let ctx = P(ctx);
-    if let Some(c) = a.crossover {
+    let mut set = a
+        .crossover
+        .map(|c| (PQG_OPT_CPU_CROSSOVER, c))
+        .into_iter()
+        .collect::<Vec<_>>();
+    set.extend_from_slice(opts);
+    for (opt, v) in set {
         // SAFETY: live context.
         check(
-            unsafe { pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, c) },
-            "crossover",
+            unsafe { pqg_context_set_option(ctx.0, opt, v) },
+            "pqg_context_set_option",
         )?;
     }
     let mut rows = Vec::new();
-    let mut emit = |r: ServeRow| {
+    let mut emit = |mut r: ServeRow| {
+        r.config = label.to_string();
         println!(
-            "{:<12} {:<16} {:<6} {:>6}  {:>12.0} ops/s  p50 {:>9.1} us  p99 {:>9.1} us  max {:>9.1} us",
-            r.mode, r.alg, r.op, r.concurrency, r.ops_per_s, r.p50_us, r.p99_us, r.max_us
+            "{:<12} {:<16} {:<6} {:>6}  {:>12.0} ops/s  p50 {:>9.1} us  p99 {:>9.1} us  max {:>9.1} us  [{}]",
+            r.mode, r.alg, r.op, r.concurrency, r.ops_per_s, r.p50_us, r.p99_us, r.max_us, r.config
         );
         rows.push(r);
     };
     for &code in &a.algs {
+        let name = Alg::from_code(code).map_err(|e| e.to_string())?.name();
+        if !a.alg_names.is_empty() && !a.alg_names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            continue;
+        }
         let k = keys(ctx.0, code)?;
         let ops: &[Op] = if matches!(k.alg, Alg::MlDsa(_)) {
-            &[Op::Sign, Op::Verify]
+            &[Op::Sign, Op::Verify, Op::Keygen]
         } else {
-            &[Op::Encaps, Op::Decaps]
+            &[Op::Encaps, Op::Decaps, Op::Keygen]
         };
-        for &op in ops {
+        // keygen is measured only when asked for by name.
+        for &op in ops
+            .iter()
+            .filter(|&&op| wanted(a, op) && (op != Op::Keygen || !a.ops.is_empty()))
+        {
             for &t in &a.threads {
                 emit(blocking(ctx, &k, op, t, a.duration)?);
+            }
+            if op == Op::Keygen {
+                continue;
             }
             for &n in &a.outstanding {
                 emit(asynchronous(ctx, &k, op, n, a.duration)?);
             }
         }
-        if a.batch > 0 && matches!(k.alg, Alg::MlDsa(_)) {
+        if a.batch > 0 && matches!(k.alg, Alg::MlDsa(_)) && wanted(a, Op::Sign) {
             for handle in [false, true, false, true] {
                 emit(batch_sign(ctx, &k, a.batch, handle)?);
             }

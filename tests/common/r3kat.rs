@@ -1,6 +1,5 @@
 //! The round-3 KAT files (tests/data/dilithium-r3) and NIST's DRBG that derives each record's
 //! keygen seed, shared by the CPU, C-ABI and GPU tests.
-#![allow(dead_code)]
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use aes::Aes256;
