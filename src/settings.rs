@@ -34,8 +34,6 @@ pub struct Settings {
     pub cache_dir: Option<PathBuf>,
     /// `PQGPU_CPU_SIMD=off|0|portable|none`: force the portable CPU code.
     pub cpu_simd_off: bool,
-    /// `PQGPU_CPU_SIMD=avx2`: vector paths up to AVX2 only (no AVX-512).
-    pub cpu_simd_avx2_only: bool,
     /// `PQGPU_GPU_WORKERS`: workers per GPU for both kernel families.
     pub gpu_workers: Option<usize>,
     /// `PQGPU_GPU_CHUNK`, `PQGPU_KEYGEN_CHUNK`, `PQGPU_CTRU_CHUNK`: items per chunk.
@@ -92,7 +90,6 @@ fn read() -> Settings {
                 "off" | "0" | "portable" | "none"
             )
         }),
-        cpu_simd_avx2_only: var("PQGPU_CPU_SIMD").is_ok_and(|v| v.eq_ignore_ascii_case("avx2")),
         gpu_workers: count("PQGPU_GPU_WORKERS"),
         gpu_chunk: count("PQGPU_GPU_CHUNK"),
         keygen_chunk: count("PQGPU_KEYGEN_CHUNK"),

@@ -135,7 +135,7 @@ fn fold<T: Coeff>(d: &[T], n: usize) -> Vec<T> {
 fn mul_ring_i32(a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
-        return simd::ctru_avx2::mul_ring(t, simd::avx512_vnni(), a, b);
+        return simd::ctru_avx2::mul_ring(t, a, b);
     }
     mul_ring(a, b)
 }
@@ -157,7 +157,7 @@ pub(crate) fn mul_mod_pow2(a: &[i32], b: &[i32], bits: u32) -> Zeroizing<Vec<i32
     // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
-        let mut c = simd::ctru_avx2::mul_ring(t, simd::avx512_vnni(), a, b);
+        let mut c = simd::ctru_avx2::mul_ring(t, a, b);
         c.iter_mut().for_each(|x| *x &= mask as i32);
         return c;
     }
@@ -204,9 +204,6 @@ mod tests {
             println!("SKIPPED: no AVX2 on this CPU");
             return;
         };
-        // AVX2 alone, and with AVX-512 VNNI where this CPU has it.
-        let wides = [None, crate::simd::avx512_vnni()];
-        println!("AVX-512 VNNI: {}", wides[1].is_some());
         let mut state = 0x0f0f_1234_5678_9abcu64;
         let mut next = move || {
             state ^= state << 13;
@@ -225,20 +222,16 @@ mod tests {
                         .collect(),
                 };
                 let want = mul_ring(&a, &b);
-                for wide in wides {
-                    let got = crate::simd::ctru_avx2::mul_ring(t, wide, &a, &b);
-                    assert_eq!(&got[..], &want[..], "n={n} round={round}");
-                }
+                let got = crate::simd::ctru_avx2::mul_ring(t, &a, &b);
+                assert_eq!(&got[..], &want[..], "n={n} round={round}");
                 let big: Vec<i32> = (0..n).map(|_| next() as i32).collect();
                 let want16 = mul_ring(
                     &big.iter().map(|&x| x as u16).collect::<Vec<_>>(),
                     &b.iter().map(|&x| x as u16).collect::<Vec<_>>(),
                 );
-                for wide in wides {
-                    let got16 = crate::simd::ctru_avx2::mul_ring(t, wide, &big, &b);
-                    for i in 0..n {
-                        assert_eq!(got16[i] as u16, want16[i], "n={n} i={i}");
-                    }
+                let got16 = crate::simd::ctru_avx2::mul_ring(t, &big, &b);
+                for i in 0..n {
+                    assert_eq!(got16[i] as u16, want16[i], "n={n} i={i}");
                 }
             }
         }

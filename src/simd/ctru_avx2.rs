@@ -17,21 +17,14 @@ use super::Avx2;
 use core::arch::x86_64::*;
 use zeroize::Zeroizing;
 
-/// Outputs per register group (eight ymm or four zmm accumulators): one broadcast of a pair
-/// serves all of them.
+/// Outputs per register group (eight ymm accumulators): one broadcast of a pair serves all of
+/// them.
 const GROUP: usize = 64;
 /// Zero words before b's words, so that the loads of the first outputs stay in the buffer.
 const PAD: usize = GROUP;
 
-/// a * b mod (x^n - x - 1), coefficients mod 2^32, inputs truncated to i16. With `wide`
-/// (AVX-512 VNNI detected), `vpdpwssd` on 512-bit vectors does the multiply-adds: the same
-/// exact sums, sixteen at a time in one instruction.
-pub(crate) fn mul_ring(
-    _: Avx2,
-    wide: Option<super::Avx512Vnni>,
-    a: &[i32],
-    b: &[i32],
-) -> Zeroizing<Vec<i32>> {
+/// a * b mod (x^n - x - 1), coefficients mod 2^32, inputs truncated to i16.
+pub(crate) fn mul_ring(_: Avx2, a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
     let n = a.len();
     assert_eq!(b.len(), n);
     let pairs = n.div_ceil(2);
@@ -62,14 +55,9 @@ pub(crate) fn mul_ring(
         // and PAD + m0 - 2 p_lo + GROUP <= PAD + n + GROUP + 1 <= bw.len().
         let first = PAD + m0 - 2 * p_lo;
         let out: &mut [i32; GROUP] = out.try_into().expect("GROUP words");
-        match wide {
-            // SAFETY: the token exists only after AVX-512F/BW/VNNI were detected; the bounds
-            // are those above.
-            Some(_) => unsafe { group_avx512(&ap[p_lo..p_hi], &bw[..first + GROUP], out) },
-            // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2");
-            // the bounds are those above.
-            None => unsafe { group_avx2(&ap[p_lo..p_hi], &bw[..first + GROUP], out) },
-        }
+        // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2"); the
+        // bounds are those above.
+        unsafe { group_avx2(&ap[p_lo..p_hi], &bw[..first + GROUP], out) };
     }
 
     // x^(n+k) = x^(k+1) + x^k: c[j] = d[j] + d[n+j] + d[n+j-1] (the last only for j >= 1).
@@ -103,41 +91,5 @@ unsafe fn group_avx2(ap: &[i32], bw: &[i32], out: &mut [i32; GROUP]) {
     for (v, acc) in acc.iter().enumerate() {
         // SAFETY: out has GROUP words; 8v + 8 <= GROUP.
         _mm256_storeu_si256(out.as_mut_ptr().add(8 * v) as *mut __m256i, *acc);
-    }
-}
-
-/// `group_avx2` with `vpdpwssd` (multiply-add-accumulate) on 512-bit vectors. Even and odd
-/// pairs accumulate apart (eight chains), since `vpdpwssd` waits for its accumulator.
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn group_avx512(ap: &[i32], bw: &[i32], out: &mut [i32; GROUP]) {
-    assert!(ap.is_empty() || bw.len() >= GROUP + 2 * (ap.len() - 1));
-    let mut acc = [[_mm512_setzero_si512(); GROUP / 16]; 2];
-    let mut src = bw.as_ptr().add(bw.len() - GROUP);
-    let mut pairs = ap.chunks_exact(2);
-    for w in &mut pairs {
-        for (h, acc) in acc.iter_mut().enumerate() {
-            let a2 = _mm512_set1_epi32(w[h]);
-            for (v, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: src + 16v + 16 <= src + GROUP, inside bw (asserted above).
-                let x = _mm512_loadu_si512(src.add(16 * v) as *const __m512i);
-                *acc = _mm512_dpwssd_epi32(*acc, a2, x);
-            }
-            src = src.wrapping_sub(2);
-        }
-    }
-    for &w in pairs.remainder() {
-        let a2 = _mm512_set1_epi32(w);
-        for (v, acc) in acc[0].iter_mut().enumerate() {
-            // SAFETY: as above.
-            let x = _mm512_loadu_si512(src.add(16 * v) as *const __m512i);
-            *acc = _mm512_dpwssd_epi32(*acc, a2, x);
-        }
-    }
-    for (v, (a0, a1)) in acc[0].iter().zip(acc[1].iter()).enumerate() {
-        // SAFETY: out has GROUP words; 16v + 16 <= GROUP.
-        _mm512_storeu_si512(
-            out.as_mut_ptr().add(16 * v) as *mut __m512i,
-            _mm512_add_epi32(*a0, *a1),
-        );
     }
 }

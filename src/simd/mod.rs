@@ -2,7 +2,6 @@
 //!
 //! The portable code in `mldsa` and `ctru` is the reference; the vector paths compute exactly the
 //! same bytes. `PQGPU_CPU_SIMD=off` (read once, here) or [`set_enabled`] forces the portable code.
-//! `PQGPU_CPU_SIMD=avx2` or [`set_avx512_enabled`] keeps the AVX2 paths but not the AVX-512 ones.
 //! Since both paths give identical results, switching at any time (even while other threads run)
 //! changes only speed, never an output.
 
@@ -22,8 +21,6 @@ pub(crate) mod rej_avx2;
 
 /// Cleared by [`set_enabled`]`(false)`: forces the portable code for the whole process.
 static ENABLED: AtomicBool = AtomicBool::new(true);
-/// Cleared by [`set_avx512_enabled`]`(false)`: AVX2 only, even where AVX-512 is there.
-static WIDE: AtomicBool = AtomicBool::new(true);
 
 /// The vector extension a call may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,33 +36,6 @@ pub(crate) enum Level {
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(());
-
-/// Proof that AVX-512 F, BW and VNNI were detected besides AVX2: only [`avx512_vnni`] makes
-/// one. Used where 512-bit multiply-accumulate pays (the CTRU-Prime product).
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
-pub(crate) struct Avx512Vnni(());
-
-/// The AVX-512 VNNI token when the AVX2 level is in use, this CPU has AVX-512 F/BW/VNNI, and
-/// neither `PQGPU_CPU_SIMD=avx2` nor [`set_avx512_enabled`]`(false)` caps the code at AVX2.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn avx512_vnni() -> Option<Avx512Vnni> {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    let has = *HAS.get_or_init(|| {
-        !crate::settings::get().cpu_simd_avx2_only
-            && std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vnni")
-    });
-    (has && WIDE.load(Ordering::Relaxed) && level() == Level::Avx2).then_some(Avx512Vnni(()))
-}
-
-/// Enables (the default) or disables the AVX-512 paths for this process; the AVX2 paths stay.
-/// Both compute the same values, so this changes only speed.
-pub fn set_avx512_enabled(on: bool) {
-    WIDE.store(on, Ordering::Relaxed);
-}
 
 impl Level {
     /// The AVX2 token when this level is AVX2.
@@ -110,13 +80,10 @@ pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
 
-/// The name of the vector path in use: `"avx2+avx512vnni"` (AVX2, and AVX-512 where it pays),
-/// `"avx2"` or `"portable"` (for benchmarks and logs).
+/// The name of the vector path in use: `"avx2"` or `"portable"` (for benchmarks and logs).
 pub fn active() -> &'static str {
     match level() {
         Level::Portable => "portable",
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx2 if avx512_vnni().is_some() => "avx2+avx512vnni",
         #[cfg(target_arch = "x86_64")]
         Level::Avx2 => "avx2",
     }
