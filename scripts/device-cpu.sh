@@ -1,8 +1,8 @@
 #!/bin/bash
 # The CPU backend (#15) on the H200 host in one device call of about 2 minutes (capped at 170 s):
 # pqgpu-bench --backend cpu for ML-DSA-44/65/87 and CTRU-Prime-653/761/1277, on all 16 threads
-# and on one pinned thread, with the vector paths on (AVX2 + AVX-512 VNNI where detected) and
-# forced off (PQGPU_CPU_SIMD=off, the portable code), plus one AVX2-only run (PQGPU_CPU_SIMD=avx2).
+# and on one pinned thread, with the vector paths on (AVX2) and forced off (PQGPU_CPU_SIMD=off,
+# the portable code); then second runs for the noise.
 # Every figure is checked by the bench itself (signatures verified, shared secrets matched).
 #
 # Build host:  cargo build --release --bin pqgpu-bench && scripts/device-cpu.sh pack <checkout>
@@ -52,9 +52,9 @@ step off_${T}t 40 PQGPU_CPU_SIMD=off -- --threads "$T" --cpu-batch "$B"
 PIN="taskset -c 0"
 step simd_1t 30 PQGPU_CPU_SIMD=on -- --threads 1 --cpu-batch 256
 step off_1t 40 PQGPU_CPU_SIMD=off -- --threads 1 --cpu-batch 256
+# Second runs (noise), while the budget lasts.
 PIN=
-step avx2_${T}t 30 PQGPU_CPU_SIMD=avx2 -- --threads "$T" --cpu-batch "$B"
-# Second runs of the main figures (noise), while the budget lasts.
+step off_${T}t_b 40 PQGPU_CPU_SIMD=off -- --threads "$T" --cpu-batch "$B"
 step simd_${T}t_b 30 PQGPU_CPU_SIMD=on -- --threads "$T" --cpu-batch "$B"
 PIN="taskset -c 0"
 step simd_1t_b 30 PQGPU_CPU_SIMD=on -- --threads 1 --cpu-batch 256
