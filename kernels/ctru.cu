@@ -1,6 +1,8 @@
 // CTRU-Prime KEM kernels (spec shared/spec/ctru-prime.md). Compiled once per parameter set
 // with -D: CTRU_N, CTRU_NP (n+1 rounded up to 32), CTRU_Q, CTRU_D2, CTRU_ETA, CTRU_MSGBYTES,
-// CTRU_COIN_HALF, CTRU_PK_LEN, CTRU_CT_LEN, CTRU_CT_STRIDE, CTRU_SKPKE_LEN.
+// CTRU_COIN_HALF, CTRU_PK_LEN, CTRU_CT_LEN, CTRU_CT_STRIDE, CTRU_SKPKE_LEN, and the layout
+// sizes the host shares: CTRU_KEYINFO, CTRU_MSG_STRIDE, CTRU_MF_R, CTRU_TC_WARPS, CTRU_TC_MT.
+// All come from src/gpu/ctru/kernels.rs (the one place they are written).
 //
 // Layouts (all device buffers): polynomials of item b are rows [b][NP] (i8 digits, i16 key
 // vectors, u16 results); ciphertexts are rows of CT_STRIDE bytes (zero padded, u32 aligned);
@@ -22,8 +24,8 @@
 #define SK_LEN (SKPKE_LEN + PK_LEN + 32)
 #define BOUND (2 * ETA + 1)
 #define E8_BLOCKS (2 * MSGBYTES)
-#define KEYINFO 128 // pk33 (33 bytes) at 0, z (32 bytes) at 64
-#define MSG_STRIDE 128 // bytes per message row (MSGBYTES <= 79)
+#define KEYINFO CTRU_KEYINFO // pk33 (33 bytes) at 0, z (32 bytes) at 64
+#define MSG_STRIDE CTRU_MSG_STRIDE // bytes per message row (MSGBYTES <= 79)
 #define SHA3_512_RATE 72
 typedef signed char i8;
 typedef short i16;
@@ -489,7 +491,7 @@ extern "C" __global__ void __launch_bounds__(128) keygen_invert(const i8 *f_in, 
 // inverse down) by a copy. The shape depends only on m. Nodes are u16 rows of NP residues in
 // [0, q), zero past N.
 
-#define MF_R 8            // consecutive output coefficients per thread
+#define MF_R CTRU_MF_R     // consecutive output coefficients per thread
 #define MF_T (NP / MF_R)  // threads per product (NP is a multiple of 32)
 #define MF_CHUNK 128      // terms per i32 partial sum: centred operands, |a b| <= ((q-1)/2)^2
 #define MF_OFF (NP + MF_R - 1) // ms[u + MF_OFF] holds s_u; aligns each thread's loads to 16 B
@@ -747,8 +749,8 @@ __device__ __forceinline__ void mma_s8(int d[4], const u32 a[4], const u32 b[2])
 }
 #endif
 
-#define TC_WARPS 4 // warps per block, stacked along items
-#define TC_MT 2    // m16 tiles per warp (32 items)
+#define TC_WARPS CTRU_TC_WARPS // warps per block, stacked along items
+#define TC_MT CTRU_TC_MT       // m16 tiles per warp (32 items)
 #define TC_NT 4    // n8 tiles per warp (32 output coefficients)
 
 // out[b][i] = (sum_j M[i][j] x_b[j]) reduced, for items b of the block's 128 rows and the

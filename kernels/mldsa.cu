@@ -1,6 +1,10 @@
 // ML-DSA (FIPS 204) and Dilithium round 3 (v3.1) kernels. The parameter set comes in as
 // -D defines (PARAM_K, PARAM_L, PARAM_ETA, PARAM_TAU, PARAM_GAMMA1_BITS, PARAM_GAMMA2,
-// PARAM_OMEGA, PARAM_LAMBDA, and PARAM_ROUND3: see "scheme" below); keccak.cuh is
+// PARAM_OMEGA, PARAM_LAMBDA, and PARAM_ROUND3: see "scheme" below), with the sizes the host
+// shares with the kernels: SIG_STRIDE (signature rows, padded to 8 bytes), HBUF_LEN
+// (mu || w1Encode(w1), the input of H for c~), NT and ST (threads per block of the poly and
+// stream kernels) and CM_WORDS (u64 words of a SampleInBall mask pair). All come from
+// src/gpu/mldsa/kernels.rs (the one place they are written); keccak.cuh and hostio.cuh are
 // prepended by the host.
 //
 // Two thread mappings:
@@ -32,11 +36,10 @@
 #define PK_LEN (32 + 320 * K)
 #define SK_LEN (SK_S1_OFF + 32 * ((K + L) * ETA_BITS + D_BITS * K))
 #define SIG_LEN (CTILDE + L * 32 * Z_BITS + OMEGA + K)
-#define SIG_STRIDE ((SIG_LEN + 7) / 8 * 8)
 #define W1_BYTES (32 * W1_BITS)
-#define HBUF_LEN (64 + K * W1_BYTES) // mu || w1Encode(w1): the input of H for c~
-#define NT 256
-#define ST 128
+#if !defined(SIG_STRIDE) || !defined(HBUF_LEN) || !defined(NT) || !defined(ST) || !defined(CM_WORDS)
+#error "the host passes SIG_STRIDE, HBUF_LEN, NT, ST and CM_WORDS as -D definitions"
+#endif
 
 // ------------------------------------------------------------------------- scheme
 // Every difference between ML-DSA (FIPS 204) and Dilithium round 3 (v3.1), chosen at
@@ -154,25 +157,14 @@ __device__ __forceinline__ i32 use_hint(bool h, i32 r) {
 
 // ------------------------------------------------------------------------ NTT
 //
-// Two forms of the 8-level NTT/INTT over cnt polynomials a[cnt][256] in shared memory
-// (FIPS 204 Alg. 41/42), chosen with NTT_FORM (the paper's two; both measured on the H200,
-// see kernels/README.md):
-//  * 0, block: one radix-2 butterfly (2 coefficients) per thread per level, all polynomials
-//    of the call at once, shared memory between levels (the paper's multi-warp form).
-//  * 1, warp: one warp per polynomial, 8 coefficients per thread in registers, three levels
-//    per pass (radix-8), two exchanges through a per-warp scratch (the single-warp form).
-// Options: NTT_SWIZZLE (form 0: the upper half of each warp loads and stores its pair in the
-// other order, so levels with len < 32 are free of 2-way bank conflicts), NTT_PAD (form 1:
-// exchanges through a padded scratch instead of in place, free of 8-way conflicts),
-// INTT_FUSE (the final multiplication by mont^2/256 folded into the last INTT level).
-// Defaults from the H200 measurements (kernels/README.md): form 1 in place, fused; the
-// swizzle and the padding cost more instructions or shared memory than the conflicts.
-#ifndef NTT_FORM
-#define NTT_FORM 1
-#endif
-#ifndef NTT_SWIZZLE
-#define NTT_SWIZZLE 0
-#endif
+// The 8-level NTT/INTT over cnt polynomials a[cnt][256] in shared memory (FIPS 204 Alg.
+// 41/42), one warp per polynomial: 8 coefficients per thread in registers, three levels per
+// pass (radix-8), two exchanges through a per-warp scratch (the paper's single-warp form; it
+// beat the block form, one butterfly per thread per level, on the H200: BENCHMARKS.md).
+// Options: NTT_PAD (exchanges through a padded scratch instead of in place, free of 8-way
+// conflicts), INTT_FUSE (the final multiplication by mont^2/256 folded into the last INTT
+// level). Defaults from the H200 measurements: in place, fused; the padding costs more
+// shared memory than the conflicts.
 #ifndef NTT_PAD
 #define NTT_PAD 0
 #endif
@@ -191,83 +183,6 @@ __device__ __forceinline__ void intt_last(i32 &x, i32 &y, i32 zeta_scaled) {
   y = fq_mul(zeta_scaled, d);
 }
 
-#if NTT_FORM == 0
-
-// Levels with len <= 32 are warp-local: with blockDim a multiple of 128, the warp that
-// handles butterflies i in [32w, 32w + 32) of a polynomial owns its coefficients
-// [64w, 64w + 64) at every such level. Between two such levels __syncwarp orders the
-// accesses; any other step (into or out of a wider level) needs the block barrier.
-__device__ __forceinline__ void level_sync(int len_done, int len_next) {
-  if (len_done <= 32 && len_next <= 32)
-    __syncwarp();
-  else
-    __syncthreads();
-}
-
-// Whether butterfly i accesses its pair (j, j + len) upper element first: for len < 32 the
-// upper 16 lanes of a warp touch the same banks as the lower 16 (2-way conflicts); starting
-// them on the other element spreads each access over all 32 banks.
-__device__ __forceinline__ bool swizzled(int i, int len) { return NTT_SWIZZLE && len < 32 && (i & 16); }
-
-__device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
-  __syncthreads();
-  for (int lvl = 0; lvl < 8; ++lvl) {
-    const int len = 128 >> lvl;
-    for (int b = threadIdx.x; b < cnt * 128; b += blockDim.x) {
-      i32 *p = a + (b >> 7) * N;
-      const int i = b & 127;
-      const int group = i >> (7 - lvl);
-      const int j = group * 2 * len + (i & (len - 1));
-      const bool sw = swizzled(i, len);
-      const int f = sw ? j + len : j, s = sw ? j : j + len;
-      const i32 v0 = p[f], v1 = p[s];
-      const i32 x = sw ? v1 : v0, y = sw ? v0 : v1;
-      const i32 t = fq_mul(z[(1 << lvl) + group], y);
-      const i32 lo = fq_add(x, t), hi = fq_sub(x, t);
-      p[f] = sw ? hi : lo;
-      p[s] = sw ? lo : hi;
-    }
-    level_sync(len, lvl < 7 ? len / 2 : 256);
-  }
-}
-
-// Inverse NTT times the Montgomery factor, as in the reference code: the product of two
-// NTT-domain values carries R^-1, which this removes.
-__device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
-  __syncthreads();
-  const i32 last_zeta = fq_mul(Q - z[1], MONT2_256);
-  for (int lvl = 0; lvl < 8; ++lvl) {
-    const int len = 1 << lvl;
-    const int groups = 128 >> lvl;
-    for (int b = threadIdx.x; b < cnt * 128; b += blockDim.x) {
-      i32 *p = a + (b >> 7) * N;
-      const int i = b & 127;
-      const int group = i >> lvl;
-      const int j = group * 2 * len + (i & (len - 1));
-      const bool sw = swizzled(i, len);
-      const int f = sw ? j + len : j, s = sw ? j : j + len;
-      const i32 v0 = p[f], v1 = p[s];
-      i32 x = sw ? v1 : v0, y = sw ? v0 : v1;
-      if (INTT_FUSE && lvl == 7) {
-        intt_last(x, y, last_zeta);
-      } else {
-        const i32 zeta = Q - z[2 * groups - 1 - group];
-        const i32 d = fq_sub(x, y);
-        x = fq_add(x, y);
-        y = fq_mul(zeta, d);
-      }
-      p[f] = sw ? y : x;
-      p[s] = sw ? x : y;
-    }
-    level_sync(len, lvl < 7 ? len * 2 : 256);
-  }
-  if (!INTT_FUSE) {
-    for (int i = threadIdx.x; i < cnt * N; i += blockDim.x) a[i] = fq_mul(MONT2_256, a[i]);
-    __syncthreads();
-  }
-}
-
-#else // NTT_FORM == 1
 
 // Thread `lane` of a warp holds r[m] = coefficient pos(m) of one polynomial, in three
 // arrangements: A: lane + 32m (levels with len 128..32), B: 32b + c + 4m with lane = 4b + c
@@ -437,7 +352,6 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
   __syncthreads();
 }
 
-#endif // NTT_FORM
 
 // ------------------------------------------------- matrix-vector product (NTT domain)
 
@@ -540,11 +454,6 @@ __device__ __forceinline__ void emit(u32 *out, int ctr, u32 v, Pending3 &p) {
 // Byte b (compile-time) of the rate of a state.
 #define SBYTE(A, b) ((u32)((A)[(b) >> 3] >> (8 * ((b) & 7))) & 0xFF)
 
-#ifndef WARP_KECCAK
-#define WARP_KECCAK 0
-#endif
-
-#if !WARP_KECCAK
 // RejNTTPoly (Alg. 30): a[i] in NTT domain from rho || j || i.
 extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
   const u32 idx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -566,125 +475,6 @@ extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride
     keccak_f1600(A);
   }
 }
-#else
-// WARP_KECCAK=1: the warp-level SHAKE128 of the paper (one stream per warp), for measuring
-// against the one-state-per-thread kernel above. Lane t < 25 holds state lane t (x = t % 5,
-// y = t / 5) as a u64; each round is 8 64-bit shuffles (theta parity 3, theta D 2, rho/pi/chi
-// gather 3); the rho offset and the shuffle sources are per-lane registers computed once,
-// the round constants are read from __constant__ memory (warp-uniform address: a broadcast).
-// Lanes 25..31 mirror lanes 0..6 (their values are never read by lanes < 25).
-// Squeeze + rejection: all 32 lanes test the block's 56 3-byte candidates in two passes
-// (candidates lane and 32 + lane), fetching the two state lanes holding their bytes with
-// two shuffles, and the accepted ones are written in order at ctr + popc(ballot & lanes
-// below): the same coefficients as the sequential sampler, stored coalesced. No shared
-// memory. The launch is unchanged (blocks of ST = 128 threads over n*K*L): warp w of block
-// b produces a[idx] for idx in [128 b + 32 w, +32), one stream after another.
-#define FULL_MASK 0xFFFFFFFFu
-__constant__ unsigned char KECCAK_RHO[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3,  10, 43,
-                                             25, 39, 41, 45, 15, 21, 8,  18, 2,  61, 56, 14};
-
-struct WarpKeccakLane {
-  u32 rot, swap;            // rho offset of this lane: swap halves when >= 32, then rotate by rot < 32
-  int s5, s10, s20;         // theta parity sources: lanes (x, y + 1), (x, y + 2), (x, y + 4)
-  int cm1, cp1;             // theta D sources: columns x - 1, x + 1 (row 0)
-  int g0, g1, g2;           // pi sources of B[x, y], B[x + 1, y], B[x + 2, y]
-  bool first;               // lane 0: iota
-};
-
-__device__ __forceinline__ WarpKeccakLane warp_keccak_lane(u32 lane) {
-  const int t = lane < 25 ? (int)lane : (int)lane - 25;
-  const int x = t % 5, y = t / 5;
-  WarpKeccakLane w;
-  const u32 r = KECCAK_RHO[t];
-  w.swap = r >= 32;
-  w.rot = r & 31;
-  w.s5 = (t + 5) % 25;
-  w.s10 = (t + 10) % 25;
-  w.s20 = (t + 20) % 25;
-  w.cm1 = (x + 4) % 5;
-  w.cp1 = (x + 1) % 5;
-  // B[X, Y] = rho(A[x', X]) with x' = (X + 3 Y) mod 5 (pi: A[x, y] -> B[y, 2x + 3y]).
-  w.g0 = (x + 3 * y) % 5 + 5 * x;
-  w.g1 = (x + 1 + 3 * y) % 5 + 5 * ((x + 1) % 5);
-  w.g2 = (x + 2 + 3 * y) % 5 + 5 * ((x + 2) % 5);
-  w.first = t == 0;
-  return w;
-}
-
-// Rotation left by this lane's rho offset (0..63) on 32-bit halves: two funnel shifts.
-__device__ __forceinline__ u64 warp_rho(u64 v, const WarpKeccakLane &w) {
-  u32 lo = (u32)v, hi = (u32)(v >> 32);
-  if (w.swap) {
-    const u32 t = lo;
-    lo = hi;
-    hi = t;
-  }
-  const u32 nh = __funnelshift_l(lo, hi, w.rot), nl = __funnelshift_l(hi, lo, w.rot);
-  return ((u64)nh << 32) | nl;
-}
-
-// Keccak-f[1600] on a warp: every lane calls it (full-mask shuffles); a = state lane t.
-__device__ __forceinline__ u64 warp_keccak_f1600(u64 a, const WarpKeccakLane &w) {
-  for (int round = 0; round < 24; ++round) {
-    u64 c = a ^ __shfl_sync(FULL_MASK, a, w.s5);
-    c ^= __shfl_sync(FULL_MASK, c, w.s10);
-    c ^= __shfl_sync(FULL_MASK, a, w.s20); // column parity C[x]
-    const u64 cm = __shfl_sync(FULL_MASK, c, w.cm1), cp = __shfl_sync(FULL_MASK, c, w.cp1);
-    const u64 b = warp_rho(a ^ cm ^ rol64(cp, 1), w);
-    const u64 b0 = __shfl_sync(FULL_MASK, b, w.g0), b1 = __shfl_sync(FULL_MASK, b, w.g1),
-              b2 = __shfl_sync(FULL_MASK, b, w.g2);
-    a = b0 ^ (~b1 & b2);
-    if (w.first) a ^= KECCAK_RC[round];
-  }
-  return a;
-}
-
-// RejNTTPoly (Alg. 30): a[i] in NTT domain from rho || j || i.
-extern "C" __global__ void ST_BOUNDS expand_a(const u8 *rho_base, u32 rho_stride, u32 *a_out, u32 n) {
-  const u32 lane = threadIdx.x & 31;
-  const u32 total = n * K * L;
-  const u32 first = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
-  const WarpKeccakLane w = warp_keccak_lane(lane);
-  const u32 lt_mask = (1u << lane) - 1;
-  // Candidate c of a block: bytes 3c .. 3c + 2 = byte (3c mod 8) of state lane 3c / 8 onwards.
-  const int c0 = lane, c1 = 32 + lane;
-  const int q0 = (3 * c0) >> 3, q1 = (3 * c1) >> 3;
-  const u32 sh0 = (3 * c0 & 7) * 8, sh1 = (3 * c1 & 7) * 8;
-  for (u32 s = 0; s < 32; ++s) {
-    const u32 idx = first + s; // warp-uniform
-    if (idx >= total) break;
-    const u32 item = idx / (K * L), ij = idx % (K * L);
-    const u32 i = ij / L, j = ij % L;
-    // Absorb rho (4 lanes) || j || i, pad (0x1F, then 0x80 at the end of the 168-byte rate).
-    const int t = lane < 25 ? (int)lane : (int)lane - 25;
-    u64 a = 0;
-    if (t < 4) a = ((const u64 *)(rho_base + (u64)item * rho_stride))[t];
-    if (t == 4) a = (u64)(j | (i << 8)) | (0x1FULL << 16);
-    if (t == SHAKE128_RATE / 8 - 1) a ^= 0x80ULL << 56;
-    a = warp_keccak_f1600(a, w);
-    u32 *out = a_out + (u64)idx * N;
-    u32 ctr = 0; // warp-uniform
-    for (;;) {
-#pragma unroll
-      for (int pass = 0; pass < 2; ++pass) {
-        const int q = pass ? q1 : q0;
-        const u32 sh = pass ? sh1 : sh0;
-        const u64 lo = __shfl_sync(FULL_MASK, a, q), hi = __shfl_sync(FULL_MASK, a, q + 1);
-        u32 v = (u32)(lo >> sh);
-        if (sh > 40) v |= (u32)(hi << (64 - sh));
-        v &= 0x7FFFFF;
-        const bool ok = (pass ? c1 : c0) < SHAKE128_RATE / 3 && v < Q;
-        const u32 m = __ballot_sync(FULL_MASK, ok);
-        const u32 pos = ctr + __popc(m & lt_mask);
-        if (ok && pos < N) out[pos] = v;
-        ctr += __popc(m);
-      }
-      if (ctr >= N) break;
-      a = warp_keccak_f1600(a, w);
-    }
-  }
-}
-#endif
 
 __device__ __forceinline__ bool coeff_from_half_byte(u32 b, i32 *c) { // Alg. 15
   if (ETA == 2) {
@@ -724,7 +514,6 @@ extern "C" __global__ void ST_BOUNDS expand_s(const u8 *seeds, i32 *s_out, u32 n
 // SampleInBall's c (coefficients 0, 1 or -1) as two 256-bit masks per item: nonzero
 // positions (words 0-3) and negative ones (words 4-7). Building c bytewise cost 256 scattered
 // byte stores per item, the largest part of sign_challenge.
-#define CM_WORDS 8
 
 __device__ __forceinline__ u32 mask_bit(const u64 m[4], u32 idx) {
   u64 w = 0;

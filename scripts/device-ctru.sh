@@ -5,7 +5,8 @@
 # engine at batch 65,536 (and keygen with the per-key inversion), and per-kernel / host-phase
 # profiles for tuning.
 #
-# Build host:  cargo build --release --tests --bin pqgpu-bench
+# Build host:  cargo build --release --features tuning --tests --bin pqgpu-bench
+#              (the forced engines and profiles below exist only in `tuning` builds)
 #              D=<checkout that `run` ships>/.device/ctru; mkdir -p $D/vectors
 #              cp target/release/deps/gpu_ctru-<hash> $D/gpu_ctru; cp target/release/pqgpu-bench $D/
 #              strip $D/*; cp -r ../shared/vectors/ctru-prime $D/vectors/; cp scripts/device-ctru.sh $D/run.sh

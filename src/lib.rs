@@ -4,7 +4,8 @@
 //! * [`ctru`]: the CTRU-Prime KEM (NTRU over x^n - x - 1).
 //! * [`api`]: the safe call layer (batches and single calls into the caller's buffers) that
 //!   Rust users and the C ABI share.
-//! * [`backend`]: the batch interface and its CPU and GPU implementations.
+//! * [`backend`]: the batch interface and the CPU backend; [`gpu`]: the GPU backend;
+//!   [`select`]: which of them a context uses.
 //! * [`ffi`]: the C ABI (`include/pqgpu.h`), the only place with `extern "C"`.
 
 pub mod alg;
@@ -16,6 +17,7 @@ pub mod ffi;
 pub mod gpu;
 pub mod mldsa;
 pub mod rng;
+pub mod select;
 pub mod serve;
 pub mod settings;
 pub mod simd;

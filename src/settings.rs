@@ -1,9 +1,11 @@
 //! Every environment setting the library reads, in one place, read once per process (at the
 //! first use of any of them). The library's behaviour is configured here and nowhere else.
 //!
-//! For users: `PQGPU_BACKEND=cpu|gpu|auto` (what AUTO picks; another value is an error), `PQGPU_DEVICES=0,1`, `PQGPU_CACHE_DIR`,
-//! `PQGPU_LOG`, `PQGPU_CPU_SIMD=off`. The rest are tuning, measurement and test switches
-//! (chunk sizes, workers, profiles, forced engines, failure injection); see BENCHMARKS.md.
+//! For users: `PQGPU_BACKEND=cpu|gpu|auto` (what AUTO picks; another value is an error),
+//! `PQGPU_DEVICES=0,1`, `PQGPU_CACHE_DIR`, `PQGPU_LOG`, `PQGPU_CPU_SIMD=off`. The GPU engine's
+//! chunk sizes and workers (and a test's failure injection) are checked by `gpu::config`; its
+//! measurement switches (profiles, forced engines) are read only in builds with the `tuning`
+//! feature.
 
 use once_cell::sync::Lazy;
 use std::env::{var, var_os};
@@ -34,25 +36,31 @@ pub struct Settings {
     pub cache_dir: Option<PathBuf>,
     /// `PQGPU_CPU_SIMD=off|0|portable|none`: force the portable CPU code.
     pub cpu_simd_off: bool,
-    /// `PQGPU_GPU_WORKERS`: workers per GPU for both kernel families.
-    pub gpu_workers: Option<usize>,
-    /// `PQGPU_GPU_CHUNK`, `PQGPU_KEYGEN_CHUNK`, `PQGPU_CTRU_CHUNK`: items per chunk.
-    pub gpu_chunk: Option<usize>,
-    pub keygen_chunk: Option<usize>,
-    pub ctru_chunk: Option<usize>,
-    /// `PQGPU_GPU_FAIL_AFTER=n`: signing chunks after the n-th report a device failure (tests).
-    pub gpu_fail_after: Option<usize>,
-    /// `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`: per-kernel and host-phase profiles on stderr.
+    /// GPU engine settings as given; `gpu::config` parses and checks them when the engine
+    /// opens (a bad value is an error there). `PQGPU_GPU_WORKERS`: workers per GPU for both
+    /// kernel families; `PQGPU_GPU_CHUNK`, `PQGPU_KEYGEN_CHUNK`, `PQGPU_CTRU_CHUNK`: items per
+    /// chunk; `PQGPU_GPU_FAIL_AFTER=n`: signing chunks after the n-th report a device failure
+    /// (tests).
+    pub gpu_workers: Option<String>,
+    pub gpu_chunk: Option<String>,
+    pub keygen_chunk: Option<String>,
+    pub ctru_chunk: Option<String>,
+    pub gpu_fail_after: Option<String>,
+    /// Measurement switches, read only in builds with the `tuning` feature (see
+    /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
+    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`.
+    #[cfg(feature = "tuning")]
     pub profile: bool,
+    #[cfg(feature = "tuning")]
     pub host_profile: bool,
-    /// `PQGPU_HOSTIO=kernel`: gather even rows with the kernel too (measurement).
-    pub hostio_kernel: bool,
-    /// `PQGPU_NVRTC_DEFINES`: extra -D flags for the kernels (variant measurements).
+    #[cfg(feature = "tuning")]
+    pub hostio: Option<String>,
+    #[cfg(feature = "tuning")]
     pub nvrtc_defines: Option<String>,
-    /// `PQGPU_CTRU_ENGINE=cc|tc`: force the CTRU-Prime product engine (measurement).
+    #[cfg(feature = "tuning")]
     pub ctru_engine: Option<String>,
-    /// `PQGPU_CTRU_INVERT=perkey`: one inversion per key instead of the product tree.
-    pub ctru_invert_perkey: bool,
+    #[cfg(feature = "tuning")]
+    pub ctru_invert: Option<String>,
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
 }
@@ -70,11 +78,6 @@ fn auto_backend(value: Option<&OsStr>) -> Result<AutoBackend, String> {
     }
 }
 
-/// A positive count, or `None` (unset or not a positive number).
-fn count(name: &str) -> Option<usize> {
-    var(name).ok()?.parse().ok().filter(|&v| v > 0)
-}
-
 fn read() -> Settings {
     Settings {
         backend: auto_backend(var_os("PQGPU_BACKEND").as_deref()),
@@ -90,20 +93,23 @@ fn read() -> Settings {
                 "off" | "0" | "portable" | "none"
             )
         }),
-        gpu_workers: count("PQGPU_GPU_WORKERS"),
-        gpu_chunk: count("PQGPU_GPU_CHUNK"),
-        keygen_chunk: count("PQGPU_KEYGEN_CHUNK"),
-        ctru_chunk: count("PQGPU_CTRU_CHUNK"),
-        gpu_fail_after: var("PQGPU_GPU_FAIL_AFTER")
-            .ok()
-            .and_then(|v| v.parse().ok()),
+        gpu_workers: var("PQGPU_GPU_WORKERS").ok(),
+        gpu_chunk: var("PQGPU_GPU_CHUNK").ok(),
+        keygen_chunk: var("PQGPU_KEYGEN_CHUNK").ok(),
+        ctru_chunk: var("PQGPU_CTRU_CHUNK").ok(),
+        gpu_fail_after: var("PQGPU_GPU_FAIL_AFTER").ok(),
+        #[cfg(feature = "tuning")]
         profile: var_os("PQGPU_PROFILE").is_some(),
+        #[cfg(feature = "tuning")]
         host_profile: var_os("PQGPU_HOST_PROFILE").is_some(),
-        hostio_kernel: var("PQGPU_HOSTIO").as_deref() == Ok("kernel"),
+        #[cfg(feature = "tuning")]
+        hostio: var("PQGPU_HOSTIO").ok(),
+        #[cfg(feature = "tuning")]
         nvrtc_defines: var("PQGPU_NVRTC_DEFINES").ok(),
+        #[cfg(feature = "tuning")]
         ctru_engine: var("PQGPU_CTRU_ENGINE").ok(),
-        ctru_invert_perkey: var("PQGPU_CTRU_INVERT")
-            .is_ok_and(|v| v.eq_ignore_ascii_case("perkey")),
+        #[cfg(feature = "tuning")]
+        ctru_invert: var("PQGPU_CTRU_INVERT").ok(),
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }
 }

@@ -16,7 +16,7 @@ use crate::async_job::{self, Done};
 use crate::batch::Queue;
 use crate::guard::guard;
 use once_cell::sync::OnceCell;
-use pqgpu::backend::{self, Backend, BackendKind};
+use pqgpu::backend::{Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
 use pqgpu::serve::{Completion, Key as Handle, KeyArg, KeyKind, Op, Opt, Serve};
@@ -140,7 +140,7 @@ fn engine() -> Result<(Arc<dyn Backend>, Arc<Serve>), Error> {
         .map_or((BackendKind::Auto, Vec::new()), |c| {
             (c.backend, c.serve.clone())
         });
-    let b = backend::select(kind)?;
+    let b = pqgpu::select::select(kind)?;
     let s = Arc::new(Serve::new(b.clone()));
     for (o, v) in opts {
         s.config.set(o, v)?;

@@ -92,7 +92,7 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 }
 
 impl CpuBackend {
-    /// The calling process's CPU backend (the same one `backend::select` hands out).
+    /// The calling process's CPU backend (the same one `select::select` hands out).
     pub fn new() -> Arc<CpuBackend> {
         backend()
     }

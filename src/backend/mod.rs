@@ -1,4 +1,6 @@
-//! The batch interface every backend implements, and backend selection.
+//! The batch interface every backend implements, and the CPU backend. The GPU backend
+//! (`crate::gpu`) implements the same trait; `crate::select` picks between them, so neither
+//! backend module imports the other's caller.
 //!
 //! A batch call is blocking and writes one [`Status`] per item; a bad item never spoils its
 //! neighbours. Outputs are written in place, and only for items that succeed. Randomness for
@@ -133,38 +135,6 @@ pub trait Backend: Send + Sync {
     fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
         let _ = ptr;
         Ok(())
-    }
-}
-
-/// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu|auto`, then uses the GPU
-/// when one is usable and the CPU otherwise; any other value of the variable makes `Auto`
-/// `InvalidArgument` (see [`auto_override`]). `Gpu` with no usable GPU is `NoDevice`.
-pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {
-    let requested = match requested {
-        BackendKind::Auto => auto_override()?.unwrap_or(BackendKind::Auto),
-        k => k,
-    };
-    match requested {
-        BackendKind::Cpu => Ok(cpu_backend()),
-        BackendKind::Gpu => crate::gpu::backend(),
-        BackendKind::Auto => Ok(crate::gpu::backend().unwrap_or_else(|_| cpu_backend())),
-    }
-}
-
-/// What `PQGPU_BACKEND` makes of `Auto`: `Some(Cpu | Gpu)`, or `None` (unset or `auto`). An
-/// unknown value is `InvalidArgument`, said once per process on stderr (the status alone
-/// would not name the variable).
-pub fn auto_override() -> Result<Option<BackendKind>, Error> {
-    use crate::settings::AutoBackend;
-    match &crate::settings::get().backend {
-        Ok(AutoBackend::Either) => Ok(None),
-        Ok(AutoBackend::Cpu) => Ok(Some(BackendKind::Cpu)),
-        Ok(AutoBackend::Gpu) => Ok(Some(BackendKind::Gpu)),
-        Err(why) => {
-            static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| eprintln!("pqgpu: {why}: PQG_BACKEND_AUTO is refused"));
-            Err(Error::InvalidArgument)
-        }
     }
 }
 

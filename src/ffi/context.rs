@@ -109,8 +109,8 @@ pub unsafe extern "C" fn pqg_context_new(
             2 => BackendKind::Gpu,
             _ => return Err(Error::InvalidArgument),
         };
-        let by_variable = kind == BackendKind::Auto && backend::auto_override()?.is_some();
-        let chosen = backend::select(kind)?;
+        let by_variable = kind == BackendKind::Auto && crate::select::auto_override()?.is_some();
+        let chosen = crate::select::select(kind)?;
         // AUTO fell back to the CPU after trying the GPU: keep the reason. (Asked only then:
         // nothing here may touch the GPU state of a process that never tried the GPU.)
         let gpu_unusable =

@@ -30,9 +30,9 @@ fn probe_libraries() -> Result<(), String> {
     )
 }
 
-/// The devices to use: `PQGPU_DEVICES` (comma-separated ordinals, e.g. `0,2`) or every visible
-/// device. The `Err` string says why no GPU is usable.
-pub fn ordinals() -> Result<Vec<usize>, String> {
+/// The devices to use: `list` (`PQGPU_DEVICES`: comma-separated ordinals, e.g. `0,2`) or every
+/// visible device. The `Err` string says why no GPU is usable.
+pub fn ordinals(list: Option<&str>) -> Result<Vec<usize>, String> {
     probe_libraries()?;
     let count = catch_unwind(CudaContext::device_count)
         .map_err(|_| "CUDA initialisation panicked".to_string())?
@@ -40,7 +40,7 @@ pub fn ordinals() -> Result<Vec<usize>, String> {
     if count == 0 {
         return Err("no CUDA device".into());
     }
-    match &crate::settings::get().devices {
+    match list {
         None => Ok((0..count).collect()),
         Some(list) => {
             let picked: Vec<usize> = list

@@ -1,31 +1,25 @@
-//! One GPU's share of the backend: its context, the kernels compiled for its architecture and
-//! its workers (streams with their memory pools). A device whose work fails is marked
-//! unhealthy and gets no further chunks.
+//! One GPU's share of the engine: its context and its workers (streams with their memory
+//! pools). A device whose work fails is marked unhealthy and gets no further chunks. The
+//! kernel families load their kernels onto it (`gpu/mldsa`, `gpu/ctru`) and run chunks on
+//! its workers through [`Bound`].
 
-use super::ctru_kem::CtruKernels;
 use super::device;
-use super::module::{self, Kernels};
 use super::scheduler::Unit;
 use super::worker::Worker;
-use crate::{mldsa, Error};
+use crate::Error;
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
-use once_cell::sync::OnceCell;
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 pub struct DeviceEngine {
     pub description: String,
     /// The device's context (kept here so that loading more kernels never needs a worker's
     /// lock, which the scheduler holds while a chunk runs).
     pub ctx: Arc<CudaContext>,
-    /// ML-DSA-44/65/87 and Dilithium2/3/5, indexed by [`super::set_index`].
-    pub kernels: [Kernels; 6],
+    /// The device's compute capability (what NVRTC compiles for).
+    pub arch: (i32, i32),
     pub workers: Vec<Mutex<Worker>>,
-    /// The CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay for them).
-    pub ctru: OnceCell<Result<[CtruKernels; 3], String>>,
     /// Whether kernels may use a registered host address as a device address (the zero-copy
     /// gather/scatter of `hostio`); true on 64-bit Linux with unified addressing.
     pub maps_host_memory: bool,
@@ -33,25 +27,17 @@ pub struct DeviceEngine {
 }
 
 impl DeviceEngine {
-    /// Opens device `ordinal` with `workers` streams; the error is `NoDevice` or, when the
-    /// kernels fail to compile or load, `Device`, with the reason.
-    pub fn open(ordinal: usize, workers: usize) -> Result<DeviceEngine, (Error, String)> {
+    /// Opens device `ordinal` with `workers` streams (`profile`: time every launch, for
+    /// tuning). The error is `NoDevice`, with the reason.
+    pub fn open(
+        ordinal: usize,
+        workers: usize,
+        profile: bool,
+    ) -> Result<DeviceEngine, (Error, String)> {
         let dev = device::open(ordinal).map_err(|e| (Error::NoDevice, e))?;
         let ctx = &dev.ctx;
-        // Compile the six sets in parallel (a cache hit makes this a file read).
-        let loaded: Vec<Result<Kernels, String>> = mldsa::ParamSet::EVERY
-            .par_iter()
-            .map(|&p| module::load(ctx, dev.arch, p))
-            .collect();
-        let kernels: Vec<Kernels> = loaded
-            .into_iter()
-            .collect::<Result<_, _>>()
-            .map_err(|e| (Error::Device, e))?;
-        let kernels: [Kernels; 6] = kernels
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("one Kernels per set"));
         let workers = (0..workers)
-            .map(|_| Worker::new(ctx).map(Mutex::new))
+            .map(|_| Worker::new(ctx, profile).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| {
                 (
@@ -67,33 +53,100 @@ impl DeviceEngine {
         Ok(DeviceEngine {
             maps_host_memory,
             ctx: dev.ctx.clone(),
+            arch: dev.arch,
             description: dev.description,
-            kernels,
             workers,
-            ctru: OnceCell::new(),
             healthy: AtomicBool::new(true),
         })
     }
-}
 
-impl Unit for DeviceEngine {
-    type Worker = Worker;
-
-    fn workers(&self) -> &[Mutex<Worker>] {
-        &self.workers
-    }
-
-    fn is_healthy(&self) -> bool {
+    pub fn is_healthy(&self) -> bool {
         self.healthy.load(Ordering::Acquire)
     }
 
     /// Takes the device out of service for the rest of the process.
-    fn mark_failed(&self, why: &str) {
+    pub fn mark_failed(&self, why: &str) {
         if self.healthy.swap(false, Ordering::AcqRel) {
             device::log(&format!(
                 "{}: taken out of service after an error: {why}",
                 self.description
             ));
+        }
+    }
+
+    /// Adds this device's workers' host-phase seconds into `sum` and clears them.
+    pub fn take_phases(&self, sum: &mut [f64; 3]) {
+        for wk in &self.workers {
+            let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
+            for (s, p) in sum.iter_mut().zip(w.phases.iter_mut()) {
+                *s += std::mem::take(p);
+            }
+        }
+    }
+
+    /// Adds this device's workers' per-kernel times into `sum` and clears them.
+    pub fn take_kernel_profile(
+        &self,
+        sum: &mut std::collections::BTreeMap<&'static str, (f64, usize)>,
+    ) {
+        for wk in &self.workers {
+            let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(prof) = w.profile.as_mut() {
+                for (name, (ms, count)) in prof.drain() {
+                    let e = sum.entry(name).or_default();
+                    e.0 += ms;
+                    e.1 += count;
+                }
+            }
+        }
+    }
+}
+
+/// A device with one kernel family's kernels for the batch's parameter set: what the
+/// scheduler hands each chunk.
+pub struct Bound<'a, K> {
+    pub engine: &'a DeviceEngine,
+    pub kernels: &'a K,
+}
+
+impl<K: Sync> Unit for Bound<'_, K> {
+    type Worker = Worker;
+
+    fn workers(&self) -> &[Mutex<Worker>] {
+        &self.engine.workers
+    }
+
+    fn is_healthy(&self) -> bool {
+        self.engine.is_healthy()
+    }
+
+    fn mark_failed(&self, why: &str) {
+        self.engine.mark_failed(why)
+    }
+}
+
+/// Failure injection for tests (`PQGPU_GPU_FAIL_AFTER=n`): after n signing chunks have run on
+/// a GPU, each further one reports a device failure once its work is done and its outputs are
+/// written, as a fault found at the final synchronisation would.
+pub struct FailureInjection {
+    after: Option<usize>,
+    run: AtomicUsize,
+}
+
+impl FailureInjection {
+    pub fn new(after: Option<usize>) -> FailureInjection {
+        FailureInjection {
+            after,
+            run: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts a finished chunk; `Err` once `after` chunks have run.
+    pub fn check(&self) -> Result<(), String> {
+        let run = self.run.fetch_add(1, Ordering::SeqCst);
+        match self.after {
+            Some(n) if run >= n => Err(format!("injected failure after {n} chunks")),
+            _ => Ok(()),
         }
     }
 }

@@ -4,19 +4,69 @@
 //! `kernels/hostio.cuh` following a table of row addresses.
 
 use super::hostmem::Ranges;
-use super::worker::{Arg, Arg::*, End, Worker};
+use super::launch::{blocks, kernel_table, Dev};
+use super::nvrtc::Module;
+use super::worker::{End, Worker};
 use cudarc::driver::DriverError;
 
-/// Launches a kernel of the module that includes `kernels/hostio.cuh` (ML-DSA or CTRU-Prime).
-pub trait Launch {
-    fn launch(
+/// Threads per block of the gather/scatter kernels (one warp per row).
+const BLOCK: u32 = 256;
+
+kernel_table! {
+    /// The row kernels of `kernels/hostio.cuh` (in both families' modules).
+    struct RowKernels { gather_rows, scatter_rows }
+}
+
+/// A module's row kernels, and whether even rows go through them too (tuning: measures one
+/// path against the other).
+pub struct HostIo {
+    k: RowKernels,
+    force_kernel: bool,
+}
+
+impl HostIo {
+    pub fn resolve(module: &Module, force_kernel: bool) -> Result<HostIo, String> {
+        Ok(HostIo {
+            k: RowKernels::resolve(module)?,
+            force_kernel,
+        })
+    }
+
+    /// Every kernel name, for the compile tests.
+    #[cfg(test)]
+    pub const NAMES: &'static [&'static str] = RowKernels::NAMES;
+
+    /// `gather_rows(src, len, dst, stride, n)`: row i of `dst` (at i * stride) <- `len` bytes
+    /// at host address `src[i]` (0: skip). One warp per row.
+    fn gather_rows(
         &self,
         w: &mut Worker,
-        name: &'static str,
-        grid: usize,
-        block: u32,
-        args: &[Arg],
-    ) -> Result<(), DriverError>;
+        src: Dev<u64>,
+        len: u32,
+        dst: Dev<u8>,
+        stride: u32,
+        n: u32,
+    ) -> Result<(), DriverError> {
+        let grid = blocks(n as usize * 32, BLOCK);
+        let args = [src.into(), len.into(), dst.into(), stride.into(), n.into()];
+        w.launch(&self.k.gather_rows, grid, BLOCK, &args)
+    }
+
+    /// `scatter_rows(src, stride, len, dst, n)`: `len` bytes of row i of `src` (at i * stride)
+    /// -> host address `dst[i]` (0: skip). One warp per row.
+    fn scatter_rows(
+        &self,
+        w: &mut Worker,
+        src: Dev<u8>,
+        stride: u32,
+        len: u32,
+        dst: Dev<u64>,
+        n: u32,
+    ) -> Result<(), DriverError> {
+        let grid = blocks(n as usize * 32, BLOCK);
+        let args = [src.into(), stride.into(), len.into(), dst.into(), n.into()];
+        w.launch(&self.k.scatter_rows, grid, BLOCK, &args)
+    }
 }
 
 /// The host addresses of a chunk's rows of `len` bytes; address 0 marks a row to skip.
@@ -78,8 +128,8 @@ impl Rows {
     }
 
     /// Whether one strided DMA moves these rows (evenly spaced in one registration).
-    pub fn is_dma(&self) -> bool {
-        self.dma_pitch.is_some() && !force_kernel()
+    pub fn is_dma(&self, io: &HostIo) -> bool {
+        self.dma_pitch.is_some() && !io.force_kernel
     }
 
     /// The pitch when every row is present and row i starts at row 0 + i * pitch.
@@ -98,64 +148,43 @@ impl Rows {
     }
 
     /// Uploads the address table into the worker's buffer `table` (pinned staging, then device).
-    fn upload(&self, w: &mut Worker, table: &'static str) -> Result<u64, DriverError> {
+    fn upload(&self, w: &mut Worker, table: &'static str) -> Result<Dev<u64>, DriverError> {
         let bytes = self.addrs.len() * 8;
         // The pinned buffer goes back to the pool before the queued copy has read it; a second
         // upload under the same name before the next `sync` waits for the stream first.
         w.staging(table)?;
         let mut stage = w.take_host(table, bytes)?;
-        let r = (|| {
-            let h = &mut stage.as_mut_slice()?[..bytes];
-            for (d, a) in h.chunks_exact_mut(8).zip(&self.addrs) {
-                d.copy_from_slice(&a.to_le_bytes());
-            }
-            let d = w.dev(table, bytes)?;
-            w.htod(d, h)?;
-            Ok(d)
-        })();
-        w.put_host(table, stage);
-        r
+        let h = &mut stage.bytes()?[..bytes];
+        for (d, a) in h.chunks_exact_mut(8).zip(&self.addrs) {
+            d.copy_from_slice(&a.to_le_bytes());
+        }
+        let d = w.dev(table, self.addrs.len())?;
+        w.htod(d, h)?;
+        Ok(d)
     }
 }
-
-/// Rows gathered by a kernel unless `PQGPU_HOSTIO=kernel` forces it for even rows too (to
-/// measure one path against the other).
-fn force_kernel() -> bool {
-    static FORCE: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| crate::settings::get().hostio_kernel);
-    *FORCE
-}
-
-const BLOCK: u32 = 256;
 
 /// Row i of the device buffer `dst` (at i * stride) <- row i of `rows`; `table` names the
 /// worker buffer for the address table.
 pub fn gather(
     w: &mut Worker,
-    k: &impl Launch,
+    io: &HostIo,
     rows: &Rows,
-    dst: u64,
+    dst: Dev<u8>,
     stride: usize,
     table: &'static str,
 ) -> Result<(), DriverError> {
     let n = rows.addrs.len();
-    match rows.dma_pitch.filter(|_| !force_kernel()) {
+    match rows.dma_pitch.filter(|_| !io.force_kernel) {
         Some(pitch) => w.copy_rows(
             End::Host(rows.addrs[0], pitch),
-            End::Device(dst, stride),
+            End::Device(dst.addr(), stride),
             rows.len,
             n,
         ),
         None => {
             let t = rows.upload(w, table)?;
-            let args = [
-                P(t),
-                U(rows.len as u32),
-                P(dst),
-                U(stride as u32),
-                U(n as u32),
-            ];
-            k.launch(w, "gather_rows", super::blocks(n * 32, BLOCK), BLOCK, &args)
+            io.gather_rows(w, t, rows.len as u32, dst, stride as u32, n as u32)
         }
     }
 }
@@ -164,36 +193,23 @@ pub fn gather(
 /// i * stride); rows with address 0 are left alone. Written by the worker's next `sync`.
 pub fn scatter(
     w: &mut Worker,
-    k: &impl Launch,
-    src: u64,
+    io: &HostIo,
+    src: Dev<u8>,
     stride: usize,
     rows: &Rows,
     table: &'static str,
 ) -> Result<(), DriverError> {
     let n = rows.addrs.len();
-    match rows.dma_pitch.filter(|_| !force_kernel()) {
+    match rows.dma_pitch.filter(|_| !io.force_kernel) {
         Some(pitch) => w.copy_rows(
-            End::Device(src, stride),
+            End::Device(src.addr(), stride),
             End::Host(rows.addrs[0], pitch),
             rows.len,
             n,
         ),
         None => {
             let t = rows.upload(w, table)?;
-            let args = [
-                P(src),
-                U(stride as u32),
-                U(rows.len as u32),
-                P(t),
-                U(n as u32),
-            ];
-            k.launch(
-                w,
-                "scatter_rows",
-                super::blocks(n * 32, BLOCK),
-                BLOCK,
-                &args,
-            )
+            io.scatter_rows(w, src, stride as u32, rows.len as u32, t, n as u32)
         }
     }
 }

@@ -6,6 +6,7 @@
 //! chunk that fails on a device goes back to the queue for the healthy devices; when none is
 //! left, the CPU does it. Every item therefore ends with a status.
 
+use crate::{Error, Status};
 use std::sync::Mutex;
 
 /// What the scheduler needs of a device: its workers and its health.
@@ -77,6 +78,76 @@ where
     while let Some(chunk) = pop() {
         cpu(chunk);
     }
+}
+
+/// One chunk of a key-generation batch: its seeds (`None`: drawn by the worker that runs it),
+/// its key rows and its statuses.
+pub struct KeygenChunk<'a> {
+    pub seeds: Option<&'a [u8]>,
+    pub pks: &'a mut [u8],
+    pub sks: &'a mut [u8],
+    pub statuses: &'a mut [Status],
+}
+
+/// Key lengths of a key-generation batch (seed, public key, secret key), per item.
+pub struct KeyLens {
+    pub seed: usize,
+    pub pk: usize,
+    pub sk: usize,
+}
+
+impl KeyLens {
+    /// Whether the buffers of a batch of `n` items have the lengths `n` items need; if not,
+    /// every status is `BadLength`.
+    pub fn check(
+        &self,
+        seeds: Option<&[u8]>,
+        pks: &[u8],
+        sks: &[u8],
+        statuses: &mut [Status],
+    ) -> bool {
+        let n = statuses.len();
+        let fits = pks.len() == n * self.pk
+            && sks.len() == n * self.sk
+            && !seeds.is_some_and(|s| s.len() != n * self.seed);
+        if !fits {
+            statuses.iter_mut().for_each(|s| *s = Err(Error::BadLength));
+        }
+        fits
+    }
+}
+
+/// Cuts a key-generation batch of `statuses.len()` items into chunks of `chunk` items (either
+/// family). When a buffer's length does not match the item count, every status is
+/// `BadLength` and there is nothing to run.
+pub fn keygen_chunks<'a>(
+    chunk: usize,
+    len: KeyLens,
+    seeds: Option<&'a [u8]>,
+    pks: &'a mut [u8],
+    sks: &'a mut [u8],
+    statuses: &'a mut [Status],
+) -> Vec<KeygenChunk<'a>> {
+    let n = statuses.len();
+    if !len.check(seeds, pks, sks, statuses) {
+        return Vec::new();
+    }
+    let seed_chunks: Vec<Option<&[u8]>> = match seeds {
+        Some(s) => s.chunks(chunk * len.seed).map(Some).collect(),
+        None => vec![None; n.div_ceil(chunk)],
+    };
+    seed_chunks
+        .into_iter()
+        .zip(pks.chunks_mut(chunk * len.pk))
+        .zip(sks.chunks_mut(chunk * len.sk))
+        .zip(statuses.chunks_mut(chunk))
+        .map(|(((seeds, pks), sks), statuses)| KeygenChunk {
+            seeds,
+            pks,
+            sks,
+            statuses,
+        })
+        .collect()
 }
 
 #[cfg(test)]

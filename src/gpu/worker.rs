@@ -2,37 +2,70 @@
 //! host staging buffers. Batches are cut into chunks that workers run side by side, so one
 //! chunk's copies and host work overlap another's kernels.
 
-use super::module::Kernels;
+use super::launch::{Arg, Dev, Kernel};
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
 use cudarc::driver::sys::{self, CUevent_flags};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// A kernel argument: a device pointer or a 32-bit scalar.
-#[derive(Clone, Copy)]
-pub enum Arg {
-    P(u64),
-    U(u32),
-}
+/// A worker's pinned host buffers not lent out, by name.
+type HostPool = Arc<Mutex<HashMap<&'static str, PinnedHostSlice<u8>>>>;
 
 pub struct Worker {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     dev: HashMap<&'static str, CudaSlice<u8>>,
-    host: HashMap<&'static str, PinnedHostSlice<u8>>,
-    /// With `PQGPU_PROFILE` set: milliseconds and launches per kernel (each launch is then
-    /// synchronised, so only for measuring where the time goes).
+    host: HostPool,
+    /// With profiling on (`tuning` builds): milliseconds and launches per kernel (each launch is
+    /// then synchronised, so only for measuring where the time goes).
     pub profile: Option<HashMap<&'static str, (f64, usize)>>,
-    /// Host-side seconds of this worker's chunks: staging (until the last copy is queued),
-    /// waiting for the GPU, unpacking results. Printed with `PQGPU_HOST_PROFILE`.
+    /// Host-side seconds of this worker's chunks per [`Phase`] (printed with the host profile).
     pub phases: [f64; 3],
     clock: std::time::Instant,
     /// Pinned buffers handed to queued copies since the last `sync` (see [`Worker::staging`]).
     staged_since_sync: Vec<&'static str>,
+}
+
+/// The host phases of a chunk, for the host profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Checking items and staging inputs, until the last copy or launch is queued.
+    Staging = 0,
+    /// Waiting for the stream.
+    GpuWait = 1,
+    /// Unpacking results into the caller's buffers.
+    Unpacking = 2,
+}
+
+/// A pinned host staging buffer lent by a worker's pool; it goes back to the pool when dropped
+/// (whatever way the chunk ends). Pinned memory is cached (not write-combined) so the host can
+/// read it.
+pub struct HostBuf {
+    name: &'static str,
+    buf: Option<PinnedHostSlice<u8>>,
+    pool: HostPool,
+}
+
+impl HostBuf {
+    /// The whole buffer (at least the bytes asked for).
+    pub fn bytes(&mut self) -> Result<&mut [u8], DriverError> {
+        self.buf.as_mut().expect("held until drop").as_mut_slice()
+    }
+}
+
+impl Drop for HostBuf {
+    fn drop(&mut self) {
+        if let Some(b) = self.buf.take() {
+            self.pool
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(self.name, b);
+        }
+    }
 }
 
 /// Copies between large host buffers on all cores (one core's memcpy would bound the
@@ -89,22 +122,24 @@ fn round_up(n: usize) -> usize {
 }
 
 impl Worker {
-    pub fn new(ctx: &Arc<CudaContext>) -> Result<Worker, DriverError> {
+    /// A worker on a new stream of `ctx`; `profile` times every launch (tuning only).
+    pub fn new(ctx: &Arc<CudaContext>, profile: bool) -> Result<Worker, DriverError> {
         Ok(Worker {
             ctx: ctx.clone(),
             stream: ctx.new_stream()?,
             dev: HashMap::new(),
-            host: HashMap::new(),
-            profile: crate::settings::get().profile.then(HashMap::new),
+            host: Default::default(),
+            profile: profile.then(HashMap::new),
             phases: [0.0; 3],
             clock: std::time::Instant::now(),
             staged_since_sync: Vec::new(),
         })
     }
 
-    /// The device buffer `name` of at least `bytes` bytes (reused; grown with headroom).
-    pub fn dev(&mut self, name: &'static str, bytes: usize) -> Result<u64, DriverError> {
-        let need = round_up(bytes);
+    /// The device buffer `name` holding at least `len` elements of `T` (reused; grown with
+    /// headroom).
+    pub fn dev<T>(&mut self, name: &'static str, len: usize) -> Result<Dev<T>, DriverError> {
+        let need = round_up(len * std::mem::size_of::<T>());
         let ok = self.dev.get(name).is_some_and(|b| b.len() >= need);
         if !ok {
             self.dev.remove(name);
@@ -115,46 +150,46 @@ impl Worker {
             self.dev.insert(name, b);
         }
         let (ptr, _) = self.dev[name].device_ptr(&self.stream);
-        Ok(ptr)
+        Ok(Dev::at(ptr))
     }
 
-    /// Takes the pinned host buffer `name` (at least `bytes` bytes) out of the pool; give it
-    /// back with [`Worker::put_host`]. Cached (not write-combined) so the host can read it.
-    pub fn take_host(
-        &mut self,
-        name: &'static str,
-        bytes: usize,
-    ) -> Result<PinnedHostSlice<u8>, DriverError> {
-        if let Some(b) = self.host.remove(name) {
-            if b.len() >= bytes {
-                return Ok(b);
-            }
-        }
-        // SAFETY: the contents are unset; callers write before the copies read them.
-        unsafe {
-            self.ctx
-                .alloc_pinned_with_flags::<u8>(round_up(bytes + bytes / 4), 0)
-        }
-    }
-
-    pub fn put_host(&mut self, name: &'static str, b: PinnedHostSlice<u8>) {
-        self.host.insert(name, b);
+    /// Lends the pinned host buffer `name` (at least `bytes` bytes) from the pool; it returns
+    /// when the [`HostBuf`] is dropped.
+    pub fn take_host(&mut self, name: &'static str, bytes: usize) -> Result<HostBuf, DriverError> {
+        let pooled = self
+            .host
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name)
+            .filter(|b| b.len() >= bytes);
+        let buf = match pooled {
+            Some(b) => b,
+            // SAFETY: the contents are unset; callers write before the copies read them.
+            None => unsafe {
+                self.ctx
+                    .alloc_pinned_with_flags::<u8>(round_up(bytes + bytes / 4), 0)
+            }?,
+        };
+        Ok(HostBuf {
+            name,
+            buf: Some(buf),
+            pool: self.host.clone(),
+        })
     }
 
     /// Asynchronous host-to-device copy. The source must stay untouched until `sync`.
-    pub fn htod(&self, dst: u64, src: &[u8]) -> Result<(), DriverError> {
+    pub fn htod<T>(&self, dst: Dev<T>, src: &[u8]) -> Result<(), DriverError> {
         // SAFETY: dst was sized by `dev` for this copy; src is pinned (or the copy is staged
         // by the driver) and the caller keeps it alive and unmodified until `sync`.
-        unsafe { memcpy_htod_async(dst, src, self.stream.cu_stream()) }
+        unsafe { memcpy_htod_async(dst.addr(), src, self.stream.cu_stream()) }
     }
 
     /// Asynchronous device-to-host copy; `dst` is valid after `sync`.
-    pub fn dtoh(&self, dst: &mut [u8], src: u64) -> Result<(), DriverError> {
+    pub fn dtoh<T>(&self, dst: &mut [u8], src: Dev<T>) -> Result<(), DriverError> {
         // SAFETY: src holds at least dst.len() bytes (sized by `dev`); dst outlives the copy
         // because the caller synchronises before touching it.
-        unsafe { memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
+        unsafe { memcpy_dtoh_async(dst, src.addr(), self.stream.cu_stream()) }
     }
-
     /// Asynchronous strided copy of `rows` rows of `width` bytes between a host end and a
     /// device end. Host rows must be registered memory, untouched until `sync` (which is when
     /// host rows being written are complete).
@@ -177,9 +212,17 @@ impl Worker {
         unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
     }
 
-    pub fn zero(&self, dst: u64, bytes: usize) -> Result<(), DriverError> {
-        // SAFETY: dst holds at least `bytes` bytes (sized by `dev`).
-        unsafe { memset_d8_async(dst, 0, bytes, self.stream.cu_stream()) }
+    /// Zeroes `len` elements at `dst`.
+    pub fn zero<T>(&self, dst: Dev<T>, len: usize) -> Result<(), DriverError> {
+        // SAFETY: dst holds at least `len` elements (sized by `dev`).
+        unsafe {
+            memset_d8_async(
+                dst.addr(),
+                0,
+                len * std::mem::size_of::<T>(),
+                self.stream.cu_stream(),
+            )
+        }
     }
 
     pub fn sync(&mut self) -> Result<(), DriverError> {
@@ -199,34 +242,24 @@ impl Worker {
         Ok(())
     }
 
-    /// Ends host phase `i` (0 staging, 1 GPU wait, 2 unpacking) and starts the next.
-    pub fn lap(&mut self, i: usize) {
+    /// Starts timing a chunk's host phases.
+    pub fn start_chunk(&mut self) {
+        self.clock = std::time::Instant::now();
+    }
+
+    /// Ends host phase `p` and starts the next.
+    pub fn end_phase(&mut self, p: Phase) {
         let now = std::time::Instant::now();
-        if i < 3 {
-            self.phases[i] += (now - self.clock).as_secs_f64();
-        }
+        self.phases[p as usize] += (now - self.clock).as_secs_f64();
         self.clock = now;
     }
 
-    /// Launches ML-DSA kernel `name` on `grid` blocks of `block` threads with `args` (in kernel
-    /// order).
+    /// Launches kernel `k` on this worker's stream: `grid` blocks of `block` threads, `args` in
+    /// the kernel's order (only the typed launchers of `gpu/*/kernels.rs` call this). With
+    /// profiling on, each launch is timed with events (synchronising; for measuring only).
     pub fn launch(
         &mut self,
-        k: &Kernels,
-        name: &'static str,
-        grid: usize,
-        block: u32,
-        args: &[Arg],
-    ) -> Result<(), DriverError> {
-        self.launch_function(k.get(name), name, grid, block, args)
-    }
-
-    /// Launches `f` (kernel `name`, of either family) on this worker's stream. With
-    /// `PQGPU_PROFILE` each launch is timed with events (synchronising; for measuring only).
-    pub fn launch_function(
-        &mut self,
-        f: &CudaFunction,
-        name: &'static str,
+        k: &Kernel,
         grid: usize,
         block: u32,
         args: &[Arg],
@@ -242,7 +275,7 @@ impl Worker {
             }
             None => None,
         };
-        let mut b = self.stream.launch_builder(f);
+        let mut b = self.stream.launch_builder(&k.f);
         for a in args {
             match a {
                 Arg::P(p) => b.arg(p),
@@ -254,16 +287,16 @@ impl Worker {
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: every pointer argument is a live device buffer of this worker (or 0 where the
-        // kernel documents a null meaning, or a registered host address for the hostio
-        // kernels), sized by the caller for the kernel's indexing; the argument list matches
-        // the kernel's C signature (u64 pointers, u32 scalars).
+        // SAFETY: the typed launcher passes the kernel's parameters in its C order (pointers
+        // as u64, scalars as u32); every pointer is a live device buffer of this worker (or 0
+        // where the kernel documents a null meaning, or a registered host address for the
+        // hostio kernels), sized by the caller for the kernel's indexing.
         unsafe { b.launch(cfg) }?;
         if let (Some(start), Some(prof)) = (timing, self.profile.as_mut()) {
             let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             end.record(&self.stream)?;
             end.synchronize()?;
-            let e = prof.entry(name).or_default();
+            let e = prof.entry(k.name).or_default();
             e.0 += start.elapsed_ms(&end)? as f64;
             e.1 += 1;
         }

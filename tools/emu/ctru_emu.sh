@@ -4,13 +4,15 @@
 # batch keygen through the product-tree inversion for each chunk size in TREE (keys cycle
 # through all KAT cases; TREE= skips it).
 set -e
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/../.."
+. tools/emu/params.sh
+cd tools/emu
 V=${PQGPU_VECTORS_DIR:-../../../shared/vectors}/ctru-prime
 CASES=${CASES:-3}
 TREE=${TREE-1,2,3,5,8,13,100}
-for set in "653 672 4621 11 3 40 490 994 898 912 327" "761 768 4591 10 2 47 381 1158 952 960 381" "1277 1280 7879 10 2 79 639 2067 1597 1600 639"; do
-  set -- $set
-  D="-DCTRU_N=$1 -DCTRU_NP=$2 -DCTRU_Q=$3 -DCTRU_D2=$4 -DCTRU_ETA=$5 -DCTRU_MSGBYTES=$6 -DCTRU_COIN_HALF=$7 -DCTRU_PK_LEN=$8 -DCTRU_CT_LEN=$9 -DCTRU_CT_STRIDE=${10} -DCTRU_SKPKE_LEN=${11}"
+for n in 653 761 1277; do
+  set -- $n
+  eval D=\$C$n
   g++ -std=c++20 -O2 -pthread -w $D ctru_emu.cpp -o /tmp/ctru_emu_$1
   python3 -c "
 import sys

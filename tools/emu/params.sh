@@ -1,4 +1,5 @@
-# -D flags per parameter set (FIPS 204 Table 1), shared by the emulator build.
-P44="-DPARAM_K=4 -DPARAM_L=4 -DPARAM_ETA=2 -DPARAM_TAU=39 -DPARAM_GAMMA1_BITS=17 -DPARAM_GAMMA2=95232 -DPARAM_OMEGA=80 -DPARAM_LAMBDA=128"
-P65="-DPARAM_K=6 -DPARAM_L=5 -DPARAM_ETA=4 -DPARAM_TAU=49 -DPARAM_GAMMA1_BITS=19 -DPARAM_GAMMA2=261888 -DPARAM_OMEGA=55 -DPARAM_LAMBDA=192"
-P87="-DPARAM_K=8 -DPARAM_L=7 -DPARAM_ETA=2 -DPARAM_TAU=60 -DPARAM_GAMMA1_BITS=19 -DPARAM_GAMMA2=261888 -DPARAM_OMEGA=75 -DPARAM_LAMBDA=256"
+# -D flags per parameter set, exactly as the GPU engine passes them to NVRTC (the sizes are
+# written once, in src/gpu/mldsa/kernels.rs and src/gpu/ctru/kernels.rs). Source from the
+# repository root: `. tools/emu/params.sh` sets P44 P65 P87 (ML-DSA), R3_2 R3_3 R3_5
+# (Dilithium round 3, PARAM_ROUND3=1) and C653 C761 C1277 (CTRU-Prime).
+eval "$(cargo run -q --release --example kernel_defines)"

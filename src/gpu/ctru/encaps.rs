@@ -2,16 +2,15 @@
 //! each distinct public key once; the GPU derives m, (K, s) and r per thread, multiplies h r
 //! on the chosen engine, then compresses, E8-encodes and packs the ciphertexts.
 
+use super::kernels::{Kernels, MSG_STRIDE, TC_ITEMS};
 use super::keys::{Interner, KEYINFO};
-use super::module::CtruKernels;
-use super::product::{self, product, Engine, Groups, Kind, Operands, TC_ITEMS};
-use super::{Sizes, MSG_STRIDE};
+use super::product::{self, product, Engine, Groups, Kind, Operands};
 use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
-use crate::gpu::hostio::{self, Launch, Rows};
+use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
-use crate::gpu::worker::{Arg::*, Worker};
-use crate::gpu::{blocks, BLOCK_STREAM};
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::{Phase, Worker};
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
@@ -26,7 +25,7 @@ struct Inputs {
 #[allow(clippy::too_many_arguments)]
 pub fn encaps_chunk(
     w: &mut Worker,
-    k: &CtruKernels,
+    k: &Kernels,
     p: ParamSet,
     reg: &Ranges,
     items: &[EncapsItem<'_>],
@@ -34,8 +33,8 @@ pub fn encaps_chunk(
     sss: &mut [&mut [u8]],
     st: &mut [Status],
 ) -> Result<(), DriverError> {
-    w.lap(3); // host phases: staging, GPU wait, unpacking (PQGPU_HOST_PROFILE)
-    let s = Sizes::of(p);
+    w.start_chunk();
+    let s = k.s;
     let mut keys = Interner::new();
     let mut inp = Inputs {
         valid: Vec::with_capacity(items.len()),
@@ -81,7 +80,7 @@ pub fn encaps_chunk(
         return Ok(());
     }
     let table = &keys.table;
-    let engine = product::choose(table.count, n);
+    let engine = product::choose(k.forced_engine, table.count, n);
     let groups = (engine == Engine::TensorCore && table.count > 1)
         .then(|| Groups::of(&inp.idx, table.count));
     let np = s.np;
@@ -90,130 +89,111 @@ pub fn encaps_chunk(
     let in_bytes = n * 36 + table.count * (KEYINFO + 2 * np);
     let mut stage = w.take_host("ctru_enc_in", in_bytes)?;
     let mut out = w.take_host("ctru_enc_out", n * (s.ct_stride + 32))?;
-    let r = (|| {
-        let host = stage.as_mut_slice()?;
-        let (h_e, rest) = host.split_at_mut(n * 32);
-        let (h_idx, rest) = rest.split_at_mut(n * 4);
-        let (h_info, rest) = rest.split_at_mut(table.count * KEYINFO);
-        let h_kh = &mut rest[..table.count * 2 * np];
-        h_e.copy_from_slice(&inp.e);
-        for (d, &x) in h_idx.chunks_exact_mut(4).zip(&inp.idx) {
-            d.copy_from_slice(&x.to_le_bytes());
-        }
-        h_info.copy_from_slice(&table.info);
-        for (d, &x) in h_kh.chunks_exact_mut(2).zip(&table.h) {
-            d.copy_from_slice(&x.to_le_bytes());
-        }
-        let d_e = w.dev("ctru_e", n * 32)?;
-        let d_idx = w.dev("ctru_idx", n * 4)?;
-        let d_info = w.dev("ctru_info", table.count * KEYINFO)?;
-        let d_kh = w.dev("ctru_kh", table.count * 2 * np)?;
-        let msg = w.dev("ctru_msg", n * MSG_STRIDE)?;
-        let kout = w.dev("ctru_k", n * 32)?;
-        let rr = w.dev("ctru_r", pad * np)?;
-        let sigma = w.dev("ctru_sigma", pad * np * 2)?;
-        let ct = w.dev("ctru_ct", n * s.ct_stride)?;
-        w.htod(d_e, h_e)?;
-        w.htod(d_idx, h_idx)?;
-        w.htod(d_info, h_info)?;
-        w.htod(d_kh, h_kh)?;
-        if pad > n {
-            w.zero(rr + (n * np) as u64, (pad - n) * np)?;
-        }
-        let nn = U(n as u32);
-        let grid = blocks(n, BLOCK_STREAM);
-        let args = [
-            P(d_e),
-            U(0),
-            P(d_info),
-            P(d_idx),
-            P(msg),
-            P(kout),
-            P(rr),
-            nn,
-        ];
-        k.launch(w, "encaps_hash", grid, BLOCK_STREAM, &args)?;
-        let ops = Operands {
-            keyvec: d_kh,
-            key_idx: d_idx,
-            lo: rr,
-            hi: 0,
-            out: sigma,
-            n,
-            pad,
-            groups: groups.as_ref(),
-        };
-        product(w, k, &s, engine, Kind::Encrypt, &ops)?;
-        let args = [P(sigma), P(msg), P(ct), nn];
-        // One warp per item.
-        k.launch(w, "encaps_finish", blocks(n * 32, 256), 256, &args)?;
-        let live = |j: usize| !dropped[j];
-        let ct_rows = Rows::registered(
-            reg,
-            s.ct,
-            inp.valid
-                .iter()
-                .enumerate()
-                .map(|(j, &i)| live(j).then_some(&*cts[i])),
-        );
-        let ss_rows = Rows::registered(
-            reg,
-            32,
-            inp.valid
-                .iter()
-                .enumerate()
-                .map(|(j, &i)| live(j).then_some(&*sss[i])),
-        );
-        let o = out.as_mut_slice()?;
-        let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
-        let out_k = &mut out_k[..n * 32];
-        if let (Some(ct_rows), Some(ss_rows)) = (&ct_rows, &ss_rows) {
-            // Straight into the caller's registered rows: no host copy.
-            hostio::scatter(w, k, ct, s.ct_stride, ct_rows, "ctru_ct_rows")?;
-            hostio::scatter(w, k, kout, 32, ss_rows, "ctru_ss_rows")?;
-            w.lap(0);
-            w.sync()?;
-            w.lap(1);
-            for (j, &i) in inp.valid.iter().enumerate() {
-                if live(j) {
-                    st[i] = Ok(());
-                }
+    let host = stage.bytes()?;
+    let (h_e, rest) = host.split_at_mut(n * 32);
+    let (h_idx, rest) = rest.split_at_mut(n * 4);
+    let (h_info, rest) = rest.split_at_mut(table.count * KEYINFO);
+    let h_kh = &mut rest[..table.count * 2 * np];
+    h_e.copy_from_slice(&inp.e);
+    for (d, &x) in h_idx.chunks_exact_mut(4).zip(&inp.idx) {
+        d.copy_from_slice(&x.to_le_bytes());
+    }
+    h_info.copy_from_slice(&table.info);
+    for (d, &x) in h_kh.chunks_exact_mut(2).zip(&table.h) {
+        d.copy_from_slice(&x.to_le_bytes());
+    }
+    let d_e = w.dev("ctru_e", n * 32)?;
+    let d_idx = w.dev("ctru_idx", n)?;
+    let d_info = w.dev("ctru_info", table.count * KEYINFO)?;
+    let d_kh = w.dev("ctru_kh", table.count * np)?;
+    let msg = w.dev("ctru_msg", n * MSG_STRIDE)?;
+    let kout = w.dev("ctru_k", n * 32)?;
+    let rr: Dev<i8> = w.dev("ctru_r", pad * np)?;
+    let sigma = w.dev("ctru_sigma", pad * np)?;
+    let ct = w.dev("ctru_ct", n * s.ct_stride)?;
+    w.htod(d_e, h_e)?;
+    w.htod(d_idx, h_idx)?;
+    w.htod(d_info, h_info)?;
+    w.htod(d_kh, h_kh)?;
+    if pad > n {
+        w.zero(rr.add(n * np), (pad - n) * np)?;
+    }
+    k.encaps_hash(w, d_e, false, d_info, d_idx, msg, kout, rr, n)?;
+    let ops = Operands {
+        keyvec: d_kh,
+        key_idx: d_idx,
+        lo: rr,
+        hi: Dev::null(),
+        out: sigma,
+        n,
+        pad,
+        groups: groups.as_ref(),
+    };
+    product(w, k, engine, Kind::Encrypt, &ops)?;
+    k.encaps_finish(w, sigma, msg, ct, n)?;
+    let live = |j: usize| !dropped[j];
+    let ct_rows = Rows::registered(
+        reg,
+        s.ct,
+        inp.valid
+            .iter()
+            .enumerate()
+            .map(|(j, &i)| live(j).then_some(&*cts[i])),
+    );
+    let ss_rows = Rows::registered(
+        reg,
+        32,
+        inp.valid
+            .iter()
+            .enumerate()
+            .map(|(j, &i)| live(j).then_some(&*sss[i])),
+    );
+    let o = out.bytes()?;
+    let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
+    let out_k = &mut out_k[..n * 32];
+    if let (Some(ct_rows), Some(ss_rows)) = (&ct_rows, &ss_rows) {
+        // Straight into the caller's registered rows: no host copy.
+        hostio::scatter(w, &k.io, ct, s.ct_stride, ct_rows, "ctru_ct_rows")?;
+        hostio::scatter(w, &k.io, kout, 32, ss_rows, "ctru_ss_rows")?;
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        for (j, &i) in inp.valid.iter().enumerate() {
+            if live(j) {
+                st[i] = Ok(());
             }
-        } else {
-            w.dtoh(o_ct, ct)?;
-            w.dtoh(out_k, kout)?;
-            w.lap(0);
-            w.sync()?;
-            w.lap(1);
-            let o_k = &*out_k;
-            // Scatter to the callers' slices on all cores (this copy is a large share of the
-            // host time at full speed).
-            let mut pos = vec![u32::MAX; items.len()];
-            for (j, &i) in inp.valid.iter().enumerate() {
-                if live(j) {
-                    pos[i] = j as u32;
-                }
-            }
-            let o_ct = &*o_ct;
-            cts.par_iter_mut()
-                .zip(sss.par_iter_mut())
-                .zip(st.par_iter_mut())
-                .zip(pos.par_iter())
-                .filter(|(_, &j)| j != u32::MAX)
-                .for_each(|(((ct, ss), status), &j)| {
-                    let j = j as usize;
-                    ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
-                    ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
-                    *status = Ok(());
-                });
         }
-        // Coins and keys are secret: do not leave them in the staging buffers.
-        h_e.fill(0);
-        out_k.fill(0);
-        w.lap(2);
-        Ok(())
-    })();
-    w.put_host("ctru_enc_in", stage);
-    w.put_host("ctru_enc_out", out);
-    r
+    } else {
+        w.dtoh(o_ct, ct)?;
+        w.dtoh(out_k, kout)?;
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        let o_k = &*out_k;
+        // Scatter to the callers' slices on all cores (this copy is a large share of the
+        // host time at full speed).
+        let mut pos = vec![u32::MAX; items.len()];
+        for (j, &i) in inp.valid.iter().enumerate() {
+            if live(j) {
+                pos[i] = j as u32;
+            }
+        }
+        let o_ct = &*o_ct;
+        cts.par_iter_mut()
+            .zip(sss.par_iter_mut())
+            .zip(st.par_iter_mut())
+            .zip(pos.par_iter())
+            .filter(|(_, &j)| j != u32::MAX)
+            .for_each(|(((ct, ss), status), &j)| {
+                let j = j as usize;
+                ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
+                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+                *status = Ok(());
+            });
+    }
+    // Coins and keys are secret: do not leave them in the staging buffers.
+    h_e.fill(0);
+    out_k.fill(0);
+    w.end_phase(Phase::Unpacking);
+    Ok(())
 }

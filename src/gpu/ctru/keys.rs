@@ -3,13 +3,11 @@
 //! an address (the server case, and a few keys cycled over a batch) are recognised by address
 //! without reading the key; other duplicates by content.
 
-use super::Sizes;
+use super::kernels::Sizes;
+pub use super::kernels::KEYINFO;
 use crate::ctru::params::PK_PREFIX_LEN;
 use crate::ctru::{encode, pack, ParamSet};
 use std::collections::HashMap;
-
-/// Bytes of one key's `keyinfo` row in the kernels: pk33 at 0, z at 64.
-pub const KEYINFO: usize = 128;
 
 /// The decoded keys of one chunk, laid out as the kernels read them.
 pub struct KeyTable {

@@ -1,6 +1,7 @@
 //! CTRU-Prime keygen, encaps and decaps on the GPU (issue 6), bit-identical to `crate::ctru`.
 //!
-//! * [`module`]: NVRTC compile of `kernels/ctru.cu` per parameter set, PTX cache, launches.
+//! * [`kernels`]: the sizes the kernels share with the host (as `-D` definitions), the module
+//!   of one parameter set and a typed launcher per kernel.
 //! * [`keys`]: the distinct keys of a chunk, decoded on the host once.
 //! * [`product`]: the two ring-product engines and the choice between them.
 //! * [`tree`]: KeyGen's f^-1 for a whole chunk by batch inversion over a product tree.
@@ -11,66 +12,39 @@
 //! once and copies. A chunk that fails on the GPU is redone on the CPU.
 //!
 //! Engines: a chunk whose items share one key (the server case) multiplies on the Tensor
-//! Cores (int8 `mma.sync` against the key's expanded matrix); any other chunk, and every
-//! keygen product, on the CUDA cores (exact schoolbook, one block per item). On the H200
-//! (batch 65,536, end to end, CTRU-Prime-653/761/1277) the Tensor-Core path gave encaps
-//! 11.5/10.9/6.4 M/s and decaps 11.3/8.9/4.9 M/s against 5.1/4.3/1.9 and 3.2/2.6/1.1 M/s on
-//! the CUDA cores; keygen (warp-per-key divstep inversion) 452/320/92 k/s.
+//! Cores (int8 `mma.sync` against the key's expanded matrix); a chunk with few items per key,
+//! and every keygen product, on the CUDA cores (exact schoolbook, one block per item). The
+//! figures behind the choice are in BENCHMARKS.md.
 
 mod decaps;
 mod encaps;
+mod kernels;
 mod keygen;
 mod keys;
-mod module;
 mod product;
 mod tree;
 
-use super::engine::DeviceEngine;
-use super::hostmem;
-use super::scheduler::run_chunks;
-use super::{device, GpuBackend};
 use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
 use crate::ctru::ParamSet;
+use crate::gpu::config::GpuConfig;
+use crate::gpu::engine::Bound;
+use crate::gpu::hostmem;
+use crate::gpu::scheduler::{keygen_chunks, run_chunks, KeyLens};
 use crate::Status;
-pub(super) use module::CtruKernels;
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
 
-/// Items per chunk; `PQGPU_CTRU_CHUNK` overrides it for tuning. Measured on the H200 (batch
-/// 65,536, registered buffers): 8192 beat 4096 and 16384 for every operation and set (761
-/// encaps 17.4 M/s against 15.7 and 15.4; keygen 1.90 M against 1.65 and 1.68).
-const KEM_CHUNK: usize = 8192;
+pub use kernels::Kernels;
 
-fn chunk() -> usize {
-    crate::settings::get().ctru_chunk.unwrap_or(KEM_CHUNK)
+/// The NVRTC -D definitions of `p`.
+pub fn kernel_defines(p: ParamSet) -> Vec<String> {
+    kernels::defines(p)
 }
 
-/// Bytes per message row on the device (`MSG_STRIDE` in the kernels; MSGBYTES <= 79).
-const MSG_STRIDE: usize = 128;
+/// One device's kernels for every parameter set, indexed by [`set_index`].
+pub type SetKernels = [Kernels; 3];
 
-/// Sizes shared with the kernels. NP: n + 1 rounded up to 32 (the MMA k-step; the inversion
-/// keeps n + 1 coefficients); ct rows are padded to 16 bytes for word access.
-pub struct Sizes {
-    n: usize,
-    np: usize,
-    pk: usize,
-    sk: usize,
-    ct: usize,
-    ct_stride: usize,
-}
-
-impl Sizes {
-    fn of(p: ParamSet) -> Sizes {
-        Sizes {
-            n: p.n(),
-            np: (p.n() + 1).div_ceil(32) * 32,
-            pk: p.public_key_len(),
-            sk: p.secret_key_len(),
-            ct: p.ciphertext_len(),
-            ct_stride: p.ciphertext_len().div_ceil(16) * 16,
-        }
-    }
-}
-
-fn set_index(p: ParamSet) -> usize {
+pub fn set_index(p: ParamSet) -> usize {
     match p {
         ParamSet::Ctru653 => 0,
         ParamSet::Ctru761 => 1,
@@ -78,54 +52,37 @@ fn set_index(p: ParamSet) -> usize {
     }
 }
 
-/// `engine`'s CTRU-Prime kernels for `p`, compiled on first use on that device.
-fn kernels(engine: &DeviceEngine, p: ParamSet) -> Result<&CtruKernels, String> {
-    let r = engine.ctru.get_or_init(|| {
-        let ctx = engine.ctx.clone();
-        let [a, m, c] = ParamSet::ALL;
-        // Compile the three sets in parallel (a cache hit makes this a file read).
-        let (ka, (km, kc)) = rayon::join(
-            || module::load(&ctx, a),
-            || rayon::join(|| module::load(&ctx, m), || module::load(&ctx, c)),
-        );
-        Ok([ka?, km?, kc?])
-    });
-    r.as_ref().map(|k| &k[set_index(p)]).map_err(Clone::clone)
+/// Compiles (or reads from the cache) and loads the three sets' kernels onto `ctx`, in
+/// parallel (a cache hit makes each a file read).
+pub fn load(ctx: &Arc<CudaContext>, cfg: &GpuConfig) -> Result<SetKernels, String> {
+    let [a, m, c] = ParamSet::ALL;
+    let (ka, (km, kc)) = rayon::join(
+        || Kernels::load(ctx, a, cfg),
+        || rayon::join(|| Kernels::load(ctx, m, cfg), || Kernels::load(ctx, c, cfg)),
+    );
+    Ok([ka?, km?, kc?])
 }
 
-/// Whether the first device can run `p` (kernels compiled); else the whole call goes to the
-/// CPU, once logged.
-fn usable(b: &GpuBackend, p: ParamSet) -> bool {
-    match kernels(&b.engines[0], p) {
-        Ok(_) => true,
-        Err(why) => {
-            device::log(&format!(
-                "CTRU-Prime GPU kernels unavailable ({why}); using the CPU"
-            ));
-            false
-        }
-    }
-}
-
-pub(super) fn kem_keygen(
-    b: &GpuBackend,
+/// CTRU-Prime KeyGen over the devices in `units` (CPU for chunks no device could finish).
+pub fn keygen(
+    units: &[Bound<'_, Kernels>],
+    cfg: &GpuConfig,
     p: ParamSet,
     seeds: Option<&[u8]>,
     pks: &mut [u8],
     sks: &mut [u8],
     statuses: &mut [Status],
 ) {
-    if !usable(b, p) {
-        return cpu_backend().kem_keygen(p, seeds, pks, sks, statuses);
-    }
     let n = statuses.len();
-    let s = Sizes::of(p);
-    if pks.len() != n * s.pk || sks.len() != n * s.sk || seeds.is_some_and(|x| x.len() != n * 64) {
-        statuses
-            .iter_mut()
-            .for_each(|x| *x = Err(crate::Error::BadLength));
+    let len = KeyLens {
+        seed: 64,
+        pk: p.public_key_len(),
+        sk: p.secret_key_len(),
+    };
+    if !len.check(seeds, pks, sks, statuses) {
         return;
     }
+    // Fresh seeds for the whole batch up front (the CPU redoes a failed chunk from them).
     let fresh;
     let seeds = match seeds {
         Some(x) => x,
@@ -141,42 +98,33 @@ pub(super) fn kem_keygen(
             &fresh[..]
         }
     };
-    let chunk = chunk();
-    let chunks: Vec<_> = seeds
-        .chunks(chunk * 64)
-        .zip(pks.chunks_mut(chunk * s.pk))
-        .zip(sks.chunks_mut(chunk * s.sk))
-        .zip(statuses.chunks_mut(chunk))
-        .collect();
-    b.profiled("ctru keygen", || {
-        run_chunks(
-            &b.engines,
-            b.kem_workers,
-            chunks,
-            |e, w, (((sd, pk), sk), st)| {
-                let k = kernels(e, p)?;
-                keygen::keygen_chunk(w, k, &s, sd, pk, sk).map_err(|e| format!("{e:?}"))?;
-                st.iter_mut().for_each(|x| *x = Ok(()));
-                Ok(())
-            },
-            |(((sd, pk), sk), st)| cpu_backend().kem_keygen(p, Some(sd), pk, sk, st),
-        )
-    });
-    print_profile(b, "ctru keygen");
+    let chunks = keygen_chunks(cfg.ctru_chunk, len, Some(seeds), pks, sks, statuses);
+    run_chunks(
+        units,
+        cfg.kem_workers,
+        chunks,
+        |u, w, c| {
+            let seeds = c.seeds.expect("drawn above");
+            keygen::keygen_chunk(w, u.kernels, seeds, c.pks, c.sks)
+                .map_err(|e| format!("{e:?}"))?;
+            c.statuses.iter_mut().for_each(|x| *x = Ok(()));
+            Ok(())
+        },
+        |c| cpu_backend().kem_keygen(p, c.seeds, c.pks, c.sks, c.statuses),
+    )
 }
 
-pub(super) fn kem_encaps(
-    b: &GpuBackend,
+/// CTRU-Prime Encaps over the devices in `units`.
+pub fn encaps(
+    units: &[Bound<'_, Kernels>],
+    cfg: &GpuConfig,
     p: ParamSet,
     items: &[EncapsItem<'_>],
     cts: &mut [&mut [u8]],
     sss: &mut [&mut [u8]],
     statuses: &mut [Status],
 ) {
-    if !usable(b, p) {
-        return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
-    }
-    let chunk = chunk();
+    let chunk = cfg.ctru_chunk;
     let reg = hostmem::snapshot();
     let chunks: Vec<_> = items
         .chunks(chunk)
@@ -184,67 +132,63 @@ pub(super) fn kem_encaps(
         .zip(sss.chunks_mut(chunk))
         .zip(statuses.chunks_mut(chunk))
         .collect();
-    b.profiled("ctru encaps", || {
-        run_chunks(
-            &b.engines,
-            b.kem_workers,
-            chunks,
-            |e, w, (((it, ct), ss), st)| {
-                let k = kernels(e, p)?;
-                encaps::encaps_chunk(w, k, p, &reg, it, ct, ss, st).map_err(|e| format!("{e:?}"))
-            },
-            |(((it, ct), ss), st)| cpu_backend().kem_encaps(p, it, ct, ss, st),
-        )
-    });
-    print_profile(b, "ctru encaps");
+    run_chunks(
+        units,
+        cfg.kem_workers,
+        chunks,
+        |u, w, (((it, ct), ss), st)| {
+            encaps::encaps_chunk(w, u.kernels, p, &reg, it, ct, ss, st)
+                .map_err(|e| format!("{e:?}"))
+        },
+        |(((it, ct), ss), st)| cpu_backend().kem_encaps(p, it, ct, ss, st),
+    )
 }
 
-pub(super) fn kem_decaps(
-    b: &GpuBackend,
+/// CTRU-Prime Decaps over the devices in `units`.
+pub fn decaps(
+    units: &[Bound<'_, Kernels>],
+    cfg: &GpuConfig,
     p: ParamSet,
     items: &[DecapsItem<'_>],
     sss: &mut [&mut [u8]],
     statuses: &mut [Status],
 ) {
-    if !usable(b, p) {
-        return cpu_backend().kem_decaps(p, items, sss, statuses);
-    }
-    let chunk = chunk();
+    let chunk = cfg.ctru_chunk;
     let reg = hostmem::snapshot();
     let chunks: Vec<_> = items
         .chunks(chunk)
         .zip(sss.chunks_mut(chunk))
         .zip(statuses.chunks_mut(chunk))
         .collect();
-    b.profiled("ctru decaps", || {
-        run_chunks(
-            &b.engines,
-            b.kem_workers,
-            chunks,
-            |e, w, ((it, ss), st)| {
-                let k = kernels(e, p)?;
-                decaps::decaps_chunk(w, k, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))
-            },
-            |((it, ss), st)| cpu_backend().kem_decaps(p, it, ss, st),
-        )
-    });
-    print_profile(b, "ctru decaps");
+    run_chunks(
+        units,
+        cfg.kem_workers,
+        chunks,
+        |u, w, ((it, ss), st)| {
+            decaps::decaps_chunk(w, u.kernels, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))
+        },
+        |((it, ss), st)| cpu_backend().kem_decaps(p, it, ss, st),
+    )
 }
 
-/// With `PQGPU_PROFILE`: prints and clears the per-kernel times the workers collected.
-fn print_profile(b: &GpuBackend, what: &str) {
-    let mut sum: std::collections::BTreeMap<&str, (f64, usize)> = Default::default();
-    for wk in b.engines.iter().flat_map(|e| &e.workers) {
-        let mut w = wk.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(prof) = w.profile.as_mut() {
-            for (name, (ms, count)) in prof.drain() {
-                let e = sum.entry(name).or_default();
-                e.0 += ms;
-                e.1 += count;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::nvrtc::nvrtc_present;
+
+    /// The kernels compile for sm_90 wherever libnvrtc exists (no GPU needed); skipped otherwise.
+    #[test]
+    fn kernels_compile_for_hopper() {
+        if !nvrtc_present() {
+            println!("SKIPPED: libnvrtc not found");
+            return;
+        }
+        let cfg = GpuConfig::read().expect("settings");
+        for p in ParamSet::ALL {
+            let ptx = kernels::compile((9, 0), p, &cfg).unwrap_or_else(|e| panic!("{e}"));
+            for k in kernels::names() {
+                assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
             }
         }
-    }
-    for (name, (ms, count)) in sum {
-        eprintln!("profile {what}: {name:14} {ms:9.3} ms summed over workers, {count} launches");
     }
 }

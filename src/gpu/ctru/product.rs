@@ -8,41 +8,22 @@
 //!   by key into blocks padded to `TC_ITEMS` columns, and each key's matrix is expanded and
 //!   multiplied in turn.
 
-use super::module::CtruKernels;
-use super::Sizes;
-use crate::gpu::hostio::{self, Launch, Rows};
-use crate::gpu::worker::{Arg::*, Worker};
+use super::kernels::{Kernels, TC_ITEMS};
+use crate::gpu::hostio::{self, Rows};
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::Worker;
 use cudarc::driver::DriverError;
 
 /// Which engine multiplies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    CudaCore,
-    TensorCore,
-}
-
-/// Items per `mul_tc` block (4 warps x 32 items); the item side is padded to this.
-pub const TC_ITEMS: usize = 128;
+pub use crate::gpu::config::ProductEngine as Engine;
 
 /// The engine for a chunk of `items` items with `keys` distinct keys: Tensor Cores when the
 /// keys have on average a whole `TC_ITEMS` block of items each (each key costs one n x n
 /// matrix expansion and at least one padded block), CUDA cores otherwise. Measured on the
-/// H200: one item per key, Tensor Cores reach 0.4x the CUDA cores; see BENCHMARKS.md. `PQGPU_CTRU_ENGINE=cc|tc` forces one (for
-/// measurements).
-pub fn choose(keys: usize, items: usize) -> Engine {
-    static FORCE: once_cell::sync::Lazy<Option<Engine>> = once_cell::sync::Lazy::new(|| {
-        match crate::settings::get()
-            .ctru_engine
-            .as_deref()?
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "cc" => Some(Engine::CudaCore),
-            "tc" => Some(Engine::TensorCore),
-            _ => None,
-        }
-    });
-    if let Some(e) = *FORCE {
+/// H200: one item per key, Tensor Cores reach 0.4x the CUDA cores; see BENCHMARKS.md.
+/// `forced` (`PQGPU_CTRU_ENGINE=cc|tc`, `tuning` builds) overrides the choice.
+pub fn choose(forced: Option<Engine>, keys: usize, items: usize) -> Engine {
+    if let Some(e) = forced {
         return e;
     }
     if keys == 1 || items >= keys * TC_ITEMS {
@@ -113,14 +94,14 @@ pub enum Kind {
 /// the rows past `n` zeroed by the caller).
 pub struct Operands<'a> {
     /// Key vectors (i16 rows of NP).
-    pub keyvec: u64,
-    /// Per-item key index (u32), or 0 for item i -> key i.
-    pub key_idx: u64,
-    /// Item digits (i8 rows of NP); `hi` is 0 for one-digit items.
-    pub lo: u64,
-    pub hi: u64,
+    pub keyvec: Dev<i16>,
+    /// Per-item key index, or null for item i -> key i.
+    pub key_idx: Dev<u32>,
+    /// Item digits (i8 rows of NP); `hi` is null for one-digit items.
+    pub lo: Dev<i8>,
+    pub hi: Dev<i8>,
     /// Output: u16 rows of NP, reduced.
-    pub out: u64,
+    pub out: Dev<u16>,
     pub n: usize,
     pub pad: usize,
     /// The items grouped by key: required by the Tensor-Core engine for more than one key.
@@ -129,34 +110,19 @@ pub struct Operands<'a> {
 
 pub fn product(
     w: &mut Worker,
-    k: &CtruKernels,
-    s: &Sizes,
+    k: &Kernels,
     engine: Engine,
     kind: Kind,
     o: &Operands,
 ) -> Result<(), DriverError> {
     match engine {
         Engine::CudaCore => {
-            let mod_q2 = U((kind == Kind::Decrypt) as u32);
-            let args = [
-                P(o.keyvec),
-                P(o.key_idx),
-                P(o.lo),
-                P(o.hi),
-                P(o.out),
-                mod_q2,
-            ];
-            k.launch(
-                w,
-                "mul_cc",
-                o.n,
-                256,
-                &[&args[..], &[U(o.n as u32)]].concat(),
-            )
+            let mod_q2 = kind == Kind::Decrypt;
+            k.mul_cc(w, o.keyvec, o.key_idx, o.lo, o.hi, o.out, mod_q2, o.n)
         }
         Engine::TensorCore => match o.groups {
-            None => product_tc(w, k, s, kind, o, 0, o.lo, o.hi, o.out, o.pad),
-            Some(g) => product_tc_grouped(w, k, s, kind, o, g),
+            None => product_tc(w, k, kind, o.keyvec, 0, o.lo, o.hi, o.out, o.pad),
+            Some(g) => product_tc_grouped(w, k, kind, o, g),
         },
     }
 }
@@ -165,62 +131,39 @@ pub fn product(
 #[allow(clippy::too_many_arguments)]
 fn product_tc(
     w: &mut Worker,
-    k: &CtruKernels,
-    s: &Sizes,
+    k: &Kernels,
     kind: Kind,
-    o: &Operands,
+    keyvec: Dev<i16>,
     key: u32,
-    lo: u64,
-    hi: u64,
-    out: u64,
+    lo: Dev<i8>,
+    hi: Dev<i8>,
+    out: Dev<u16>,
     pad: usize,
 ) -> Result<(), DriverError> {
-    let np = s.np;
+    let np = k.s.np;
     let digits = if kind == Kind::Encrypt { 2 } else { 1 };
     let m_hi = w.dev("ctru_m_hi", np * np)?;
     let m_lo = w.dev("ctru_m_lo", np * np)?;
-    k.launch(
-        w,
-        "expand_key",
-        (np * np).div_ceil(256),
-        256,
-        &[P(o.keyvec), U(key), U(digits), P(m_hi), P(m_lo)],
-    )?;
+    k.expand_key(w, keyvec, key, digits, m_hi, m_lo)?;
     let (x_lo, x_hi, two_key) = match kind {
-        Kind::Encrypt => (lo, lo, 1),
-        Kind::Decrypt => (lo, hi, 0),
+        Kind::Encrypt => (lo, lo, true),
+        Kind::Decrypt => (lo, hi, false),
     };
-    let grid = (pad / TC_ITEMS) * (np / 32);
-    k.launch(
-        w,
-        "mul_tc",
-        grid,
-        128,
-        &[
-            P(x_lo),
-            P(x_hi),
-            P(m_lo),
-            P(m_hi),
-            U(two_key),
-            P(out),
-            U(pad as u32),
-        ],
-    )
+    k.mul_tc(w, x_lo, x_hi, m_lo, m_hi, two_key, out, pad)
 }
 
 /// Several keys: the item rows are gathered into key-ordered blocks (zero padded), each key's
 /// block is multiplied by its own matrix, and the products are scattered back to item order.
 fn product_tc_grouped(
     w: &mut Worker,
-    k: &CtruKernels,
-    s: &Sizes,
+    k: &Kernels,
     kind: Kind,
     o: &Operands,
     g: &Groups,
 ) -> Result<(), DriverError> {
-    let np = s.np;
+    let np = k.s.np;
     let rows = g.rows();
-    let g_lo = w.dev("ctru_g_lo", rows * np)?;
+    let g_lo: Dev<i8> = w.dev("ctru_g_lo", rows * np)?;
     w.zero(g_lo, rows * np)?;
     // Address tables are staged in pinned buffers named per product kind: decaps runs a
     // Decrypt and an Encrypt product in one chunk, and a table must not be rewritten before
@@ -229,34 +172,35 @@ fn product_tc_grouped(
         Kind::Decrypt => ["ctru_gd_lo_rows", "ctru_gd_hi_rows", "ctru_gd_out_rows"],
         Kind::Encrypt => ["ctru_ge_lo_rows", "ctru_ge_hi_rows", "ctru_ge_out_rows"],
     };
-    hostio::gather(w, k, &g.item_rows(o.lo, np), g_lo, np, names[0])?;
+    let lo_rows = g.item_rows(o.lo.addr(), np);
+    hostio::gather(w, &k.io, &lo_rows, g_lo.cast(), np, names[0])?;
     let g_hi = match kind {
         Kind::Encrypt => g_lo,
         Kind::Decrypt => {
-            let g_hi = w.dev("ctru_g_hi", rows * np)?;
+            let g_hi: Dev<i8> = w.dev("ctru_g_hi", rows * np)?;
             w.zero(g_hi, rows * np)?;
-            hostio::gather(w, k, &g.item_rows(o.hi, np), g_hi, np, names[1])?;
+            let hi_rows = g.item_rows(o.hi.addr(), np);
+            hostio::gather(w, &k.io, &hi_rows, g_hi.cast(), np, names[1])?;
             g_hi
         }
     };
-    let g_out = w.dev("ctru_g_out", rows * np * 2)?;
+    let g_out: Dev<u16> = w.dev("ctru_g_out", rows * np)?;
     for key in 0..g.start.len() - 1 {
         let (from, to) = (g.start[key], g.start[key + 1]);
-        let at = |base: u64, row: usize| base + (from * row) as u64;
         product_tc(
             w,
             k,
-            s,
             kind,
-            o,
+            o.keyvec,
             key as u32,
-            at(g_lo, np),
-            at(g_hi, np),
-            at(g_out, 2 * np),
+            g_lo.add(from * np),
+            g_hi.add(from * np),
+            g_out.add(from * np),
             to - from,
         )?;
     }
-    hostio::scatter(w, k, g_out, 2 * np, &g.item_rows(o.out, 2 * np), names[2])
+    let out_rows = g.item_rows(o.out.addr(), 2 * np);
+    hostio::scatter(w, &k.io, g_out.cast(), 2 * np, &out_rows, names[2])
 }
 
 #[cfg(test)]
@@ -281,13 +225,11 @@ mod tests {
 
     #[test]
     fn few_keys_with_many_items_each_use_tensor_cores() {
-        if crate::settings::get().ctru_engine.is_some() {
-            println!("SKIPPED: PQGPU_CTRU_ENGINE forces the engine");
-            return;
-        }
-        assert_eq!(choose(1, 1), Engine::TensorCore);
-        assert_eq!(choose(3, 3 * TC_ITEMS), Engine::TensorCore);
-        assert_eq!(choose(3, 3 * TC_ITEMS - 1), Engine::CudaCore);
-        assert_eq!(choose(100, 100), Engine::CudaCore);
+        assert_eq!(choose(None, 1, 1), Engine::TensorCore);
+        assert_eq!(choose(None, 3, 3 * TC_ITEMS), Engine::TensorCore);
+        assert_eq!(choose(None, 3, 3 * TC_ITEMS - 1), Engine::CudaCore);
+        assert_eq!(choose(None, 100, 100), Engine::CudaCore);
+        let cc = Some(Engine::CudaCore);
+        assert_eq!(choose(cc, 1, 1), Engine::CudaCore);
     }
 }

@@ -11,25 +11,12 @@
 //!
 //! The tree's shape depends only on m (public), and the kernels only on that shape, so each
 //! key stays constant time. The inverse is unique: f^-1 is bit-identical to the per-key path,
-//! which `PQGPU_CTRU_INVERT=perkey` keeps selectable for measurements.
+//! which `PQGPU_CTRU_INVERT=perkey` keeps selectable for measurements (`tuning` builds).
 
-use super::module::CtruKernels;
-use super::Sizes;
-use crate::gpu::hostio::Launch;
-use crate::gpu::worker::{Arg::*, Worker};
+use super::kernels::Kernels;
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::Worker;
 use cudarc::driver::DriverError;
-
-/// Output coefficients per thread of the full product (`MF_R` in the kernels): a product
-/// block has NP / MF_R threads.
-const MF_R: usize = 8;
-
-/// Whether KeyGen inverts one key per warp (`PQGPU_CTRU_INVERT=perkey`) rather than through
-/// the product tree (the default).
-pub fn per_key() -> bool {
-    static PER_KEY: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| crate::settings::get().ctru_invert_perkey);
-    *PER_KEY
-}
 
 /// Nodes per level, leaves first: m, ceil(m / 2), ..., 1.
 fn level_sizes(m: usize) -> Vec<usize> {
@@ -56,36 +43,31 @@ fn level_offsets(sizes: &[usize]) -> Vec<usize> {
 /// the device.
 pub fn invert(
     w: &mut Worker,
-    k: &CtruKernels,
-    s: &Sizes,
-    f: u64,
-    finv: u64,
+    k: &Kernels,
+    f: Dev<i8>,
+    finv: Dev<i16>,
     m: usize,
 ) -> Result<(), DriverError> {
+    let np = k.s.np;
     let sizes = level_sizes(m);
     let off = level_offsets(&sizes);
     let top = sizes.len() - 1;
-    let row = (s.np * 2) as u64;
     let rows = off[top] + 1;
     // Nodes of every level; inverses of levels >= 1 (level 0's are finv itself).
-    let nodes = w.dev("ctru_kg_tree", rows * s.np * 2)?;
-    let invs = w.dev("ctru_kg_tree_inv", (rows - m).max(1) * s.np * 2)?;
-    let node = |l: usize| nodes + off[l] as u64 * row;
+    let nodes: Dev<u16> = w.dev("ctru_kg_tree", rows * np)?;
+    let invs: Dev<u16> = w.dev("ctru_kg_tree_inv", (rows - m).max(1) * np)?;
+    let node = |l: usize| nodes.add(off[l] * np);
     let inv = |l: usize| match l {
-        0 => finv,
-        _ => invs + (off[l] - m) as u64 * row,
+        0 => finv.cast(),
+        _ => invs.add((off[l] - m) * np),
     };
-    let threads = (s.np / MF_R) as u32;
-    let args = [P(f), P(node(0)), U(m as u32)];
-    k.launch(w, "tree_leaves", (m * s.np).div_ceil(256), 256, &args)?;
+    k.tree_leaves(w, f, node(0), m)?;
     for l in 0..top {
-        let args = [P(node(l)), P(node(l + 1)), U(sizes[l] as u32)];
-        k.launch(w, "tree_up", sizes[l + 1], threads, &args)?;
+        k.tree_up(w, sizes[l + 1], node(l), node(l + 1), sizes[l])?;
     }
-    k.launch(w, "tree_invert", 1, 32, &[P(node(top)), P(inv(top))])?;
+    k.tree_invert(w, node(top), inv(top).cast())?;
     for l in (0..top).rev() {
-        let args = [P(inv(l + 1)), P(node(l)), P(inv(l)), U(sizes[l] as u32)];
-        k.launch(w, "tree_down", sizes[l], threads, &args)?;
+        k.tree_down(w, inv(l + 1), node(l), inv(l), sizes[l])?;
     }
     Ok(())
 }

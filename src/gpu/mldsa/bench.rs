@@ -1,10 +1,11 @@
 //! Kernel-only throughput: inputs made resident on the device first, then the operation timed
 //! with CUDA events (median of three runs after a warm-up).
 
+use super::kernels::Kernels;
 use super::message::Regions;
-use super::module::Kernels;
-use super::worker::Worker;
-use super::{keygen, sign, verify, Geometry, Op};
+use super::{keygen, sign, verify, Op};
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::Worker;
 use crate::mldsa::{Message, ParamSet};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::DriverError;
@@ -61,31 +62,24 @@ fn filler(n: usize, seed: u64) -> Vec<u8> {
 /// Copies `data` into the device buffer `name` through the worker's pinned staging buffer.
 /// (Not straight from the pageable Vec: a heap block may share its first page with a buffer
 /// the caller registered, and the driver rejects a DMA that runs past a registration.)
-fn upload(w: &mut Worker, name: &'static str, data: &[u8]) -> Result<u64, DriverError> {
+fn upload(w: &mut Worker, name: &'static str, data: &[u8]) -> Result<Dev<u8>, DriverError> {
     let d = w.dev(name, data.len())?;
     let mut h = w.take_host("bn_stage", data.len())?;
-    let r = (|| {
-        let s = &mut h.as_mut_slice()?[..data.len()];
-        s.copy_from_slice(data);
-        w.htod(d, s)?;
-        w.sync()
-    })();
-    w.put_host("bn_stage", h);
-    r.map(|_| d)
+    let s = &mut h.bytes()?[..data.len()];
+    s.copy_from_slice(data);
+    w.htod(d, s)?;
+    w.sync()?;
+    Ok(d)
 }
 
 /// Copies `out.len()` bytes from device address `src` into `out`, through pinned staging.
-fn download(w: &mut Worker, src: u64, out: &mut [u8]) -> Result<(), DriverError> {
+fn download<T>(w: &mut Worker, src: Dev<T>, out: &mut [u8]) -> Result<(), DriverError> {
     let mut h = w.take_host("bn_stage", out.len())?;
-    let r = (|| {
-        let s = &mut h.as_mut_slice()?[..out.len()];
-        w.dtoh(s, src)?;
-        w.sync()?;
-        out.copy_from_slice(s);
-        Ok(())
-    })();
-    w.put_host("bn_stage", h);
-    r
+    let s = &mut h.bytes()?[..out.len()];
+    w.dtoh(s, src)?;
+    w.sync()?;
+    out.copy_from_slice(s);
+    Ok(())
 }
 
 /// A kernel-only figure: ops/s, and how many of the benchmark's own signatures failed to verify
@@ -106,14 +100,14 @@ pub fn throughput(
         ops_per_s: n as f64 / secs,
         unverified,
     };
-    let g = Geometry::of(p);
+    let g = k.g;
     let seeds = filler(n * 32, 1);
     let xi = upload(w, "bn_xi", &seeds)?;
     if op == Op::Keygen {
-        let secs = time(w, |w| keygen::keygen_dev(w, k, &g, n, xi).map(|_| ()))?;
+        let secs = time(w, |w| keygen::keygen_dev(w, k, n, xi).map(|_| ()))?;
         return Ok(done(secs, 0));
     }
-    let (pk, sk) = keygen::keygen_dev(w, k, &g, n, xi)?;
+    let (pk, sk) = keygen::keygen_dev(w, k, n, xi)?;
     let mut sk_h = vec![0u8; n * g.sk_len];
     download(w, sk, &mut sk_h)?;
     // 32-byte messages, pure ML-DSA with an empty context (round 3: the message alone),
@@ -132,18 +126,18 @@ pub fn throughput(
     }
     let kin = upload(w, "bn_kin", &kin_h)?;
     if op == Op::Sign {
-        let secs = time(w, |w| sign::sign_dev(w, k, &g, n, sk, kin).map(|_| ()))?;
+        let secs = time(w, |w| sign::sign_dev(w, k, n, sk, kin).map(|_| ()))?;
         return Ok(done(secs, 0));
     }
-    let (sig, _) = sign::sign_dev(w, k, &g, n, sk, kin)?;
+    let (sig, _) = sign::sign_dev(w, k, n, sk, kin)?;
     // The message regions as verification stages them (the kernels rewrite only tr).
     let regions = Regions::of(g.variant, msgs.iter());
     let mut staged = vec![0u8; regions.host_bytes()];
     let d = regions.stage(w, msgs.iter(), &mut staged)?;
     w.sync()?;
-    let mut res = 0;
+    let mut res = Dev::null();
     let secs = time(w, |w| {
-        res = verify::verify_dev(w, k, &g, n, pk, sig, d.arena, d.off, d.len)?;
+        res = verify::verify_dev(w, k, n, pk, sig, &d)?;
         Ok(())
     })?;
     // A cheap guard: the benchmark's own signatures must all verify.

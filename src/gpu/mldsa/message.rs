@@ -4,7 +4,8 @@
 //! signing and verification, so both compute mu on the device. Round 3's 32-byte tr takes the
 //! slot's last 32 bytes, so tr || M' stays contiguous; its M' is the message alone.
 
-use super::worker::Worker;
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::Worker;
 use crate::mldsa::{Message, Variant};
 use cudarc::driver::DriverError;
 
@@ -59,9 +60,9 @@ fn hashed<'m>(v: Variant, m: &Message<'m>) -> Message<'m> {
 
 /// Device pointers of a chunk's staged regions.
 pub struct DeviceRegions {
-    pub arena: u64,
-    pub off: u64,
-    pub len: u64,
+    pub arena: Dev<u8>,
+    pub off: Dev<u64>,
+    pub len: Dev<u32>,
 }
 
 impl Regions {
@@ -114,8 +115,8 @@ impl Regions {
         }
         let d = DeviceRegions {
             arena: w.dev("msg_arena", self.total.max(8))?,
-            off: w.dev("msg_off", m * 8)?,
-            len: w.dev("msg_len", m * 4)?,
+            off: w.dev("msg_off", m)?,
+            len: w.dev("msg_len", m)?,
         };
         w.htod(d.off, off_h)?;
         w.htod(d.len, len_h)?;

@@ -1,0 +1,374 @@
+//! The GPU backend: the configuration, one [`DeviceEngine`] per GPU in use with both kernel
+//! families loaded onto it, the process-wide instance, and the [`Backend`] implementation,
+//! which hands each call to its family (`gpu/mldsa`, `gpu/ctru`).
+
+use super::config::GpuConfig;
+use super::device;
+use super::engine::{Bound, DeviceEngine, FailureInjection};
+use super::{ctru, hostmem, mldsa};
+use crate::backend::{
+    cpu_backend, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem,
+};
+use crate::{Error, Status};
+use once_cell::sync::OnceCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// One GPU with its kernels.
+struct Device {
+    engine: DeviceEngine,
+    /// ML-DSA-44/65/87 and Dilithium2/3/5, indexed by [`mldsa::set_index`].
+    mldsa: mldsa::SetKernels,
+    /// The CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay for them).
+    ctru: OnceCell<Result<ctru::SetKernels, String>>,
+}
+
+/// The GPU backend: one [`Device`] per GPU in use (every visible device, or the ones
+/// `PQGPU_DEVICES` names), fed from one chunk queue by the scheduler.
+pub struct GpuBackend {
+    description: String,
+    cfg: GpuConfig,
+    devices: Vec<Device>,
+    fail: FailureInjection,
+}
+
+impl GpuBackend {
+    /// Reads the configuration and opens every device to use. One device failing to open is
+    /// skipped (and logged) when others open; none opening is the first device's error. A bad
+    /// setting is `InvalidArgument`.
+    fn open() -> Result<GpuBackend, (Error, String)> {
+        let cfg = GpuConfig::read().map_err(|e| (Error::InvalidArgument, e))?;
+        let ordinals =
+            device::ordinals(cfg.devices.as_deref()).map_err(|e| (Error::NoDevice, e))?;
+        let workers = cfg.mldsa_workers.max(cfg.kem_workers);
+        let mut devices = Vec::new();
+        let mut first_err = None;
+        for ordinal in ordinals {
+            let opened = DeviceEngine::open(ordinal, workers, cfg.tuning.profile).and_then(|e| {
+                let mldsa =
+                    mldsa::load(&e.ctx, e.arch, &cfg).map_err(|why| (Error::Device, why))?;
+                Ok(Device {
+                    engine: e,
+                    mldsa,
+                    ctru: OnceCell::new(),
+                })
+            });
+            match opened {
+                Ok(d) => devices.push(d),
+                Err(e) => {
+                    device::log(&format!("GPU {ordinal} unusable: {}", e.1));
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if devices.is_empty() {
+            return Err(first_err.unwrap_or((Error::NoDevice, "no CUDA device".into())));
+        }
+        let description = match devices.len() {
+            1 => devices[0].engine.description.clone(),
+            n => format!(
+                "{n} GPUs: {}",
+                devices
+                    .iter()
+                    .map(|d| d.engine.description.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        Ok(GpuBackend {
+            description,
+            fail: FailureInjection::new(cfg.fail_after),
+            cfg,
+            devices,
+        })
+    }
+
+    /// Number of devices in use.
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Every device with its kernels of ML-DSA set `p`.
+    fn mldsa_units(&self, p: crate::mldsa::ParamSet) -> Vec<Bound<'_, mldsa::Kernels>> {
+        let set = mldsa::set_index(p);
+        self.devices
+            .iter()
+            .map(|d| Bound {
+                engine: &d.engine,
+                kernels: &d.mldsa[set],
+            })
+            .collect()
+    }
+
+    /// Every device with its kernels of CTRU-Prime set `p`, compiled on first use. A device
+    /// whose kernels do not load takes no CTRU-Prime work; none loading sends the whole call to
+    /// the CPU (`None`, logged).
+    fn ctru_units(&self, p: crate::ctru::ParamSet) -> Option<Vec<Bound<'_, ctru::Kernels>>> {
+        let set = ctru::set_index(p);
+        let mut units = Vec::with_capacity(self.devices.len());
+        for d in &self.devices {
+            let loaded = d.ctru.get_or_init(|| ctru::load(&d.engine.ctx, &self.cfg));
+            match loaded {
+                Ok(k) => units.push(Bound {
+                    engine: &d.engine,
+                    kernels: &k[set],
+                }),
+                Err(why) => device::log(&format!(
+                    "{}: CTRU-Prime GPU kernels unavailable ({why})",
+                    d.engine.description
+                )),
+            }
+        }
+        if units.is_empty() {
+            device::log("CTRU-Prime GPU kernels unavailable on every device; using the CPU");
+            return None;
+        }
+        Some(units)
+    }
+
+    /// Runs `run`; with the host profile on (`tuning` builds), prints where the host time went,
+    /// summed over every worker of every device, and with the kernel profile on, the per-kernel
+    /// times of `kernels` batches.
+    fn profiled(&self, what: &str, kernels: bool, run: impl FnOnce()) {
+        let start = std::time::Instant::now();
+        run();
+        let tuning = &self.cfg.tuning;
+        if tuning.host_profile {
+            let mut sum = [0.0; 3];
+            for d in &self.devices {
+                d.engine.take_phases(&mut sum);
+            }
+            eprintln!(
+                "host profile {what}: wall {:.2} ms; summed over workers: staging {:.2} ms, GPU wait {:.2} ms, unpacking {:.2} ms",
+                start.elapsed().as_secs_f64() * 1e3,
+                sum[0] * 1e3,
+                sum[1] * 1e3,
+                sum[2] * 1e3
+            );
+        }
+        if kernels && tuning.profile {
+            let mut sum = Default::default();
+            for d in &self.devices {
+                d.engine.take_kernel_profile(&mut sum);
+            }
+            for (name, (ms, count)) in sum {
+                eprintln!(
+                    "profile {what}: {name:14} {ms:9.3} ms summed over workers, {count} launches"
+                );
+            }
+        }
+    }
+}
+
+type Opened = Result<Arc<GpuBackend>, (Error, String)>;
+static BACKEND: OnceCell<Opened> = OnceCell::new();
+/// The process that first reached for the GPU (0: none yet). CUDA state does not survive
+/// `fork()`: a child of that process must not touch [`BACKEND`] (not even its lock, which a
+/// parent's thread may have held at the fork), so there the GPU is `NoDevice` and AUTO picks
+/// the CPU. A child of a process that never touched the GPU opens its own.
+static OPENER: AtomicU32 = AtomicU32::new(0);
+
+/// Whether this process is the one that opened (or is opening) the GPU backend.
+fn opened_here() -> bool {
+    let me = std::process::id();
+    match OPENER.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => true,
+        Err(p) => p == me,
+    }
+}
+
+fn engine() -> Result<&'static Arc<GpuBackend>, Error> {
+    if !opened_here() {
+        return Err(Error::NoDevice);
+    }
+    let r = BACKEND.get_or_init(|| {
+        GpuBackend::open()
+            .map(Arc::new)
+            .inspect_err(|(_, why)| device::log(&format!("GPU backend unavailable: {why}")))
+    });
+    r.as_ref().map_err(|(e, _)| *e)
+}
+
+/// The process-wide GPU backend, created lazily on first use (never at library load, so a
+/// server that forks after loading keeps working). `NoDevice` when no GPU is usable,
+/// `Device` when the kernels do not compile, `InvalidArgument` for a bad GPU setting (see
+/// [`unavailable_reason`]).
+pub fn backend() -> Result<Arc<dyn Backend>, Error> {
+    engine().map(|b| b.clone() as Arc<dyn Backend>)
+}
+
+/// Why the GPU backend is unusable (after a failed [`backend`] call): a missing library,
+/// no device, a bad setting, or the NVRTC log naming the kernel file.
+pub fn unavailable_reason() -> Option<String> {
+    if !opened_here() {
+        return Some("a child process after fork() cannot use its parent's CUDA state".into());
+    }
+    match BACKEND.get() {
+        Some(Err((_, why))) => Some(why.clone()),
+        _ => None,
+    }
+}
+
+/// Kernel-only throughput (ops/s) of `op` on `n` items whose inputs are already resident on the
+/// first device, timed with CUDA events (no host transfers): a per-GPU figure. For the
+/// benchmark, not for tests. `n` above 262144 is measured on 262144 items.
+pub fn kernel_throughput(p: crate::mldsa::ParamSet, op: mldsa::Op, n: usize) -> Result<f64, Error> {
+    let d = &engine()?.devices[0];
+    mldsa::kernel_throughput(&d.engine, &d.mldsa[mldsa::set_index(p)], p, op, n)
+}
+
+/// Number of GPUs the backend spreads batches over (0 when no GPU is usable).
+pub fn device_count() -> usize {
+    engine().map_or(0, |b| b.device_count())
+}
+
+/// A one-line description of the device in use (name, SMs, driver), for benchmark reports.
+pub fn device_description() -> Option<String> {
+    engine().ok().map(|b| b.description.clone())
+}
+
+/// A context inherited across `fork()` holds the parent's backend, whose CUDA state is
+/// unusable here: its calls end at once with `NoDevice` (see [`OPENER`]).
+fn inherited(statuses: &mut [Status]) -> bool {
+    if opened_here() {
+        return false;
+    }
+    statuses.iter_mut().for_each(|s| *s = Err(Error::NoDevice));
+    true
+}
+
+impl Backend for GpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Gpu
+    }
+
+    fn mldsa_keygen(
+        &self,
+        p: crate::mldsa::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let units = self.mldsa_units(p);
+        self.profiled("keygen", false, || {
+            mldsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
+        });
+    }
+
+    fn mldsa_sign(
+        &self,
+        p: crate::mldsa::ParamSet,
+        items: &[SignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let units = self.mldsa_units(p);
+        self.profiled("sign", false, || {
+            mldsa::sign(&units, &self.cfg, &self.fail, p, items, sigs, statuses)
+        });
+    }
+
+    fn mldsa_verify(
+        &self,
+        p: crate::mldsa::ParamSet,
+        items: &[VerifyItem<'_>],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let units = self.mldsa_units(p);
+        self.profiled("verify", false, || {
+            mldsa::verify(&units, &self.cfg, p, items, statuses)
+        });
+    }
+
+    fn kem_keygen(
+        &self,
+        p: crate::ctru::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.ctru_units(p) else {
+            return cpu_backend().kem_keygen(p, seeds, pks, sks, statuses);
+        };
+        self.profiled("ctru keygen", true, || {
+            ctru::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
+        });
+    }
+
+    fn kem_encaps(
+        &self,
+        p: crate::ctru::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.ctru_units(p) else {
+            return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
+        };
+        self.profiled("ctru encaps", true, || {
+            ctru::encaps(&units, &self.cfg, p, items, cts, sss, statuses)
+        });
+    }
+
+    fn kem_decaps(
+        &self,
+        p: crate::ctru::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.ctru_units(p) else {
+            return cpu_backend().kem_decaps(p, items, sss, statuses);
+        };
+        self.profiled("ctru decaps", true, || {
+            ctru::decaps(&units, &self.cfg, p, items, sss, statuses)
+        });
+    }
+
+    fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {
+        if !opened_here() {
+            return Err(Error::NoDevice);
+        }
+        if !self.devices.iter().all(|d| d.engine.maps_host_memory) {
+            device::log("register_host_memory: a GPU cannot address registered host memory");
+            return Err(Error::Device);
+        }
+        hostmem::register(&self.devices[0].engine.ctx, buf.as_ptr(), buf.len()).map_err(
+            |(e, why)| {
+                device::log(&format!("register_host_memory: {why}"));
+                e
+            },
+        )
+    }
+
+    fn unregister_host_memory(&self, ptr: *const u8) -> Result<(), Error> {
+        if !opened_here() {
+            return Err(Error::NoDevice);
+        }
+        hostmem::unregister(&self.devices[0].engine.ctx, ptr).map_err(|(e, why)| {
+            device::log(&format!("unregister_host_memory: {why}"));
+            e
+        })
+    }
+}

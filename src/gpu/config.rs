@@ -1,0 +1,176 @@
+//! The GPU engine's configuration, read once when the engine opens (from [`crate::settings`],
+//! which holds every environment read). A value that does not parse is an error naming the
+//! variable, never silently replaced by the default.
+//!
+//! Chunk sizes and worker counts are settings an operator may need on another GPU (and the
+//! failure-injection tests use `PQGPU_GPU_CHUNK` and `PQGPU_GPU_FAIL_AFTER`). Switches that only
+//! measure or that change what the kernels do (profiles, forced engines, extra NVRTC defines)
+//! exist only in builds with the cargo feature `tuning`.
+
+use std::path::PathBuf;
+
+/// Items per ML-DSA chunk: big enough to fill the GPU with the other workers' chunks, small
+/// enough that chunks stagger and one's copies overlap another's kernels. Measured on the H200
+/// (batch 65536): 4096 best for keygen and verify (output/input-copy bound), 16384 for sign.
+const CHUNK: usize = 4096;
+const SIGN_CHUNK: usize = 16384;
+/// CTRU-Prime items per chunk. Measured on the H200 (batch 65,536, registered buffers): 8192
+/// beat 4096 and 16384 for every operation and set.
+const KEM_CHUNK: usize = 8192;
+/// Chunks in flight at once per GPU, one stream and host thread each. Measured on the H200
+/// (16-core host, batch 65,536): 8 workers made ML-DSA keygen 5-10 % slower than 4, and
+/// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
+/// and host-bound).
+const MLDSA_WORKERS: usize = 4;
+const KEM_WORKERS: usize = 8;
+
+/// The CTRU-Prime ring-product engine (`gpu/ctru/product.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProductEngine {
+    CudaCore,
+    TensorCore,
+}
+
+/// Measurement switches (`tuning` builds only; all off otherwise).
+#[derive(Clone, Debug, Default)]
+pub struct Tuning {
+    /// `PQGPU_PROFILE`: per-kernel times on stderr (every launch synchronised).
+    pub profile: bool,
+    /// `PQGPU_HOST_PROFILE`: where each batch's host time went, on stderr.
+    pub host_profile: bool,
+    /// `PQGPU_HOSTIO=kernel`: even rows through the gather/scatter kernels too.
+    pub hostio_kernel: bool,
+    /// `PQGPU_NVRTC_DEFINES`: extra -D flags for the ML-DSA kernels (variant measurements).
+    pub nvrtc_defines: Vec<String>,
+    /// `PQGPU_CTRU_ENGINE=cc|tc`: force the CTRU-Prime product engine.
+    pub ctru_engine: Option<ProductEngine>,
+    /// `PQGPU_CTRU_INVERT=perkey`: one inversion per key instead of the product tree.
+    pub ctru_invert_perkey: bool,
+}
+
+/// What the engine runs with.
+#[derive(Clone, Debug)]
+pub struct GpuConfig {
+    /// Items per chunk: ML-DSA keygen, ML-DSA verify, ML-DSA sign, CTRU-Prime (all operations).
+    pub keygen_chunk: usize,
+    pub chunk: usize,
+    pub sign_chunk: usize,
+    pub ctru_chunk: usize,
+    /// Workers per GPU used by ML-DSA and by CTRU-Prime batches.
+    pub mldsa_workers: usize,
+    pub kem_workers: usize,
+    /// `PQGPU_GPU_FAIL_AFTER=n` (tests): signing chunks after the n-th report a device failure.
+    pub fail_after: Option<usize>,
+    /// `PQGPU_DEVICES`: the GPU ordinals to use (checked against the devices present when
+    /// the engine opens); `None`: every visible device.
+    pub devices: Option<String>,
+    /// The compiled-kernel cache directory.
+    pub cache_dir: Option<PathBuf>,
+    pub tuning: Tuning,
+}
+
+/// `Some(n)` for a positive count, `None` when unset; an error naming `var` otherwise.
+fn count(var: &str, v: &Option<String>) -> Result<Option<usize>, String> {
+    v.as_deref()
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{var}={s:?}: expected a positive whole number"))
+        })
+        .transpose()
+}
+
+impl GpuConfig {
+    /// The configuration of this process's settings.
+    pub fn read() -> Result<GpuConfig, String> {
+        Self::from(crate::settings::get())
+    }
+
+    fn from(s: &crate::settings::Settings) -> Result<GpuConfig, String> {
+        let workers = count("PQGPU_GPU_WORKERS", &s.gpu_workers)?;
+        let chunk = count("PQGPU_GPU_CHUNK", &s.gpu_chunk)?;
+        let keygen_chunk = count("PQGPU_KEYGEN_CHUNK", &s.keygen_chunk)?;
+        let ctru_chunk = count("PQGPU_CTRU_CHUNK", &s.ctru_chunk)?;
+        let fail_after = s
+            .gpu_fail_after
+            .as_deref()
+            .map(|v| {
+                v.trim().parse::<usize>().map_err(|_| {
+                    format!("PQGPU_GPU_FAIL_AFTER={v:?}: expected a whole number of chunks")
+                })
+            })
+            .transpose()?;
+        Ok(GpuConfig {
+            keygen_chunk: keygen_chunk.or(chunk).unwrap_or(CHUNK),
+            chunk: chunk.unwrap_or(CHUNK),
+            sign_chunk: chunk.unwrap_or(SIGN_CHUNK),
+            ctru_chunk: ctru_chunk.unwrap_or(KEM_CHUNK),
+            mldsa_workers: workers.unwrap_or(MLDSA_WORKERS),
+            kem_workers: workers.unwrap_or(KEM_WORKERS),
+            fail_after,
+            devices: s.devices.clone(),
+            cache_dir: s.cache_dir.clone(),
+            tuning: tuning(s)?,
+        })
+    }
+}
+
+#[cfg(not(feature = "tuning"))]
+fn tuning(_: &crate::settings::Settings) -> Result<Tuning, String> {
+    Ok(Tuning::default())
+}
+
+#[cfg(feature = "tuning")]
+fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
+    let ctru_engine = match s.ctru_engine.as_deref() {
+        None => None,
+        Some(v) => match v.to_ascii_lowercase().as_str() {
+            "cc" => Some(ProductEngine::CudaCore),
+            "tc" => Some(ProductEngine::TensorCore),
+            _ => return Err(format!("PQGPU_CTRU_ENGINE={v:?}: expected cc or tc")),
+        },
+    };
+    let ctru_invert_perkey = match s.ctru_invert.as_deref() {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("perkey") => true,
+        Some(v) if v.eq_ignore_ascii_case("tree") => false,
+        Some(v) => return Err(format!("PQGPU_CTRU_INVERT={v:?}: expected perkey or tree")),
+    };
+    let hostio_kernel = match s.hostio.as_deref() {
+        None => false,
+        Some("kernel") => true,
+        Some("dma") => false,
+        Some(v) => return Err(format!("PQGPU_HOSTIO={v:?}: expected kernel or dma")),
+    };
+    Ok(Tuning {
+        profile: s.profile,
+        host_profile: s.host_profile,
+        hostio_kernel,
+        nvrtc_defines: s
+            .nvrtc_defines
+            .as_deref()
+            .map(|d| d.split_whitespace().map(String::from).collect())
+            .unwrap_or_default(),
+        ctru_engine,
+        ctru_invert_perkey,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_must_be_positive_whole_numbers() {
+        let set = |v: &str| Some(v.to_string());
+        assert_eq!(count("X", &None), Ok(None));
+        assert_eq!(count("X", &set("64")), Ok(Some(64)));
+        assert_eq!(count("X", &set(" 8 ")), Ok(Some(8)));
+        for bad in ["0", "-1", "", "4k", "1.5"] {
+            let e = count("PQGPU_GPU_CHUNK", &set(bad)).unwrap_err();
+            assert!(e.starts_with("PQGPU_GPU_CHUNK="), "{e}");
+        }
+    }
+}

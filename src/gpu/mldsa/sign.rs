@@ -1,0 +1,236 @@
+//! ML-DSA signing (FIPS 204 Alg. 2/4/7) on the GPU, with dynamic scheduling of the
+//! rejection loop: each round gives every unfinished task one attempt, or several
+//! consecutive attempts once few tasks remain (so otherwise idle units compute later
+//! kappas); the smallest successful attempt wins, so the signature is exactly FIPS 204's.
+
+use super::kernels::{Kernels, CM_WORDS};
+use super::message::Regions;
+use crate::backend::SignItem;
+use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostmem::Ranges;
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::{Phase, Worker};
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+use rayon::prelude::*;
+
+/// Attempts in flight per round at least: enough to fill the H200 when few tasks remain.
+const MIN_ENTRIES: usize = 16384;
+/// Most attempts one task gets in one round.
+const MAX_SPEC: usize = 32;
+
+/// Status codes written by `sign_decode` / `sign_schedule`.
+const ST_OK: u32 = 0;
+const ST_BADKEY: u32 = 1;
+/// The task reached the attempt bound (`MAX_ATTEMPTS`, FIPS 204 Appendix C): `BadKey`.
+const ST_GAVEUP: u32 = 2;
+
+/// Signs `n` tasks whose secret keys (n * sk_len) and K || rnd || mu (n * 128) are on the
+/// device; returns the signatures (n * sig_stride bytes) and statuses on the device.
+pub fn sign_dev(
+    w: &mut Worker,
+    k: &Kernels,
+    n: usize,
+    sk: Dev<u8>,
+    kin: Dev<u8>,
+) -> Result<(Dev<u8>, Dev<u32>), DriverError> {
+    let g = &k.g;
+    let (kk, l) = (g.k, g.l);
+    let cap = n.max(MIN_ENTRIES);
+    let rhopp = w.dev("sg_rhopp", n * 64)?;
+    let a = w.dev("a_hat", n * kk * l * 256)?;
+    let s1h = w.dev("sg_s1h", n * l * 256)?;
+    let s2h = w.dev("sg_s2h", n * kk * 256)?;
+    let t0h = w.dev("sg_t0h", n * kk * 256)?;
+    let status = w.dev("sg_status", n)?;
+    let best = w.dev("sg_best", n)?;
+    let next = w.dev("sg_next", n)?;
+    // The counters: entries this round, tasks done this round, bad keys, padding.
+    let ctr: Dev<u32> = w.dev("sg_ctr", 4)?;
+    let sig = w.dev("sg_sig", n * g.sig_stride)?;
+    let et = w.dev("sg_ent_task", cap)?;
+    let ea = w.dev("sg_ent_att", cap)?;
+    let y = w.dev("sg_y", cap * l * 256)?;
+    let wv = w.dev("sg_w", cap * kk * 256)?;
+    let hbuf = w.dev("sg_hbuf", cap * g.hbuf_len)?;
+    let ctilde = w.dev("sg_ctilde", cap * 64)?;
+    let c = w.dev("sg_c", cap * CM_WORDS)?; // SampleInBall masks
+    let ok = w.dev("sg_ok", cap)?;
+    let slot = w.dev("sg_slot", cap * g.sig_stride)?;
+    let (count, done, nbad) = (ctr, ctr.add(1), ctr.add(2));
+
+    w.zero(ctr, 4)?;
+    k.sign_rhopp(w, kin, rhopp, n)?;
+    k.expand_a(w, sk, g.sk_len, a, n)?;
+    k.sign_decode(w, sk, s1h, s2h, t0h, status, best, next, nbad, n)?;
+    let mut host_ctr = w.take_host("sg_ctr", 16)?;
+    let hc = host_ctr.bytes()?;
+    w.dtoh(&mut hc[..16], ctr)?;
+    w.sync()?;
+    let mut pending = n - read_u32(hc, 8) as usize;
+    // Every round moves each pending task at least one attempt on, and `sign_schedule`
+    // retires tasks at the bound, so all are done within bound + 1 rounds. Past that (a
+    // kernel fault) one round with spec 0 retires whatever is left as gave-up: the loop
+    // ends whatever the device reports.
+    let max_rounds = crate::mldsa::max_sign_attempts(l) as usize + 1;
+    let mut rounds = 0;
+    while pending > 0 {
+        rounds += 1;
+        let spec = if rounds > max_rounds {
+            0
+        } else {
+            (cap / pending).clamp(1, MAX_SPEC)
+        };
+        let m = pending * spec;
+        w.zero(ctr, 2)?;
+        k.sign_schedule(w, status, best, next, et, ea, count, done, spec as u32, n)?;
+        if spec == 0 {
+            break;
+        }
+        k.expand_mask(w, m, rhopp, et, ea, count, y)?;
+        k.sign_w(w, m, a, kin, y, et, count, wv, hbuf)?;
+        k.sign_challenge(w, m, hbuf, count, ctilde, c)?;
+        k.sign_z(
+            w, m, s1h, s2h, t0h, y, wv, ctilde, c, et, ea, count, best, done, ok, slot,
+        )?;
+        k.sign_commit(w, m, et, ea, count, best, ok, slot, sig)?;
+        w.dtoh(&mut hc[..8], ctr)?;
+        w.sync()?;
+        pending -= read_u32(hc, 4) as usize;
+    }
+    Ok((sig, status))
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// One chunk end to end. Items that fail the host checks (lengths, message shape) get their
+/// error without reaching the GPU. Secret keys in registered memory, evenly spaced (a caller's
+/// key array), are copied to the device by one DMA, and signatures into registered rows are
+/// written by the device, skipping the host staging copies; a failed item's signature row is
+/// then zeroed.
+pub fn sign_chunk(
+    w: &mut Worker,
+    k: &Kernels,
+    reg: &Ranges,
+    items: &[SignItem<'_>],
+    sigs: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) -> Result<(), DriverError> {
+    let g = &k.g;
+    let mut idx = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        statuses[i] = if it.sk.len() != g.sk_len || sigs[i].len() != g.sig_len {
+            Err(Error::BadLength)
+        } else {
+            g.variant.message(&it.msg).map(drop)
+        };
+        if statuses[i].is_ok() {
+            idx.push(i);
+        }
+    }
+    let m = idx.len();
+    if m == 0 {
+        return Ok(());
+    }
+    // One key repeated (a server's signing key) is not evenly spaced: staging it on the host
+    // reads one cached row, cheaper than a zero-copy gather over PCIe.
+    let sk_rows = Rows::registered(reg, g.sk_len, idx.iter().map(|&i| Some(items[i].sk)))
+        .filter(|r| r.is_dma(&k.io));
+    let sig_rows = Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(&*sigs[i])));
+    let staged_sk = if sk_rows.is_some() { 0 } else { m * g.sk_len };
+    let staged_sig = if sig_rows.is_some() {
+        0
+    } else {
+        m * g.sig_stride
+    };
+    let regions = Regions::of(g.variant, idx.iter().map(|&i| &items[i].msg));
+    let mut sk_stage = w.take_host("sg_sk_stage", staged_sk.max(8))?;
+    let mut kin_stage = w.take_host("sg_kin_stage", m * 128 + regions.host_bytes())?;
+    let mut out = w.take_host("sg_out", staged_sig + m * 4)?;
+    w.start_chunk();
+    let sk_h = &mut sk_stage.bytes()?[..staged_sk];
+    let (kin_h, msg_h) = kin_stage.bytes()?.split_at_mut(m * 128);
+    // Hedged items draw their rnd in one OS call for the chunk (one syscall per item
+    // cost more than the rest of the host work).
+    let hedged = idx.iter().filter(|&&i| items[i].rnd.is_none()).count();
+    let mut fresh = zeroize::Zeroizing::new(vec![0u8; hedged * 32]);
+    let rng_ok = crate::rng::fill_bulk(&mut fresh).is_ok();
+    let mut fresh_at = Vec::with_capacity(m);
+    let mut next = 0;
+    for &i in &idx {
+        fresh_at.push(next);
+        if items[i].rnd.is_none() {
+            next += 32;
+        }
+    }
+    // kin = K || rnd || mu per item: the host writes rnd; `sign_mu` takes K and tr from
+    // the device's copy of sk and hashes mu (computing mu on the host held the chunk's
+    // GPU work back by the staging time).
+    kin_h
+        .par_chunks_mut(128)
+        .zip(idx.par_iter().zip(fresh_at.par_iter()))
+        .for_each(|(kb, (&i, &at))| match items[i].rnd {
+            Some(r) => kb[32..64].copy_from_slice(r),
+            None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
+        });
+    let sk_d = w.dev("sg_sk_in", m * g.sk_len)?;
+    let kin_d = w.dev("sg_kin", m * 128)?;
+    match &sk_rows {
+        Some(rows) => hostio::gather(w, &k.io, rows, sk_d, g.sk_len, "sg_sk_rows")?,
+        None => {
+            sk_h.par_chunks_mut(g.sk_len)
+                .zip(idx.par_iter())
+                .for_each(|(skb, &i)| skb.copy_from_slice(items[i].sk));
+            w.htod(sk_d, sk_h)?;
+        }
+    }
+    w.htod(kin_d, kin_h)?;
+    let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
+    k.sign_mu(w, sk_d, msgs.arena, msgs.off, msgs.len, kin_d, m)?;
+    w.end_phase(Phase::Staging);
+    let (sig_d, status_d) = sign_dev(w, k, m, sk_d, kin_d)?;
+    let o = out.bytes()?;
+    let (o_sig, o_st) = o.split_at_mut(staged_sig);
+    let o_st = &mut o_st[..m * 4];
+    match &sig_rows {
+        Some(rows) => hostio::scatter(w, &k.io, sig_d, g.sig_stride, rows, "sg_sig_rows")?,
+        None => w.dtoh(o_sig, sig_d)?,
+    }
+    w.dtoh(o_st, status_d)?;
+    w.sync()?;
+    w.end_phase(Phase::GpuWait);
+    // Secrets do not stay in the staging buffers.
+    sk_h.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
+    kin_h.fill(0);
+    let mut pos = vec![usize::MAX; items.len()];
+    for (j, &i) in idx.iter().enumerate() {
+        pos[i] = j;
+    }
+    let (o_sig, o_st) = (&*o_sig, &*o_st);
+    let direct = sig_rows.is_some();
+    sigs.par_iter_mut()
+        .zip(statuses.par_iter_mut())
+        .zip(pos.par_iter())
+        .filter(|(_, &j)| j != usize::MAX)
+        .for_each(|((sig, st), &j)| {
+            *st = match read_u32(o_st, 4 * j) {
+                _ if !rng_ok && items[idx[j]].rnd.is_none() => Err(Error::Rng),
+                ST_OK => Ok(()),
+                ST_BADKEY | ST_GAVEUP => Err(Error::BadKey),
+                _ => Err(Error::Device),
+            };
+            match (&*st, direct) {
+                (Ok(()), false) => {
+                    let at = j * g.sig_stride;
+                    sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
+                }
+                // The device wrote this row; nothing of a failed attempt stays there.
+                (Err(_), true) => sig.fill(0),
+                _ => {}
+            }
+        });
+    w.end_phase(Phase::Unpacking);
+    Ok(())
+}

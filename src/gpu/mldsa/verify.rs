@@ -1,0 +1,121 @@
+//! ML-DSA verification (FIPS 204 Alg. 3/5/8) on the GPU. tr = H(pk) and mu are computed
+//! on the GPU: hashing every pk on the host would cost more than the rest of the host work.
+
+use super::kernels::{Kernels, CM_WORDS};
+use super::message::{DeviceRegions, Regions};
+use crate::backend::VerifyItem;
+use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostmem::Ranges;
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::{Phase, Worker};
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+use rayon::prelude::*;
+
+/// Verifies `n` items on the device: pks (n * pk_len), sigs (n * sig_stride), and per item a
+/// message region (`msgs`): 64 free bytes (for tr) then M', or mu itself. Returns the verdicts
+/// on the device (u32 per item, 0 = valid).
+pub fn verify_dev(
+    w: &mut Worker,
+    k: &Kernels,
+    n: usize,
+    pk: Dev<u8>,
+    sig: Dev<u8>,
+    msgs: &DeviceRegions,
+) -> Result<Dev<u32>, DriverError> {
+    let g = &k.g;
+    let hbuf = w.dev("vf_hbuf", n * g.hbuf_len)?;
+    let c = w.dev("vf_c", n * CM_WORDS)?; // SampleInBall masks
+    let hint = w.dev("vf_hint", n * g.k * 8)?;
+    let vstat = w.dev("vf_vstat", n)?;
+    let a = w.dev("a_hat", n * g.k * g.l * 256)?;
+    let result = w.dev("vf_result", n)?;
+    let (arena, off, mlen) = (msgs.arena, msgs.off, msgs.len);
+    k.verify_prep(w, pk, sig, arena, off, mlen, hbuf, c, hint, vstat, n)?;
+    k.expand_a(w, pk, g.pk_len, a, n)?;
+    k.verify_w(w, a, pk, sig, c, hint, vstat, hbuf, n)?;
+    k.verify_final(w, hbuf, sig, vstat, result, n)?;
+    Ok(result)
+}
+
+/// One chunk end to end. Public keys and signatures in registered memory (`reg`) go to the
+/// device without a host copy; the message regions are always staged (about 100 bytes each).
+pub fn verify_chunk(
+    w: &mut Worker,
+    k: &Kernels,
+    reg: &Ranges,
+    items: &[VerifyItem<'_>],
+    statuses: &mut [Status],
+) -> Result<(), DriverError> {
+    let g = &k.g;
+    let mut idx = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        statuses[i] = if it.pk.len() != g.pk_len {
+            Err(Error::BadLength)
+        } else {
+            g.variant
+                .message(&it.msg)
+                .and(if it.sig.len() == g.sig_len {
+                    Ok(())
+                } else {
+                    Err(Error::VerifyFailed)
+                })
+        };
+        if statuses[i].is_ok() {
+            idx.push(i);
+        }
+    }
+    let m = idx.len();
+    if m == 0 {
+        return Ok(());
+    }
+    let direct = Rows::registered(reg, g.pk_len, idx.iter().map(|&i| Some(items[i].pk))).zip(
+        Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(items[i].sig))),
+    );
+    let regions = Regions::of(g.variant, idx.iter().map(|&i| &items[i].msg));
+    let staged_rows = if direct.is_some() {
+        0
+    } else {
+        m * (g.pk_len + g.sig_stride)
+    };
+    let bytes = staged_rows + regions.host_bytes();
+    let mut stage = w.take_host("vf_stage", bytes)?;
+    let mut out = w.take_host("vf_out", m * 4)?;
+    w.start_chunk();
+    let h = &mut stage.bytes()?[..bytes];
+    let (rows_h, msg_h) = h.split_at_mut(staged_rows);
+    let pk_d = w.dev("vf_pk", m * g.pk_len)?;
+    let sig_d = w.dev("vf_sig", m * g.sig_stride)?;
+    match &direct {
+        Some((pks, sigs)) => {
+            hostio::gather(w, &k.io, pks, pk_d, g.pk_len, "vf_pk_rows")?;
+            hostio::gather(w, &k.io, sigs, sig_d, g.sig_stride, "vf_sig_rows")?;
+        }
+        None => {
+            let (pk_h, sig_h) = rows_h.split_at_mut(m * g.pk_len);
+            pk_h.par_chunks_mut(g.pk_len)
+                .zip(sig_h.par_chunks_mut(g.sig_stride))
+                .zip(idx.par_iter())
+                .for_each(|((p, s), &i)| {
+                    p.copy_from_slice(items[i].pk);
+                    s[..g.sig_len].copy_from_slice(items[i].sig);
+                });
+            w.htod(pk_d, pk_h)?;
+            w.htod(sig_d, sig_h)?;
+        }
+    }
+    let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
+    let res_d = verify_dev(w, k, m, pk_d, sig_d, &msgs)?;
+    let o = &mut out.bytes()?[..m * 4];
+    w.dtoh(o, res_d)?;
+    w.end_phase(Phase::Staging);
+    w.sync()?;
+    w.end_phase(Phase::GpuWait);
+    for (j, &i) in idx.iter().enumerate() {
+        if o[4 * j..4 * j + 4] != [0, 0, 0, 0] {
+            statuses[i] = Err(Error::VerifyFailed);
+        }
+    }
+    w.end_phase(Phase::Unpacking);
+    Ok(())
+}
