@@ -40,10 +40,10 @@ export PQGPU_OPENSSL
 echo "== cargo test -p pqgpu_provider (pqgpu.so under the openssl program)"
 cargo test --release -p pqgpu_provider -- --show-output
 
-# The same ML-DSA vectors on the portable CPU code (the run above used the vector paths where the
-# CPU has them; tests/cpu_simd.rs compares both in one process). CTRU-Prime has no vector path yet.
-echo "== ACVP and differential tests again with PQGPU_CPU_SIMD=off"
-PQGPU_CPU_SIMD=off cargo test --release --test acvp --test mldsa_differential
+# The same ML-DSA and CTRU-Prime vectors on the portable CPU code (the run above used the vector
+# paths where the CPU has them; tests/cpu_simd.rs compares both in one process).
+echo "== ACVP, CTRU-Prime and differential tests again with PQGPU_CPU_SIMD=off"
+PQGPU_CPU_SIMD=off cargo test --release --test acvp --test ctru_vectors --test mldsa_differential
 
 echo "== constant time of the CPU kernels under valgrind memcheck"
 scripts/ct-memcheck.sh

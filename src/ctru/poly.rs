@@ -6,8 +6,12 @@
 //! absolute value: one operand small, the other below q) fit in an i32, so the result is exact.
 //! For mod-q2 products w = 16 is enough because q2 divides 2^16, and 16-bit lanes are twice as
 //! wide in SIMD.
+//!
+//! On AVX2 both products run as a vectorised schoolbook product instead (`simd::ctru_avx2`,
+//! `vpmaddwd` on 16-bit inputs, exact 32-bit sums): the same ring Z/2^32, so the same values.
 
 use super::reduce::Zq;
+use crate::simd;
 use zeroize::{Zeroize, Zeroizing};
 
 /// A machine integer used as an element of Z/2^w.
@@ -126,10 +130,20 @@ fn fold<T: Coeff>(d: &[T], n: usize) -> Vec<T> {
     c
 }
 
+/// a * b mod (x^n - x - 1) in Z/2^32: on AVX2 the vector product (the same ring, so the same
+/// values, for the i16-sized coefficients of every caller), else the Karatsuba above.
+fn mul_ring_i32(a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return simd::ctru_avx2::mul_ring(t, a, b);
+    }
+    mul_ring(a, b)
+}
+
 /// a * b in R_q with coefficients in [0, q). Inputs: one operand small (|.| <= 7), the other
 /// with |coefficients| < q, so the exact product coefficients fit in an i32.
 pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
-    let mut c = mul_ring(a, b);
+    let mut c = mul_ring_i32(a, b);
     for x in c.iter_mut() {
         *x = zq.reduce(*x);
     }
@@ -140,6 +154,13 @@ pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
 pub(crate) fn mul_mod_pow2(a: &[i32], b: &[i32], bits: u32) -> Zeroizing<Vec<i32>> {
     debug_assert!(bits <= 16);
     let mask = ((1u32 << bits) - 1) as u16;
+    // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        let mut c = simd::ctru_avx2::mul_ring(t, a, b);
+        c.iter_mut().for_each(|x| *x &= mask as i32);
+        return c;
+    }
     // Truncation to u16 is reduction mod 2^16, which 2^bits divides.
     let a16 = Zeroizing::new(a.iter().map(|&x| x as u16).collect::<Vec<u16>>());
     let b16 = Zeroizing::new(b.iter().map(|&x| x as u16).collect::<Vec<u16>>());
@@ -170,6 +191,52 @@ mod tests {
         d
     }
 
+    /// The AVX2 product against the portable Karatsuba on random inputs: every i16 value for
+    /// the mod-2^32 ring (sums overflow, as they may in the portable ring too), and any i32
+    /// for the mod-2^bits product (both truncate to 16 bits).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_product_matches_portable() {
+        let Some(t) = crate::simd::Level::Avx2
+            .avx2()
+            .filter(|_| std::is_x86_feature_detected!("avx2"))
+        else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut state = 0x0f0f_1234_5678_9abcu64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for n in [1, 2, 3, 5, 31, 32, 33, 81, 97, 653, 761, 1277] {
+            for round in 0..6 {
+                let a: Vec<i32> = (0..n).map(|_| next() as i16 as i32).collect();
+                let b: Vec<i32> = match round % 3 {
+                    0 => (0..n).map(|_| (next() % 15) as i32 - 7).collect(),
+                    1 => (0..n).map(|_| next() as i16 as i32).collect(),
+                    _ => (0..n)
+                        .map(|_| [i16::MIN, i16::MAX][(next() & 1) as usize] as i32)
+                        .collect(),
+                };
+                let want = mul_ring(&a, &b);
+                let got = crate::simd::ctru_avx2::mul_ring(t, &a, &b);
+                assert_eq!(&got[..], &want[..], "n={n} round={round}");
+                let big: Vec<i32> = (0..n).map(|_| next() as i32).collect();
+                let want16 = mul_ring(
+                    &big.iter().map(|&x| x as u16).collect::<Vec<_>>(),
+                    &b.iter().map(|&x| x as u16).collect::<Vec<_>>(),
+                );
+                let got16 = crate::simd::ctru_avx2::mul_ring(t, &big, &b);
+                for i in 0..n {
+                    assert_eq!(got16[i] as u16, want16[i], "n={n} i={i}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn karatsuba_matches_schoolbook() {
         let mut state = 0x1234_5678_9abc_def0u64;
@@ -192,6 +259,46 @@ mod tests {
                 let got2 = mul_mod_pow2(&a, &b, 11);
                 for i in 0..n {
                     assert_eq!(got2[i] as i64, want[i].rem_euclid(2048));
+                }
+            }
+        }
+    }
+
+    /// Constant-time check (run under valgrind by scripts/ct-memcheck.sh, which selects tests
+    /// named `ct_check`): the products of encaps (h * r mod q), decrypt (c * f mod 2^bits) and
+    /// the CBD sampler on secret inputs, on the portable code and on AVX2 where present. Memcheck
+    /// must report no branch or memory index that depends on them.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ct_check_ctru_kernels() {
+        use crate::ctru::ParamSet;
+        use crate::simd::ct_check::secret;
+        for p in [ParamSet::Ctru653, ParamSet::Ctru1277] {
+            let n = p.n();
+            let zq = Zq::new(p.q());
+            let coins = vec![0xa5u8; p.coin_half_bytes()];
+            secret(&coins[..]);
+            let r = crate::ctru::cbd::sample(&coins, n, p.eta());
+            let h: Vec<i32> = (0..n).map(|i| (i as i32 * 37) % p.q()).collect();
+            let c: Vec<i32> = (0..n).map(|i| (i as i32 * 11) & 0x3ff).collect();
+            let mut f: Vec<i32> = (0..n).map(|i| 2 * ((i % 5) as i32 - 2)).collect();
+            f[0] += 1;
+            secret(&f[..]);
+            // Whichever path this process uses (AVX2 where present), then the portable ring.
+            std::hint::black_box(mul_mod_q(&h, &r, &zq));
+            std::hint::black_box(mul_mod_pow2(&c, &f, p.q2_bits()));
+            std::hint::black_box(mul_ring(&h, &r));
+            let c16: Vec<u16> = c.iter().map(|&x| x as u16).collect();
+            let f16: Vec<u16> = f.iter().map(|&x| x as u16).collect();
+            std::hint::black_box(mul_ring(&c16, &f16));
+            // Control (scripts/ct-memcheck.sh): a branch on the sampled r and one on f must be
+            // reported, or the secrets above were not marked.
+            if crate::settings::get().ct_control {
+                if r[1] > 0 {
+                    std::hint::black_box(1);
+                }
+                if f[1] > 0 {
+                    std::hint::black_box(2);
                 }
             }
         }

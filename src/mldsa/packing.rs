@@ -8,8 +8,53 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 /// Packs 256 values of `bits` bits each, little-endian bit order, into 32 * bits bytes.
 /// `value` maps a coefficient to its unsigned field (branch-free for every caller).
+/// Every width FIPS 204 uses gets its own straight-line copy (`bits` is public).
+#[inline(always)]
 fn pack_with(a: &[i32; N], bits: usize, out: &mut [u8], value: impl Fn(i32) -> u32) {
     debug_assert_eq!(out.len(), 32 * bits);
+    match bits {
+        3 => pack_fixed::<3>(a, out, value),
+        4 => pack_fixed::<4>(a, out, value),
+        6 => pack_fixed::<6>(a, out, value),
+        10 => pack_fixed::<10>(a, out, value),
+        13 => pack_fixed::<13>(a, out, value),
+        18 => pack_fixed::<18>(a, out, value),
+        20 => pack_fixed::<20>(a, out, value),
+        _ => pack_any(a, bits, out, value),
+    }
+}
+
+/// Coefficients per group of whole bytes that fits a u128 (4 B or 8 B bits).
+const fn group(bits: usize) -> usize {
+    if bits <= 16 {
+        8
+    } else {
+        4
+    }
+}
+
+/// `pack_with` for one width B <= 32: groups of `group(B)` fields assembled in a u128.
+#[inline(always)]
+fn pack_fixed<const B: usize>(a: &[i32; N], out: &mut [u8], value: impl Fn(i32) -> u32) {
+    let g = group(B);
+    let bytes = g * B / 8;
+    // Wiped once at the end (they may hold secret fields).
+    let mut acc: u128 = 0;
+    let mut le = [0u8; 16];
+    for (c, o) in a.chunks_exact(g).zip(out.chunks_exact_mut(bytes)) {
+        acc = 0;
+        for (k, &x) in c.iter().enumerate() {
+            acc |= (value(x) as u128) << (k * B);
+        }
+        le = acc.to_le_bytes();
+        o.copy_from_slice(&le[..bytes]);
+    }
+    le.zeroize();
+    acc.zeroize();
+}
+
+/// `pack_with` for any width (the bit-serial form).
+fn pack_any(a: &[i32; N], bits: usize, out: &mut [u8], value: impl Fn(i32) -> u32) {
     let mut acc: u64 = 0;
     let mut n = 0;
     let mut o = 0;
@@ -27,8 +72,43 @@ fn pack_with(a: &[i32; N], bits: usize, out: &mut [u8], value: impl Fn(i32) -> u
 }
 
 /// Unpacks 256 fields of `bits` bits each from 32 * bits bytes, mapping each through `value`.
+#[inline(always)]
 fn unpack_with(buf: &[u8], bits: usize, out: &mut [i32; N], value: impl Fn(u32) -> i32) {
     debug_assert_eq!(buf.len(), 32 * bits);
+    match bits {
+        3 => unpack_fixed::<3>(buf, out, value),
+        4 => unpack_fixed::<4>(buf, out, value),
+        6 => unpack_fixed::<6>(buf, out, value),
+        10 => unpack_fixed::<10>(buf, out, value),
+        13 => unpack_fixed::<13>(buf, out, value),
+        18 => unpack_fixed::<18>(buf, out, value),
+        20 => unpack_fixed::<20>(buf, out, value),
+        _ => unpack_any(buf, bits, out, value),
+    }
+}
+
+/// `unpack_with` for one width B <= 32, a u128 per group as in `pack_fixed`.
+#[inline(always)]
+fn unpack_fixed<const B: usize>(buf: &[u8], out: &mut [i32; N], value: impl Fn(u32) -> i32) {
+    let g = group(B);
+    let bytes = g * B / 8;
+    let mask = ((1u64 << B) - 1) as u128;
+    // Wiped once at the end (they may hold secret fields).
+    let mut acc: u128 = 0;
+    let mut le = [0u8; 16];
+    for (c, i) in out.chunks_exact_mut(g).zip(buf.chunks_exact(bytes)) {
+        le[..bytes].copy_from_slice(i);
+        acc = u128::from_le_bytes(le);
+        for (k, x) in c.iter_mut().enumerate() {
+            *x = value(((acc >> (k * B)) & mask) as u32);
+        }
+    }
+    le.zeroize();
+    acc.zeroize();
+}
+
+/// `unpack_with` for any width (the bit-serial form).
+fn unpack_any(buf: &[u8], bits: usize, out: &mut [i32; N], value: impl Fn(u32) -> i32) {
     let mask = (1u64 << bits) - 1;
     let mut acc: u64 = 0;
     let mut n = 0;
@@ -277,6 +357,34 @@ mod tests {
             let mut b = [0i32; N];
             simple_bit_unpack(&buf, bits, &mut b);
             assert_eq!(a, b, "bits={bits}");
+        }
+    }
+
+    #[test]
+    fn fixed_widths_match_bit_serial() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in [3usize, 4, 6, 10, 13, 18, 20] {
+            for _ in 0..20 {
+                let mut a = [0i32; N];
+                let mut buf = vec![0u8; 32 * bits];
+                for c in a.iter_mut() {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    *c = (state % (1 << bits)) as i32;
+                }
+                for (i, b) in buf.iter_mut().enumerate() {
+                    *b = (state >> (i % 56)) as u8 ^ i as u8;
+                }
+                let (mut p1, mut p2) = (vec![0u8; 32 * bits], vec![0u8; 32 * bits]);
+                pack_with(&a, bits, &mut p1, |c| c as u32);
+                pack_any(&a, bits, &mut p2, |c| c as u32);
+                assert_eq!(p1, p2, "pack bits={bits}");
+                let (mut u1, mut u2) = ([0i32; N], [0i32; N]);
+                unpack_with(&buf, bits, &mut u1, |v| 7 - v as i32);
+                unpack_any(&buf, bits, &mut u2, |v| 7 - v as i32);
+                assert_eq!(u1, u2, "unpack bits={bits}");
+            }
         }
     }
 

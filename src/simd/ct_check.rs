@@ -3,7 +3,8 @@
 //! memory index that depends on them is reported as "depends on uninitialised value(s)".
 //! Natively the client request is a no-op and the test only runs the kernels.
 //!
-//! The test is `mldsa::sampling::tests::ct_check_vector_kernels`; run it with
+//! The tests are `mldsa::sampling::tests::ct_check_vector_kernels` and
+//! `ctru::poly::tests::ct_check_ctru_kernels`; run them with
 //! `scripts/ct-memcheck.sh` (memcheck must report no error).
 
 /// memcheck's MAKE_MEM_UNDEFINED / MAKE_MEM_DEFINED requests (valgrind.h, amd64 form).
@@ -25,19 +26,19 @@ fn client_request(request: u64, p: *const u8, len: usize) {
 const MC: u64 = ((b'M' as u64) << 24) | ((b'C' as u64) << 16);
 
 /// Marks `x` secret (undefined) for memcheck.
-pub(crate) fn secret<T>(x: &T) {
+pub(crate) fn secret<T: ?Sized>(x: &T) {
     client_request(
         MC + 1,
         x as *const T as *const u8,
-        core::mem::size_of::<T>(),
+        core::mem::size_of_val(x),
     );
 }
 
 /// Marks `x` public (defined) again.
-pub(crate) fn public<T>(x: &T) {
+pub(crate) fn public<T: ?Sized>(x: &T) {
     client_request(
         MC + 2,
         x as *const T as *const u8,
-        core::mem::size_of::<T>(),
+        core::mem::size_of_val(x),
     );
 }
