@@ -14,6 +14,9 @@ pub mod backend;
 pub mod ctru;
 pub mod error;
 pub mod ffi;
+/// Decoders and encoders for the fuzz targets (`--cfg fuzzing` only; see FUZZING.md).
+#[cfg(fuzzing)]
+pub mod fuzzing;
 pub mod gpu;
 pub mod mldsa;
 pub mod rng;
