@@ -13,6 +13,18 @@ pub fn assert_rows_eq(what: &str, got: &[u8], want: &[u8], row: usize) {
     }
 }
 
+/// Key pairs (pks, sks) equal row by row.
+fn assert_keys_eq(
+    set: &str,
+    got: &(Vec<u8>, Vec<u8>),
+    want: &(Vec<u8>, Vec<u8>),
+    pk_len: usize,
+    sk_len: usize,
+) {
+    assert_rows_eq(&format!("{set} pk"), &got.0, &want.0, pk_len);
+    assert_rows_eq(&format!("{set} sk"), &got.1, &want.1, sk_len);
+}
+
 /// ML-DSA keys for `seeds` (n x 32 bytes) on `b`; every status must be `Ok`. (pks, sks).
 pub fn mldsa_keygen(b: &dyn Backend, p: mldsa::ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let n = seeds.len() / 32;
@@ -28,16 +40,11 @@ pub fn mldsa_keygen(b: &dyn Backend, p: mldsa::ParamSet, seeds: &[u8]) -> (Vec<u
 pub fn mldsa_keygen_both(b: &dyn Backend, p: mldsa::ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let got = mldsa_keygen(b, p, seeds);
     let want = mldsa_keygen(&*cpu_backend(), p, seeds);
-    assert_rows_eq(
-        &format!("{} pk", p.name()),
-        &got.0,
-        &want.0,
+    assert_keys_eq(
+        p.name(),
+        &got,
+        &want,
         p.public_key_len(),
-    );
-    assert_rows_eq(
-        &format!("{} sk", p.name()),
-        &got.1,
-        &want.1,
         p.secret_key_len(),
     );
     got
@@ -80,16 +87,11 @@ pub fn kem_keygen(b: &dyn Backend, p: ctru::ParamSet, seeds: &[u8]) -> (Vec<u8>,
 pub fn kem_keygen_both(b: &dyn Backend, p: ctru::ParamSet, seeds: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let got = kem_keygen(b, p, seeds);
     let want = kem_keygen(&*cpu_backend(), p, seeds);
-    assert_rows_eq(
-        &format!("{} pk", p.name()),
-        &got.0,
-        &want.0,
+    assert_keys_eq(
+        p.name(),
+        &got,
+        &want,
         p.public_key_len(),
-    );
-    assert_rows_eq(
-        &format!("{} sk", p.name()),
-        &got.1,
-        &want.1,
         p.secret_key_len(),
     );
     got
