@@ -5,7 +5,9 @@
 //! * async: one driver keeping N single-item submits (`pqg_mldsa_sign_async`, ...) outstanding,
 //!   told of completions by the context's callback.
 //! * batch: one batch of B signatures with a key handle (`pqg_mldsa_sign_key_submit`) against
-//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`).
+//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`), each item
+//!   holding its own copy (items that point at one key slice share its expansion as a handle
+//!   does, so they would measure the handle path).
 //!
 //! Reported: ops/s, latency p50 / p99 / max. Every status is checked; signatures and shared
 //! secrets are checked against the CPU reference on a sample (the last result of every thread
@@ -627,10 +629,12 @@ fn asynchronous(
     ))
 }
 
-/// One batch of `n` signatures: with the key handle, or with the encoded key in each item.
+/// One batch of `n` signatures: with the key handle, or with the encoded key in each item
+/// (its own copy per item).
 fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<ServeRow, String> {
     let Alg::MlDsa(p) = k.alg else { unreachable!() };
     let len = p.signature_len();
+    let copies = if handle { Vec::new() } else { k.sk.repeat(n) };
     let mut sigs = vec![0u8; n * len];
     let mut st = vec![0 as pqg_status; n];
     let mut job = null_mut();
@@ -662,7 +666,7 @@ fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<S
         } else {
             let reqs: Vec<pqg_sign_request> = (0..n)
                 .map(|i| pqg_sign_request {
-                    sk: k.sk.as_ptr(),
+                    sk: copies[i * k.sk.len()..].as_ptr(),
                     msg: MSG.as_ptr(),
                     msg_len: 32,
                     context: null(),

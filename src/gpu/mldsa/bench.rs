@@ -125,11 +125,14 @@ pub fn throughput(
         kb[64..].copy_from_slice(&m.mu(&s[64..64 + p.tr_len()]));
     }
     let kin = upload(w, "bn_kin", &kin_h)?;
+    // Every item has its own key.
+    let ident: Vec<u8> = (0..n as u32).flat_map(u32::to_le_bytes).collect();
+    let kidx = upload(w, "bn_kidx", &ident)?.cast::<u32>();
     if op == Op::Sign {
-        let secs = time(w, |w| sign::sign_dev(w, k, n, sk, kin).map(|_| ()))?;
+        let secs = time(w, |w| sign::sign_dev(w, k, n, n, sk, kidx, kin).map(|_| ()))?;
         return Ok(done(secs, 0));
     }
-    let (sig, _) = sign::sign_dev(w, k, n, sk, kin)?;
+    let (sig, _) = sign::sign_dev(w, k, n, n, sk, kidx, kin)?;
     // The message regions as verification stages them (the kernels rewrite only tr).
     let regions = Regions::of(g.variant, msgs.iter());
     let mut staged = vec![0u8; regions.host_bytes()];
@@ -137,7 +140,7 @@ pub fn throughput(
     w.sync()?;
     let mut res = Dev::null();
     let secs = time(w, |w| {
-        res = verify::verify_dev(w, k, n, pk, sig, &d)?;
+        res = verify::verify_dev(w, k, n, n, pk, kidx, sig, &d)?;
         Ok(())
     })?;
     // A cheap guard: the benchmark's own signatures must all verify.
