@@ -2,7 +2,16 @@
 //! key handle, or a server's one key in every request) share its expansion on the device
 //! (A-hat, the NTTs of s1, s2 and t0, tr), so such a batch expands the key once, not per item.
 
+use crate::gpu::launch::Dev;
 use std::collections::HashMap;
+
+/// A chunk's distinct keys on the device (`count` rows) and each item's index into them.
+#[derive(Clone, Copy)]
+pub struct DeviceKeys {
+    pub count: usize,
+    pub rows: Dev<u8>,
+    pub idx: Dev<u32>,
+}
 
 pub struct KeyIndex<'a> {
     /// The distinct keys, in order of first use.

@@ -4,7 +4,7 @@
 //! kappas); the smallest successful attempt wins, so the signature is exactly FIPS 204's.
 
 use super::kernels::{Kernels, CM_WORDS};
-use super::keys::KeyIndex;
+use super::keys::{DeviceKeys, KeyIndex};
 use super::message::Regions;
 use crate::backend::SignItem;
 use crate::gpu::hostio::{self, Rows};
@@ -26,19 +26,18 @@ const ST_BADKEY: u32 = 1;
 /// The task reached the attempt bound (`MAX_ATTEMPTS`, FIPS 204 Appendix C): `BadKey`.
 const ST_GAVEUP: u32 = 2;
 
-/// Signs `n` tasks on the device: `keys` distinct secret keys (keys * sk_len), each task's key
-/// index (`kidx`, n u32) and K || rnd || mu (n * 128). Each key is decoded and expanded once.
+/// Signs `n` tasks on the device: the distinct secret keys (`sks`: rows of sk_len, and each
+/// task's index) and K || rnd || mu (n * 128). Each key is decoded and expanded once.
 /// Returns the signatures (n * sig_stride bytes) and statuses on the device.
 pub fn sign_dev(
     w: &mut Worker,
     k: &Kernels,
     n: usize,
-    keys: usize,
-    sk: Dev<u8>,
-    kidx: Dev<u32>,
+    sks: DeviceKeys,
     kin: Dev<u8>,
 ) -> Result<(Dev<u8>, Dev<u32>), DriverError> {
     let g = &k.g;
+    let (keys, sk, kidx) = (sks.count, sks.rows, sks.idx);
     let (kk, l) = (g.k, g.l);
     let cap = n.max(MIN_ENTRIES);
     let rhopp = w.dev("sg_rhopp", n * 64)?;
@@ -208,7 +207,12 @@ pub fn sign_chunk(
     let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
     k.sign_mu(w, sk_d, kidx_d, msgs.arena, msgs.off, msgs.len, kin_d, m)?;
     w.end_phase(Phase::Staging);
-    let (sig_d, status_d) = sign_dev(w, k, m, nk, sk_d, kidx_d, kin_d)?;
+    let sks = DeviceKeys {
+        count: nk,
+        rows: sk_d,
+        idx: kidx_d,
+    };
+    let (sig_d, status_d) = sign_dev(w, k, m, sks, kin_d)?;
     let o = out.bytes()?;
     let (o_sig, o_st) = o.split_at_mut(staged_sig);
     let o_st = &mut o_st[..m * 4];

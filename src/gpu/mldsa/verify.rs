@@ -3,7 +3,7 @@
 //! Items sharing a public key (a key handle) expand it (A-hat, tr) once.
 
 use super::kernels::{Kernels, CM_WORDS};
-use super::keys::KeyIndex;
+use super::keys::{DeviceKeys, KeyIndex};
 use super::message::{DeviceRegions, Regions};
 use crate::backend::VerifyItem;
 use crate::gpu::hostio::{self, Rows};
@@ -14,21 +14,20 @@ use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
 
-/// Verifies `n` items on the device: `keys` distinct public keys (keys * pk_len), each item's
-/// key index (`kidx`, n u32), sigs (n * sig_stride), and per item a message region (`msgs`):
+/// Verifies `n` items on the device: the distinct public keys (`pks`: rows of pk_len, and
+/// each item's index), sigs (n * sig_stride), and per item a message region (`msgs`):
 /// 64 free bytes (for tr) then M', or mu itself. Returns the verdicts on the device (u32 per
 /// item, 0 = valid).
 pub fn verify_dev(
     w: &mut Worker,
     k: &Kernels,
     n: usize,
-    keys: usize,
-    pk: Dev<u8>,
-    kidx: Dev<u32>,
+    pks: DeviceKeys,
     sig: Dev<u8>,
     msgs: &DeviceRegions,
 ) -> Result<Dev<u32>, DriverError> {
     let g = &k.g;
+    let (keys, pk, kidx) = (pks.count, pks.rows, pks.idx);
     let hbuf = w.dev("vf_hbuf", n * g.hbuf_len)?;
     let c = w.dev("vf_c", n * CM_WORDS)?; // SampleInBall masks
     let hint = w.dev("vf_hint", n * g.k * 8)?;
@@ -127,7 +126,12 @@ pub fn verify_chunk(
     }
     w.htod(kidx_d, kidx_h)?;
     let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
-    let res_d = verify_dev(w, k, m, nk, pk_d, kidx_d, sig_d, &msgs)?;
+    let pks = DeviceKeys {
+        count: nk,
+        rows: pk_d,
+        idx: kidx_d,
+    };
+    let res_d = verify_dev(w, k, m, pks, sig_d, &msgs)?;
     let o = &mut out.bytes()?[..m * 4];
     w.dtoh(o, res_d)?;
     w.end_phase(Phase::Staging);
