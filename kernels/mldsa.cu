@@ -897,10 +897,12 @@ extern "C" __global__ void ST_BOUNDS verify_tr(const u8 *pk, u8 *tr, u32 n_keys)
   squeeze_lanes(A, (u64 *)(tr + (u64)key * 64), TR_BYTES / 8);
 }
 
-// Per item: its key's tr into the end of the message region's 64-byte slot, mu = H(tr ||
-// M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
-// msg_off[i]: region offset in arena; msg_len[i]: |M'|, or ~0 for external mu.
-extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *tr, const u32 *kidx, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, u64 *c, u32 *hint, u32 *vstat, u32 n) {
+// Per item: its key's tr into the end of the message region's 64-byte slot (from the table
+// `tr` of shared keys, or hashed here from pk when every item has its own key and `tr` is
+// null: one pass instead of two), mu = H(tr || M', 64) (or the given mu), HintBitUnpack
+// (Alg. 21), c = SampleInBall(c~). msg_off[i]: region offset in arena; msg_len[i]: |M'|, or
+// ~0 for external mu.
+extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *tr, const u32 *kidx, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, u64 *c, u32 *hint, u32 *vstat, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -910,8 +912,13 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *tr, const u32 *kidx, 
   if (mlen == 0xFFFFFFFFu) {
     for (int i = 0; i < 8; ++i) mu[i] = ((const u64 *)region)[i];
   } else {
-    const u64 *tr_key = (const u64 *)(tr + (u64)kidx[item] * 64);
-    for (int i = 0; i < TR_BYTES / 8; ++i) ((u64 *)region)[TR_SLOT + i] = tr_key[i];
+    if (tr) {
+      const u64 *tr_key = (const u64 *)(tr + (u64)kidx[item] * 64);
+      for (int i = 0; i < TR_BYTES / 8; ++i) ((u64 *)region)[TR_SLOT + i] = tr_key[i];
+    } else {
+      shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)kidx[item] * PK_LEN), PK_LEN);
+      squeeze_lanes(A, (u64 *)region + TR_SLOT, TR_BYTES / 8);
+    }
     shake_absorb<SHAKE256_RATE>(A, (const u64 *)region + TR_SLOT, TR_BYTES + mlen);
     squeeze_lanes(A, mu, 8);
   }

@@ -261,7 +261,7 @@ fn shared_keys_match_cpu() {
         }
         let items: Vec<VerifyItem<'_>> = (0..n)
             .map(|i| VerifyItem {
-                pk: &pks[(i % 4) * pl..][..pl],
+                pk: &pks[key_of(i).unwrap_or(i % 4) * pl..][..pl],
                 msg: Message::Pure {
                     ctx: &[],
                     msg: &msgs[i],

@@ -150,8 +150,10 @@ int main() {
       auto hb = buf<u64>((size_t)n * HBUF_LEN / 8); auto c = buf<u64>((size_t)n * CM_WORDS);
       auto hint = buf<u32>((size_t)n * K * 8); auto vstat = buf<u32>(n), res = buf<u32>(n);
       auto a = buf<u32>((size_t)nk * K * L * N);
-      launch(blocks(nk, ST), ST, [&] { verify_tr((u8 *)pk.data(), (u8 *)tr.data(), nk); });
-      launch(blocks(n, ST), ST, [&] { verify_prep((u8 *)tr.data(), kidx.data(), (u8 *)sig.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)hb.data(), c.data(), hint.data(), vstat.data(), n); });
+      // tr from the table when keys are shared (as the GPU backend does), else hashed per item.
+      u8 *trp = nk < n ? (u8 *)tr.data() : nullptr;
+      if (trp) launch(blocks(nk, ST), ST, [&] { verify_tr((u8 *)pk.data(), trp, nk); });
+      launch(blocks(n, ST), ST, [&] { verify_prep((u8 *)pk.data(), trp, kidx.data(), (u8 *)sig.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)hb.data(), c.data(), hint.data(), vstat.data(), n); });
       launch(blocks(nk * K * L, ST), ST, [&] { expand_a((u8 *)pk.data(), PK_LEN, a.data(), nk); });
       launch(n, NT, [&] { verify_w(a.data(), kidx.data(), (u8 *)pk.data(), (u8 *)sig.data(), c.data(), hint.data(), vstat.data(), (u8 *)hb.data(), n); });
       launch(blocks(n, ST), ST, [&] { verify_final((u8 *)hb.data(), (u8 *)sig.data(), vstat.data(), res.data(), n); });

@@ -483,11 +483,13 @@ impl Kernels {
         w.launch(&self.f.verify_tr, blocks(keys, ST), ST, &args)
     }
 
-    /// `verify_prep(tr, kidx, sig, arena, msg_off, msg_len, hbuf, c, hint, vstat, n)`: mu from
-    /// the item's key's tr, the signature's hint checks, SampleInBall.
+    /// `verify_prep(pk, tr, kidx, sig, arena, msg_off, msg_len, hbuf, c, hint, vstat, n)`: mu
+    /// from the item's key's tr (from `tr`, or hashed from pk when `tr` is null), the
+    /// signature's hint checks, SampleInBall.
     pub fn verify_prep(
         &self,
         w: &mut Worker,
+        pk: Dev<u8>,
         tr: Dev<u8>,
         kidx: Dev<u32>,
         sig: Dev<u8>,
@@ -501,6 +503,7 @@ impl Kernels {
         n: usize,
     ) -> Result<(), DriverError> {
         let args = [
+            pk.into(),
             tr.into(),
             kidx.into(),
             sig.into(),

@@ -33,11 +33,17 @@ pub fn verify_dev(
     let hint = w.dev("vf_hint", n * g.k * 8)?;
     let vstat = w.dev("vf_vstat", n)?;
     let a = w.dev("a_hat", keys * g.k * g.l * 256)?;
-    let tr = w.dev("vf_tr", keys * 64)?;
     let result = w.dev("vf_result", n)?;
     let (arena, off, mlen) = (msgs.arena, msgs.off, msgs.len);
-    k.verify_tr(w, pk, tr, keys)?;
-    k.verify_prep(w, tr, kidx, sig, arena, off, mlen, hbuf, c, hint, vstat, n)?;
+    // tr once per shared key; with a key per item `verify_prep` hashes it in the same pass.
+    let tr = if keys < n {
+        let tr = w.dev("vf_tr", keys * 64)?;
+        k.verify_tr(w, pk, tr, keys)?;
+        tr
+    } else {
+        Dev::null()
+    };
+    k.verify_prep(w, pk, tr, kidx, sig, arena, off, mlen, hbuf, c, hint, vstat, n)?;
     k.expand_a(w, pk, g.pk_len, a, keys)?;
     k.verify_w(w, a, kidx, pk, sig, c, hint, vstat, hbuf, n)?;
     k.verify_final(w, hbuf, sig, vstat, result, n)?;
