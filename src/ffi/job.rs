@@ -29,7 +29,7 @@ impl pqg_job {
     /// Whether the job was started by another process (this one is a child that forked
     /// while it ran) and had not finished then: it never will here.
     fn orphaned(&self) -> bool {
-        self.pid != std::process::id() && !*self.state.lock()
+        self.pid != crate::process::id() && !*self.state.lock()
     }
 }
 
@@ -147,7 +147,7 @@ pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_
     Box::new(pqg_job {
         state,
         worker: Mutex::new(worker),
-        pid: std::process::id(),
+        pid: crate::process::id(),
     })
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn external() -> (Box<pqg_job>, JobDone) {
     let job = Box::new(pqg_job {
         state: state.clone(),
         worker: Mutex::new(None),
-        pid: std::process::id(),
+        pid: crate::process::id(),
     });
     // Counted like any job, so that pqg_host_unregister waits for it.
     let ticket = crate::backend::jobs_in_flight().enter();
@@ -265,7 +265,7 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
     // SAFETY: a non-NULL job came from a submit call (Box::into_raw) and is freed once.
     let job = unsafe { Box::from_raw(job) };
     boundary_or((), move || {
-        if job.pid != std::process::id() {
+        if job.pid != crate::process::id() {
             // Inherited across fork(): the worker thread does not exist here, so neither wait
             // nor join; what the job holds is left alone (its owner, the parent, frees it).
             std::mem::forget(job);

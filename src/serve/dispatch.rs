@@ -87,7 +87,7 @@ impl Shared {
 
     /// Starts the dispatcher threads if this process has none; false if none could start.
     fn ensure_workers(self: &Arc<Self>) -> bool {
-        let me = std::process::id();
+        let me = crate::process::id();
         if self.started.load(Ordering::Acquire) == me {
             return true;
         }
@@ -250,7 +250,7 @@ impl Dispatcher {
                 epoch: Instant::now(),
                 gate: Mutex::new(Gate {
                     workers: 0,
-                    pid: std::process::id(),
+                    pid: crate::process::id(),
                     shutdown: false,
                 }),
                 wake: Condvar::new(),

@@ -43,7 +43,9 @@ pub fn verify_dev(
     } else {
         Dev::null()
     };
-    k.verify_prep(w, pk, tr, kidx, sig, arena, off, mlen, hbuf, c, hint, vstat, n)?;
+    k.verify_prep(
+        w, pk, tr, kidx, sig, arena, off, mlen, hbuf, c, hint, vstat, n,
+    )?;
     k.expand_a(w, pk, g.pk_len, a, keys)?;
     k.verify_w(w, a, kidx, pk, sig, c, hint, vstat, hbuf, n)?;
     k.verify_final(w, hbuf, sig, vstat, result, n)?;
