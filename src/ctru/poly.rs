@@ -140,9 +140,24 @@ fn mul_ring_i32(a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
     mul_ring(a, b)
 }
 
+/// Whether the AVX2 NTT product (`simd::ctru_ntt`) is used for this n rather than the AVX2
+/// schoolbook: from NTT_MIN on it is faster (measured one-core, docs/cpu-simd.md).
+#[cfg(target_arch = "x86_64")]
+fn use_ntt(n: usize) -> bool {
+    const NTT_MIN: usize = 0;
+    (NTT_MIN..=simd::ctru_ntt::N_MAX).contains(&n)
+}
+
 /// a * b in R_q with coefficients in [0, q). Inputs: one operand small (|.| <= 7), the other
-/// with |coefficients| < q, so the exact product coefficients fit in an i32.
+/// with |coefficients| < q, so the exact product coefficients fit in an i32 (and in the NTT
+/// product's CRT range).
 pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        if use_ntt(a.len()) && simd::ctru_ntt::Q_RANGE.contains(&zq.q) {
+            return simd::ctru_ntt::mul_mod_q(t, a, b, zq.q);
+        }
+    }
     let mut c = mul_ring_i32(a, b);
     for x in c.iter_mut() {
         *x = zq.reduce(*x);
@@ -150,13 +165,17 @@ pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
     c
 }
 
-/// a * b in Z_{2^bits}[x]/(x^n - x - 1) (bits <= 16) with coefficients in [0, 2^bits).
+/// a * b in Z_{2^bits}[x]/(x^n - x - 1) (bits <= 16) with coefficients in [0, 2^bits). On the
+/// NTT path (bits <= 11) one operand must be small (|.| <= 15), as f is in decryption.
 pub(crate) fn mul_mod_pow2(a: &[i32], b: &[i32], bits: u32) -> Zeroizing<Vec<i32>> {
     debug_assert!(bits <= 16);
     let mask = ((1u32 << bits) - 1) as u16;
-    // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
+        if use_ntt(a.len()) && bits <= 11 {
+            return simd::ctru_ntt::mul_mod_pow2(t, a, b, bits);
+        }
+        // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
         let mut c = simd::ctru_avx2::mul_ring(t, a, b);
         c.iter_mut().for_each(|x| *x &= mask as i32);
         return c;
@@ -234,6 +253,135 @@ mod tests {
                     assert_eq!(got16[i] as u16, want16[i], "n={n} i={i}");
                 }
             }
+        }
+    }
+
+    /// The AVX2 NTT product against the portable Karatsuba at the extremes of its contract: one
+    /// operand small (|.| <= 7 mod q, <= 15 mod 2^bits), the other anywhere in (-q, q) or
+    /// [0, 2^bits), including all-extreme operands whose centered product reaches
+    /// n * (q-1)/2 * 7, the largest coefficient the CRT must recover; both operand orders.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ntt_product_matches_portable() {
+        let Some(t) = crate::simd::Level::Avx2
+            .avx2()
+            .filter(|_| std::is_x86_feature_detected!("avx2"))
+        else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let ns = [
+            1, 2, 3, 16, 17, 97, 639, 640, 641, 653, 761, 768, 769, 1000, 1277, 1280,
+        ];
+        for n in ns {
+            for (round, q) in [4621, 4591, 7879, 8191].into_iter().enumerate() {
+                let zq = Zq::new(q);
+                let h = (q - 1) / 2;
+                let bigs: [Vec<i32>; 4] = [
+                    (0..n)
+                        .map(|_| (next() % (2 * q as u64 - 1)) as i32 - (q - 1))
+                        .collect(),
+                    vec![h; n],
+                    vec![h + 1; n], // centered: -h
+                    (0..n)
+                        .map(|_| [q - 1, 1 - q, h, -h][(next() & 3) as usize])
+                        .collect(),
+                ];
+                let smalls: [Vec<i32>; 3] = [
+                    (0..n).map(|_| (next() % 15) as i32 - 7).collect(),
+                    vec![7; n],
+                    (0..n).map(|_| [7, -7][(next() & 1) as usize]).collect(),
+                ];
+                for (i, a) in bigs.iter().enumerate() {
+                    for (j, b) in smalls.iter().enumerate() {
+                        let want: Vec<i32> = mul_ring(a, b).iter().map(|&x| zq.reduce(x)).collect();
+                        let got = crate::simd::ctru_ntt::mul_mod_q(t, a, b, q);
+                        assert_eq!(&got[..], &want[..], "n={n} q={q} big {i} small {j}");
+                        let got = crate::simd::ctru_ntt::mul_mod_q(t, b, a, q);
+                        assert_eq!(&got[..], &want[..], "n={n} q={q} swapped {i} {j}");
+                    }
+                }
+                let bits = [10, 11, 1, 5][round];
+                let top = 1i32 << bits;
+                let bigs: [Vec<i32>; 3] = [
+                    (0..n).map(|_| (next() % top as u64) as i32).collect(),
+                    vec![top / 2; n], // centered: -2^(bits-1)
+                    (0..n)
+                        .map(|_| [top / 2, top / 2 - 1][(next() & 1) as usize])
+                        .collect(),
+                ];
+                let smalls: [Vec<i32>; 3] = [
+                    (0..n).map(|_| (next() % 31) as i32 - 15).collect(),
+                    vec![15; n],
+                    vec![-15; n],
+                ];
+                let mask = (top - 1) as u16;
+                for (i, a) in bigs.iter().enumerate() {
+                    for (j, b) in smalls.iter().enumerate() {
+                        let a16: Vec<u16> = a.iter().map(|&x| x as u16).collect();
+                        let b16: Vec<u16> = b.iter().map(|&x| x as u16).collect();
+                        let want: Vec<i32> = mul_ring(&a16, &b16)
+                            .iter()
+                            .map(|&x| (x & mask) as i32)
+                            .collect();
+                        let got = crate::simd::ctru_ntt::mul_mod_pow2(t, a, b, bits);
+                        assert_eq!(&got[..], &want[..], "n={n} bits={bits} {i} {j}");
+                        let got = crate::simd::ctru_ntt::mul_mod_pow2(t, b, a, bits);
+                        assert_eq!(&got[..], &want[..], "n={n} bits={bits} swapped {i} {j}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Temporary timing of the AVX2 products (not committed).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    #[ignore]
+    fn time_products() {
+        let t = crate::simd::Level::Avx2.avx2().unwrap();
+        fn best(mut f: impl FnMut()) -> f64 {
+            let mut m = f64::MAX;
+            for _ in 0..3000 {
+                let s = std::time::Instant::now();
+                f();
+                m = m.min(s.elapsed().as_secs_f64() * 1e6);
+            }
+            m
+        }
+        for (n, q, bits) in [(653, 4621, 11), (761, 4591, 10), (1277, 7879, 10)] {
+            let a: Vec<i32> = (0..n).map(|i| (i as i32 * 37) % q).collect();
+            let b: Vec<i32> = (0..n).map(|i| (i as i32 % 5) - 2).collect();
+            let zq = Zq::new(q);
+            let sb = best(|| {
+                let mut c = crate::simd::ctru_avx2::mul_ring(t, std::hint::black_box(&a), &b);
+                c.iter_mut().for_each(|x| *x = zq.reduce(*x));
+                std::hint::black_box(c);
+            });
+            let nt = best(|| {
+                std::hint::black_box(crate::simd::ctru_ntt::mul_mod_q(
+                    t,
+                    std::hint::black_box(&a),
+                    &b,
+                    q,
+                ));
+            });
+            let np = best(|| {
+                std::hint::black_box(crate::simd::ctru_ntt::mul_mod_pow2(
+                    t,
+                    std::hint::black_box(&a),
+                    &b,
+                    bits,
+                ));
+            });
+            println!("n={n}: min schoolbook+reduce {sb:.2} us, ntt mod q {nt:.2} us, ntt mod 2^bits {np:.2} us");
         }
     }
 
