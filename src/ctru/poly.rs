@@ -7,8 +7,10 @@
 //! For mod-q2 products w = 16 is enough because q2 divides 2^16, and 16-bit lanes are twice as
 //! wide in SIMD.
 //!
-//! On AVX2 both products run as a vectorised schoolbook product instead (`simd::ctru_avx2`,
-//! `vpmaddwd` on 16-bit inputs, exact 32-bit sums): the same ring Z/2^32, so the same values.
+//! On AVX2 both products run as vector code instead: for the CTRU-Prime sizes an NTT product
+//! over two 16-bit primes with CRT (`simd::ctru_ntt`: the exact integer product, then the same
+//! reductions, so the same values for the callers' input ranges), else a schoolbook product
+//! (`simd::ctru_avx2`, `vpmaddwd` on 16-bit inputs, exact 32-bit sums: the same ring Z/2^32).
 
 use super::reduce::Zq;
 use crate::simd;
@@ -141,10 +143,11 @@ fn mul_ring_i32(a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
 }
 
 /// Whether the AVX2 NTT product (`simd::ctru_ntt`) is used for this n rather than the AVX2
-/// schoolbook: from NTT_MIN on it is faster (measured one-core, docs/cpu-simd.md).
+/// schoolbook. Measured one-core (docs/cpu-simd.md), the NTT product is 1.5x to 2x faster at
+/// every CTRU-Prime n (653, 761, 1277); smaller n, measured nowhere, keep the schoolbook.
 #[cfg(target_arch = "x86_64")]
 fn use_ntt(n: usize) -> bool {
-    const NTT_MIN: usize = 0;
+    const NTT_MIN: usize = 653;
     (NTT_MIN..=simd::ctru_ntt::N_MAX).contains(&n)
 }
 
@@ -341,50 +344,6 @@ mod tests {
         }
     }
 
-    /// Temporary timing of the AVX2 products (not committed).
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    #[ignore]
-    fn time_products() {
-        let t = crate::simd::Level::Avx2.avx2().unwrap();
-        fn best(mut f: impl FnMut()) -> f64 {
-            let mut m = f64::MAX;
-            for _ in 0..3000 {
-                let s = std::time::Instant::now();
-                f();
-                m = m.min(s.elapsed().as_secs_f64() * 1e6);
-            }
-            m
-        }
-        for (n, q, bits) in [(653, 4621, 11), (761, 4591, 10), (1277, 7879, 10)] {
-            let a: Vec<i32> = (0..n).map(|i| (i as i32 * 37) % q).collect();
-            let b: Vec<i32> = (0..n).map(|i| (i as i32 % 5) - 2).collect();
-            let zq = Zq::new(q);
-            let sb = best(|| {
-                let mut c = crate::simd::ctru_avx2::mul_ring(t, std::hint::black_box(&a), &b);
-                c.iter_mut().for_each(|x| *x = zq.reduce(*x));
-                std::hint::black_box(c);
-            });
-            let nt = best(|| {
-                std::hint::black_box(crate::simd::ctru_ntt::mul_mod_q(
-                    t,
-                    std::hint::black_box(&a),
-                    &b,
-                    q,
-                ));
-            });
-            let np = best(|| {
-                std::hint::black_box(crate::simd::ctru_ntt::mul_mod_pow2(
-                    t,
-                    std::hint::black_box(&a),
-                    &b,
-                    bits,
-                ));
-            });
-            println!("n={n}: min schoolbook+reduce {sb:.2} us, ntt mod q {nt:.2} us, ntt mod 2^bits {np:.2} us");
-        }
-    }
-
     #[test]
     fn karatsuba_matches_schoolbook() {
         let mut state = 0x1234_5678_9abc_def0u64;
@@ -413,9 +372,10 @@ mod tests {
     }
 
     /// Constant-time check (run under valgrind by scripts/ct-memcheck.sh, which selects tests
-    /// named `ct_check`): the products of encaps (h * r mod q), decrypt (c * f mod 2^bits) and
-    /// the CBD sampler on secret inputs, on the portable code and on AVX2 where present. Memcheck
-    /// must report no branch or memory index that depends on them.
+    /// named `ct_check`): the products of encaps (h * r mod q), keygen (g * f^-1 mod q, both
+    /// secret), decrypt (c * f mod 2^bits) and the CBD sampler on secret inputs, on the portable
+    /// code and on both AVX2 products (NTT and schoolbook) where present. Memcheck must report no
+    /// branch or memory index that depends on them.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn ct_check_ctru_kernels() {
@@ -432,13 +392,22 @@ mod tests {
             let mut f: Vec<i32> = (0..n).map(|i| 2 * ((i % 5) as i32 - 2)).collect();
             f[0] += 1;
             secret(&f[..]);
-            // Whichever path this process uses (AVX2 where present), then the portable ring.
+            // A secret dense operand, as f^-1 in keygen.
+            let f_inv = h.clone();
+            secret(&f_inv[..]);
+            // Whichever path this process uses (the AVX2 NTT product where present), then the
+            // portable ring and the AVX2 schoolbook.
             std::hint::black_box(mul_mod_q(&h, &r, &zq));
+            std::hint::black_box(mul_mod_q(&r, &f_inv, &zq));
             std::hint::black_box(mul_mod_pow2(&c, &f, p.q2_bits()));
             std::hint::black_box(mul_ring(&h, &r));
             let c16: Vec<u16> = c.iter().map(|&x| x as u16).collect();
             let f16: Vec<u16> = f.iter().map(|&x| x as u16).collect();
             std::hint::black_box(mul_ring(&c16, &f16));
+            if let Some(t) = crate::simd::level().avx2() {
+                std::hint::black_box(crate::simd::ctru_avx2::mul_ring(t, &h, &r));
+                std::hint::black_box(crate::simd::ctru_avx2::mul_ring(t, &c, &f));
+            }
             // Control (scripts/ct-memcheck.sh): a branch on the sampled r and one on f must be
             // reported, or the secrets above were not marked.
             if crate::settings::get().ct_control {
