@@ -746,7 +746,7 @@ fn product<const MOD_Q: bool>(a: &[i32], b: &[i32], q: i32, bits: u32) -> Zeroiz
     let p1 = _mm256_set1_epi16(P1);
     for i in (0..l).step_by(16) {
         let (x1, u) = crt.split(ld!(d1, i), ld!(d2, i));
-        // mod q: s = x1 + (p1 u mod q), |s| < 3841 + 4300, so three of them fit an i16; mod
+        // mod q: s = x1 + (p1 u mod q), |s| < 3841 + 4432, so three of them fit an i16; mod
         // 2^bits: s = x1 + p1 u mod 2^16.
         let pu = if MOD_Q {
             mont(u, h.0, h.1, &kq)
