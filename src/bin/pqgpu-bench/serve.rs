@@ -519,21 +519,25 @@ fn row(
     }
 }
 
-/// Completed jobs, pushed by the context's callback.
+/// Completed jobs, handed from the callback to the driver. The callback wakes the driver only
+/// when it sleeps (a wake per job would be a system call per item, as an event loop avoids).
 #[derive(Default)]
 struct Done {
-    jobs: Mutex<Vec<usize>>,
+    jobs: Mutex<(Vec<usize>, bool)>,
     cv: Condvar,
 }
 
 extern "C" fn on_done(user: *mut c_void, job: *mut pqg_job) {
     // SAFETY: `user` is the `Done` the driver registered and keeps alive.
     let d = unsafe { &*(user as *const Done) };
-    d.jobs
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(job as usize);
-    d.cv.notify_one();
+    let sleeping = {
+        let mut g = d.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.push(job as usize);
+        g.1
+    };
+    if sleeping {
+        d.cv.notify_one();
+    }
 }
 
 fn asynchronous(
@@ -580,13 +584,15 @@ fn asynchronous(
     while outstanding > 0 {
         let ready: Vec<usize> = {
             let mut g = done.jobs.lock().unwrap();
-            while g.is_empty() {
+            while g.0.is_empty() {
+                g.1 = true;
                 g = done.cv.wait_timeout(g, Duration::from_secs(30)).unwrap().0;
-                if g.is_empty() {
+                g.1 = false;
+                if g.0.is_empty() {
                     return Err("no completion within 30 s".into());
                 }
             }
-            std::mem::take(&mut *g)
+            std::mem::take(&mut g.0)
         };
         let now = Instant::now();
         let more = now.duration_since(start) < dur;
