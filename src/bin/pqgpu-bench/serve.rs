@@ -5,9 +5,9 @@
 //! * async: one driver keeping N single-item submits (`pqg_mldsa_sign_async`, ...) outstanding,
 //!   told of completions by the context's callback.
 //! * batch: one batch of B signatures with a key handle (`pqg_mldsa_sign_key_submit`) against
-//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`), each item
-//!   holding its own copy (items that point at one key slice share its expansion as a handle
-//!   does, so they would measure the handle path).
+//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`): each item
+//!   its own copy ("batch-keys": nothing shared), or all items pointing at one key slice
+//!   ("batch-one-key": shared on the GPU like a handle, without the dispatcher).
 //!
 //! Reported: ops/s, latency p50 / p99 / max. Every status is checked; signatures and shared
 //! secrets are checked against the CPU reference on a sample (the last result of every thread
@@ -635,19 +635,33 @@ fn asynchronous(
     ))
 }
 
-/// One batch of `n` signatures: with the key handle, or with the encoded key in each item
-/// (its own copy per item).
-fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<ServeRow, String> {
+/// How a batch names its key.
+#[derive(Clone, Copy, PartialEq)]
+enum BatchKey {
+    /// The key handle (`pqg_mldsa_sign_key_submit`).
+    Handle,
+    /// The encoded key in every request, each request its own copy: nothing is shared.
+    Copies,
+    /// The encoded key in every request, all pointing at one slice (shared on the GPU).
+    OneSlice,
+}
+
+/// One batch of `n` signatures with the key named as `how` says.
+fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, how: BatchKey) -> Result<ServeRow, String> {
     let Alg::MlDsa(p) = k.alg else { unreachable!() };
     let len = p.signature_len();
-    let copies = if handle { Vec::new() } else { k.sk.repeat(n) };
+    let copies = if how == BatchKey::Copies {
+        k.sk.repeat(n)
+    } else {
+        Vec::new()
+    };
     let mut sigs = vec![0u8; n * len];
     let mut st = vec![0 as pqg_status; n];
     let mut job = null_mut();
     let t = Instant::now();
     // SAFETY: every request's buffers live until the wait below.
     unsafe {
-        if handle {
+        if how == BatchKey::Handle {
             let reqs: Vec<pqg_key_sign_request> = (0..n)
                 .map(|i| pqg_key_sign_request {
                     msg: MSG.as_ptr(),
@@ -672,7 +686,10 @@ fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<S
         } else {
             let reqs: Vec<pqg_sign_request> = (0..n)
                 .map(|i| pqg_sign_request {
-                    sk: copies[i * k.sk.len()..].as_ptr(),
+                    sk: match how {
+                        BatchKey::Copies => copies[i * k.sk.len()..].as_ptr(),
+                        _ => k.sk.as_ptr(),
+                    },
                     msg: MSG.as_ptr(),
                     msg_len: 32,
                     context: null(),
@@ -707,7 +724,11 @@ fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<S
         )
         .map_err(|_| format!("batch signature {i} does not verify"))?;
     }
-    let mode = if handle { "batch-handle" } else { "batch-keys" };
+    let mode = match how {
+        BatchKey::Handle => "batch-handle",
+        BatchKey::Copies => "batch-keys",
+        BatchKey::OneSlice => "batch-one-key",
+    };
     Ok(row(
         mode,
         k,
@@ -796,8 +817,9 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
             }
         }
         if a.batch > 0 && matches!(k.alg, Alg::MlDsa(_)) && wanted(a, Op::Sign) {
-            for handle in [false, true, false, true] {
-                emit(batch_sign(ctx, &k, a.batch, handle)?);
+            use BatchKey::*;
+            for how in [Copies, Handle, OneSlice, Copies, Handle, OneSlice] {
+                emit(batch_sign(ctx, &k, a.batch, how)?);
             }
         }
         // SAFETY: no call using the handles is running.
