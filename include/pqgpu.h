@@ -1301,7 +1301,9 @@ pqg_status pqg_context_event_fd(pqg_context *ctx, int32_t *fd);
 
 /**
  * Starts signing `n` messages with one secret-key handle (ML-DSA.Sign, pure form). The items
- * join the context's dispatcher queue and are batched with other work on the context.
+ * join the context's dispatcher queue and are batched with other work on the context; on a
+ * GPU context a submit of at least half the maximum batch (`PQG_OPT_MAX_BATCH`) runs as a
+ * batch of its own, with the key sent to the GPU and expanded once.
  *
  * @param key       a `PQG_KEY_SECRET` ML-DSA handle (it may be freed once this returns).
  * @param[in]  reqs      `n` requests; the array may be freed once this returns, the buffers

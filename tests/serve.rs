@@ -1522,3 +1522,122 @@ fn a_forked_child_gets_its_own_dispatcher() {
         "child status {status:#x}"
     );
 }
+
+/// A key-handle submit of at least half the maximum batch on a GPU context runs as one batch
+/// (not split by the queue), with every status as the single calls give it, and tells the
+/// callback and the eventfd once, like any job of the context.
+#[test]
+fn a_large_handle_submit_runs_as_one_batch() {
+    let ring = keyring();
+    let kp = &ring[0];
+    let fake = FakeGpu::new(Mode::Pass);
+    let ctx = Ctx(context_from_backend(fake.clone()));
+    let calls = Box::new(AtomicUsize::new(0));
+    let user = &*calls as *const AtomicUsize as *mut std::ffi::c_void;
+    let mut fd = -1;
+    unsafe {
+        assert_eq!(pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 64), PQG_OK);
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_context_set_callback(ctx.0, Some(count_callback), user),
+            PQG_OK
+        );
+        assert_eq!(pqg_context_event_fd(ctx.0, &mut fd), PQG_OK);
+    }
+    let (sk, pk) = (
+        c_key(kp.alg, PQG_KEY_SECRET, &kp.sk),
+        c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk),
+    );
+    let n = 100;
+    let len = M44.signature_len();
+    let msgs: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; i % 40]).collect();
+    let long_ctx = [1u8; 256];
+    let mut sigs = vec![0u8; n * len];
+    let reqs: Vec<pqg_key_sign_request> = (0..n)
+        .map(|i| pqg_key_sign_request {
+            // Item 7: a NULL message of nonzero length; item 9: a context over 255 bytes.
+            msg: if i == 7 { null() } else { msgs[i].as_ptr() },
+            msg_len: if i == 7 { 3 } else { msgs[i].len() },
+            context: if i == 9 { long_ctx.as_ptr() } else { null() },
+            context_len: if i == 9 { 256 } else { 0 },
+            rnd: ZERO_RND.as_ptr(),
+            sig: sigs[i * len..].as_mut_ptr(),
+        })
+        .collect();
+    let mut statuses = vec![99; n];
+    let mut job = null_mut();
+    unsafe {
+        let st =
+            pqg_mldsa_sign_key_submit(ctx.0, sk, reqs.as_ptr(), n, statuses.as_mut_ptr(), &mut job);
+        assert_eq!(st, PQG_OK);
+        assert_eq!(pqg_job_wait(job, 60_000), PQG_OK);
+        pqg_job_free(job);
+    }
+    assert_eq!(
+        *fake.batches.lock().unwrap(),
+        [n - 2],
+        "one batch of the good items"
+    );
+    for i in 0..n {
+        let want_st = match i {
+            7 => PQG_ERR_NULL_POINTER,
+            9 => PQG_ERR_INVALID_ARGUMENT,
+            _ => PQG_OK,
+        };
+        assert_eq!(statuses[i], want_st, "sign status {i}");
+        if want_st == PQG_OK {
+            let mut want = vec![0u8; len];
+            let m = Message::Pure {
+                ctx: &[],
+                msg: &msgs[i],
+            };
+            mldsa::sign(M44, &kp.sk, &m, Some(&[0; 32]), &mut want).unwrap();
+            assert_eq!(&sigs[i * len..][..len], &want[..], "signature {i}");
+        }
+    }
+    // Verify the same way: item 3's signature damaged, item 5's one byte short.
+    sigs[3 * len] ^= 1;
+    let vreqs: Vec<pqg_key_verify_request> = (0..n)
+        .map(|i| pqg_key_verify_request {
+            msg: msgs[i].as_ptr(),
+            msg_len: msgs[i].len(),
+            context: null(),
+            context_len: 0,
+            sig: sigs[i * len..].as_ptr(),
+            sig_len: if i == 5 { len - 1 } else { len },
+        })
+        .collect();
+    unsafe {
+        let st = pqg_mldsa_verify_key_submit(
+            ctx.0,
+            pk,
+            vreqs.as_ptr(),
+            n,
+            statuses.as_mut_ptr(),
+            &mut job,
+        );
+        assert_eq!(st, PQG_OK);
+        assert_eq!(pqg_job_wait(job, 60_000), PQG_OK);
+        pqg_job_free(job);
+    }
+    assert_eq!(fake.batches.lock().unwrap()[1], n - 1, "one verify batch");
+    for (i, &st) in statuses.iter().enumerate() {
+        // 7 and 9 were never signed (their rows are zero), 3 is damaged, 5 is short.
+        let want_st = match i {
+            3 | 5 | 7 | 9 => PQG_ERR_VERIFY_FAILED,
+            _ => PQG_OK,
+        };
+        assert_eq!(st, want_st, "verify status {i}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "one callback per job");
+    let mut count = 0u64;
+    assert_eq!((unsafe { libc_read(fd, &mut count) }, count), (8, 2));
+    unsafe {
+        pqg_context_set_callback(ctx.0, None, null_mut());
+        pqg_key_free(sk);
+        pqg_key_free(pk);
+    }
+}
