@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 /// The cached id; 0 until read, and again in a child right after fork().
 static PID: AtomicU32 = AtomicU32::new(0);
 /// 0: handler not registered yet; 1: registered (the cache may be used); 2: registration
-/// failed (every call asks the kernel).
+/// failed, or 3: under way in another thread (either way this call asks the kernel). No lock:
+/// a child forked mid-registration must not wait for a thread it does not have.
 static HOOK: AtomicU8 = AtomicU8::new(0);
 
 extern "C" fn forked_child() {
@@ -21,14 +22,14 @@ pub fn id() -> u32 {
     if pid != 0 {
         return pid;
     }
-    if HOOK.load(Ordering::SeqCst) == 0 {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            // SAFETY: registers a child handler that only stores to a static atomic; the
-            // function pointer is valid for the life of the process.
-            let rc = unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
-            HOOK.store(if rc == 0 { 1 } else { 2 }, Ordering::SeqCst);
-        });
+    if HOOK
+        .compare_exchange(0, 3, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        // SAFETY: registers a child handler that only stores to a static atomic; the
+        // function pointer is valid for the life of the process.
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+        HOOK.store(if rc == 0 { 1 } else { 2 }, Ordering::SeqCst);
     }
     let pid = std::process::id();
     if HOOK.load(Ordering::SeqCst) == 1 {
