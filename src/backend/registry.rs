@@ -68,9 +68,19 @@ pub fn checked_end(start: usize, len: usize) -> Result<usize, Error> {
 /// `cpu::process`): a child after `fork()` does not wait for its parent's jobs.
 #[derive(Debug, Default)]
 pub struct InFlight {
-    /// The next job's epoch, and how many jobs of each epoch are still running.
-    state: Mutex<(u64, BTreeMap<u64, usize>)>,
+    state: Mutex<Epochs>,
     ended: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Epochs {
+    /// The next job's epoch.
+    next: u64,
+    /// How many jobs of each epoch are still running.
+    running: BTreeMap<u64, usize>,
+    /// Threads in `wait_for_earlier`: an ending job wakes only when there are any (an
+    /// unconditional wake is a system call per asynchronous single item).
+    waiters: usize,
 }
 
 /// A running job's place in [`InFlight`]; dropping it ends the job there.
@@ -81,40 +91,47 @@ pub struct Ticket {
 }
 
 impl InFlight {
-    fn lock(&self) -> MutexGuard<'_, (u64, BTreeMap<u64, usize>)> {
+    fn lock(&self) -> MutexGuard<'_, Epochs> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Enters a job (at submit time, on the caller's thread).
     pub fn enter(&'static self) -> Ticket {
         let mut s = self.lock();
-        let epoch = s.0;
-        *s.1.entry(epoch).or_insert(0) += 1;
+        let epoch = s.next;
+        *s.running.entry(epoch).or_insert(0) += 1;
         Ticket { owner: self, epoch }
     }
 
     /// Waits until every job entered before this call has ended (later ones do not delay it).
     pub fn wait_for_earlier(&self) {
         let mut s = self.lock();
-        let mine = s.0;
-        s.0 += 1;
-        while s.1.range(..=mine).next().is_some() {
+        let mine = s.next;
+        s.next += 1;
+        s.waiters += 1;
+        while s.running.range(..=mine).next().is_some() {
             s = self.ended.wait(s).unwrap_or_else(|e| e.into_inner());
         }
+        s.waiters -= 1;
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         let mut s = self.owner.lock();
-        if let Some(c) = s.1.get_mut(&self.epoch) {
+        let mut emptied = false;
+        if let Some(c) = s.running.get_mut(&self.epoch) {
             *c -= 1;
             if *c == 0 {
-                s.1.remove(&self.epoch);
+                s.running.remove(&self.epoch);
+                emptied = true;
             }
         }
+        let wake = emptied && s.waiters > 0;
         drop(s);
-        self.owner.ended.notify_all();
+        if wake {
+            self.owner.ended.notify_all();
+        }
     }
 }
 
