@@ -22,6 +22,8 @@ mod poly;
 pub(crate) mod polyvec;
 mod reduce;
 mod rounding;
+#[cfg(target_arch = "x86_64")]
+mod rounding_avx2;
 mod sampling;
 mod sign;
 mod variant;

@@ -334,7 +334,8 @@ pub fn w1_encode<const K: usize>(p: ParamSet, w1: &PolyVec<K>, out: &mut [u8]) {
     }
 }
 
-/// Counts the ones of a hint vector (branch-free).
+/// Counts the ones of a hint vector (branch-free; signing counts them as MakeHint writes them).
+#[cfg(test)]
 pub fn hint_weight<const K: usize>(h: &PolyVec<K>) -> usize {
     h.0.iter()
         .map(|p: &Poly| p.0.iter().map(|&b| b as usize).sum::<usize>())
