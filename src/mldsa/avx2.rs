@@ -340,6 +340,17 @@ fn pointwise_avx2(c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
     }
 }
 
+#[target_feature(enable = "avx2")]
+fn pointwise_dot_avx2<const L: usize>(c: &mut [i32; N], a: &[&[i32; N]; L], b: &[&[i32; N]; L]) {
+    for i in (0..N).step_by(8) {
+        let mut r = montmul(load(a[0], i), load(b[0], i));
+        for j in 1..L {
+            r = _mm256_add_epi32(r, montmul(load(a[j], i), load(b[j], i)));
+        }
+        store(c, i, r);
+    }
+}
+
 /// `mldsa::ntt::ntt` on AVX2.
 pub(crate) fn ntt(_: Avx2, a: &mut [i32; N]) {
     // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
@@ -356,6 +367,19 @@ pub(crate) fn invntt_tomont(_: Avx2, a: &mut [i32; N]) {
 pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
     // SAFETY: as in `ntt`.
     unsafe { pointwise_avx2(c, a, b, acc) }
+}
+
+/// c = sum over j of montgomery_reduce(a[j] * b[j]) coefficient-wise: `pointwise` followed by
+/// `pointwise` with acc for the remaining pairs, in one pass (L >= 1 pairs).
+pub(crate) fn pointwise_dot<const L: usize>(
+    _: Avx2,
+    c: &mut [i32; N],
+    a: &[&[i32; N]; L],
+    b: &[&[i32; N]; L],
+) {
+    const { assert!(L >= 1) };
+    // SAFETY: as in `ntt`.
+    unsafe { pointwise_dot_avx2(c, a, b) }
 }
 
 /// Applies `f` to each vector of `a` in place.

@@ -5,8 +5,7 @@ use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::power2round_poly;
 use super::sampling::{expand_a, expand_s};
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
+use crate::simd::keccak::Shake256;
 use zeroize::Zeroizing;
 
 /// Alg. 6. `pk` and `sk` have the exact lengths of `p` (checked by the caller).

@@ -2,7 +2,6 @@
 //! encoding, and pkEncode/skEncode/sigEncode with their decoders.
 
 use super::params::{ParamSet, D, N};
-use super::poly::Poly;
 use super::polyvec::PolyVec;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -338,7 +337,7 @@ pub fn w1_encode<const K: usize>(p: ParamSet, w1: &PolyVec<K>, out: &mut [u8]) {
 #[cfg(test)]
 pub fn hint_weight<const K: usize>(h: &PolyVec<K>) -> usize {
     h.0.iter()
-        .map(|p: &Poly| p.0.iter().map(|&b| b as usize).sum::<usize>())
+        .map(|p: &super::poly::Poly| p.0.iter().map(|&b| b as usize).sum::<usize>())
         .sum()
 }
 

@@ -5,7 +5,8 @@ use super::poly::Poly;
 use super::polyvec::{Matrix, PolyVec};
 use crate::simd::{self, Level};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::{Shake128, Shake256};
+use crate::simd::keccak::Shake256;
+use sha3::Shake128;
 use zeroize::Zeroize;
 
 const SHAKE128_RATE: usize = 168;
@@ -57,7 +58,11 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
         .unwrap_or_else(|_| unreachable!("K rows"));
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
-        // Entries in row-major order, four at a time; a short last group repeats its final entry.
+        // Entries in row-major order, four at a time, sampled in place; a short last group
+        // repeats its final entry into spare polynomials.
+        let mut spare = [Poly::default(); 3];
+        let mut spares = spare.iter_mut();
+        let mut entries = m.iter_mut().flat_map(|row| row.0.iter_mut());
         for base in (0..K * L).step_by(4) {
             let seed = |t: usize| {
                 let e = (base + t).min(K * L - 1);
@@ -68,11 +73,12 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
                 x
             };
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
-            let mut polys = [Poly::default(); 4];
-            x4::rej_ntt_polys(avx2, &seeds, &mut polys);
-            for (t, p) in polys.iter().enumerate().take(K * L - base) {
-                m[(base + t) / L].0[(base + t) % L] = *p;
-            }
+            let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
+                entries
+                    .next()
+                    .unwrap_or_else(|| spares.next().expect("at most 3 short"))
+            });
+            x4::rej_ntt_polys(avx2, &seeds, polys);
         }
         return m;
     }
@@ -252,7 +258,7 @@ mod x4 {
     }
 
     /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once.
-    pub(super) fn rej_ntt_polys(avx2: Avx2, seeds: &[[u8; 34]; 4], out: &mut [Poly; 4]) {
+    pub(super) fn rej_ntt_polys(avx2: Avx2, seeds: &[[u8; 34]; 4], out: [&mut Poly; 4]) {
         let mut x = ShakeX4::new(
             Level::Avx2,
             SHAKE128_RATE,

@@ -8,8 +8,7 @@ use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
 use super::sampling::{expand_mask, sample_in_ball};
 use crate::Error;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
+use crate::simd::keccak::Shake256;
 use zeroize::Zeroizing;
 
 /// Decodes `sk` (BadKey if s1/s2 are out of range), forms mu and signs. Lengths and the message

@@ -8,8 +8,7 @@ use super::params::ParamSet;
 use super::polyvec::matrix_mul;
 use super::rounding::use_hint_poly;
 use super::sampling::sample_in_ball;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
+use crate::simd::keccak::Shake256;
 
 /// True iff `sig` is a valid signature of `msg` under `pk`. Lengths of pk and sig and the message
 /// shape have been checked by the caller.

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 pub(crate) mod ct_check;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ctru_avx2;
+pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
