@@ -17,6 +17,8 @@ mod keys;
 mod message;
 pub(crate) mod ntt;
 pub(crate) mod packing;
+#[cfg(target_arch = "x86_64")]
+mod packing_avx2;
 pub mod params;
 mod poly;
 pub(crate) mod polyvec;

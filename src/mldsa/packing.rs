@@ -141,6 +141,12 @@ pub fn bit_pack(a: &[i32; N], bits: usize, b: i32, out: &mut [u8]) {
 
 /// BitUnpack (Alg. 19): c = b - field.
 pub fn unpack_centered(buf: &[u8], bits: usize, b: i32, out: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if bits == 18 || bits == 20 {
+        if let Some(t) = crate::simd::level().avx2() {
+            return super::packing_avx2::unpack_centered(t, buf, bits, b, out);
+        }
+    }
     unpack_with(buf, bits, out, |v| b - v as i32);
 }
 
@@ -344,6 +350,38 @@ pub fn hint_weight<const K: usize>(h: &PolyVec<K>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The AVX2 BitUnpack of y and z against the portable one on random bytes.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_unpack_matches_portable() {
+        let Some(t) = crate::simd::available().last().and_then(|l| l.avx2()) else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut seed = 3u64;
+        for round in 0..500 {
+            for (bits, b) in [(18usize, 1i32 << 17), (20, 1 << 19)] {
+                let buf: Vec<u8> = (0..32 * bits)
+                    .map(|i| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        // All-zero and all-one bytes as well as random ones.
+                        match round % 3 {
+                            0 => (seed >> 56) as u8,
+                            1 => 0xff,
+                            _ => (i % 2 * 0xff) as u8,
+                        }
+                    })
+                    .collect();
+                let (mut want, mut got) = ([0i32; N], [0i32; N]);
+                unpack_with(&buf, bits, &mut want, |v| b - v as i32);
+                super::super::packing_avx2::unpack_centered(t, &buf, bits, b, &mut got);
+                assert_eq!(got, want, "bits {bits}");
+            }
+        }
+    }
 
     #[test]
     fn bit_pack_round_trip() {
