@@ -335,6 +335,11 @@ pub fn sig_decode<const K: usize, const L: usize>(
 pub fn w1_encode<const K: usize>(p: ParamSet, w1: &PolyVec<K>, out: &mut [u8]) {
     let bits = p.w1_bits();
     for (w, chunk) in w1.0.iter().zip(out.chunks_exact_mut(32 * bits)) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = crate::simd::level().avx2() {
+            super::packing_avx2::pack_w1(t, &w.0, bits, chunk);
+            continue;
+        }
         simple_bit_pack(&w.0, bits, chunk);
     }
 }
@@ -379,6 +384,20 @@ mod tests {
                 unpack_with(&buf, bits, &mut want, |v| b - v as i32);
                 super::super::packing_avx2::unpack_centered(t, &buf, bits, b, &mut got);
                 assert_eq!(got, want, "bits {bits}");
+            }
+            // w1Encode's widths, on random values and on all-maximum ones.
+            for bits in [4usize, 6] {
+                let a: [i32; N] = core::array::from_fn(|i| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let v = (seed >> 40) as i32 & ((1 << bits) - 1);
+                    if round % 5 == 0 { (1 << bits) - 1 - (i as i32 % 2) } else { v }
+                });
+                let (mut want, mut got) = (vec![0u8; 32 * bits], vec![0u8; 32 * bits]);
+                pack_with(&a, bits, &mut want, |c| c as u32);
+                super::super::packing_avx2::pack_w1(t, &a, bits, &mut got);
+                assert_eq!(got, want, "w1 bits {bits}");
             }
         }
     }

@@ -77,3 +77,63 @@ pub(crate) fn unpack_centered(_: Avx2, buf: &[u8], bits: usize, b: i32, out: &mu
         _ => unreachable!("only the widths of y and z"),
     }
 }
+
+/// The 32 coefficients a[32g..32g + 32] (each in [0, 255]) as bytes, in order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn bytes32(a: &[i32; N], g: usize) -> __m256i {
+    assert!(g < N / 32);
+    // SAFETY: a[32g..32g + 32] is in bounds (checked above); loadu is unaligned.
+    let [v0, v1, v2, v3] = core::array::from_fn(|k| unsafe {
+        _mm256_loadu_si256(a.as_ptr().add(32 * g + 8 * k) as *const __m256i)
+    });
+    // packus works per 128-bit half: dword k of the result holds v[k % 4] lanes 4(k / 4)..+4.
+    let x = _mm256_packus_epi16(_mm256_packus_epi32(v0, v1), _mm256_packus_epi32(v2, v3));
+    _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+}
+
+#[target_feature(enable = "avx2")]
+fn pack_w1_avx2(a: &[i32; N], bits: usize, out: &mut [u8]) {
+    assert_eq!(out.len(), 32 * bits);
+    for g in 0..N / 32 {
+        let c = bytes32(a, g);
+        if bits == 4 {
+            // Byte k = c[2k] | c[2k + 1] << 4.
+            let m = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x1001));
+            let p = _mm256_permute4x64_epi64::<0xd8>(_mm256_packus_epi16(m, m));
+            // SAFETY: out[16g..16g + 16] is in bounds (32 * 4 bytes, g < 8).
+            unsafe {
+                _mm_storeu_si128(
+                    out.as_mut_ptr().add(16 * g) as *mut __m128i,
+                    _mm256_castsi256_si128(p),
+                )
+            };
+        } else {
+            // Each dword: c0 | c1 << 6 | c2 << 12 | c3 << 18, then its three low bytes.
+            let m = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x4001));
+            let d = _mm256_madd_epi16(m, _mm256_set1_epi32(0x1000_0001));
+            let idx = _mm256_setr_epi8(
+                0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10,
+                12, 13, 14, -1, -1, -1, -1,
+            );
+            let s = _mm256_shuffle_epi8(d, idx);
+            let s = _mm256_permutevar8x32_epi32(s, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
+            // SAFETY: out[24g..24g + 24] is in bounds (32 * 6 bytes, g < 8).
+            unsafe {
+                let o = out.as_mut_ptr().add(24 * g);
+                _mm_storeu_si128(o as *mut __m128i, _mm256_castsi256_si128(s));
+                _mm_storel_epi64(
+                    o.add(16) as *mut __m128i,
+                    _mm256_extracti128_si256::<1>(s),
+                );
+            }
+        }
+    }
+}
+
+/// SimpleBitPack of w1 (coefficients in [0, 2^bits)) for `bits` = 4 or 6 (w1Encode's widths).
+pub(crate) fn pack_w1(_: Avx2, a: &[i32; N], bits: usize, out: &mut [u8]) {
+    assert!(bits == 4 || bits == 6);
+    // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
+    unsafe { pack_w1_avx2(a, bits, out) }
+}
