@@ -155,11 +155,14 @@ mod tests {
                     // products for l = 4, 5, 7 (and 1).
                     fn dot<const L: usize>(t: crate::simd::Avx2, seed: &mut u64) {
                         let rows: [[i32; N]; L] = core::array::from_fn(|_| random_poly(seed, Q));
-                        let cols: [[i32; N]; L] = core::array::from_fn(|_| random_poly(seed, 9 * Q));
+                        let cols: [[i32; N]; L] =
+                            core::array::from_fn(|_| random_poly(seed, 9 * Q));
                         let mut d0 = [0; N];
                         for j in 0..N {
                             d0[j] = (0..L).fold(0i32, |s, m| {
-                                s.wrapping_add(montgomery_reduce(rows[m][j] as i64 * cols[m][j] as i64))
+                                s.wrapping_add(montgomery_reduce(
+                                    rows[m][j] as i64 * cols[m][j] as i64,
+                                ))
                             });
                         }
                         let mut d = [0; N];

@@ -392,7 +392,11 @@ mod tests {
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     let v = (seed >> 40) as i32 & ((1 << bits) - 1);
-                    if round % 5 == 0 { (1 << bits) - 1 - (i as i32 % 2) } else { v }
+                    if round % 5 == 0 {
+                        (1 << bits) - 1 - (i as i32 % 2)
+                    } else {
+                        v
+                    }
                 });
                 let (mut want, mut got) = (vec![0u8; 32 * bits], vec![0u8; 32 * bits]);
                 pack_with(&a, bits, &mut want, |c| c as u32);

@@ -47,7 +47,7 @@ fn unpack_avx2<const B: usize>(buf: &[u8], b: i32, out: &mut [i32; N]) {
     assert_eq!(buf.len(), 32 * B);
     let bv = _mm256_set1_epi32(b);
     let step = B; // bytes per eight fields
-    // The last group would read past the buffer: it goes through a padded copy.
+                  // The last group would read past the buffer: it goes through a padded copy.
     let mut last = [0u8; 32];
     last[..step].copy_from_slice(&buf[31 * step..]);
     for g in 0..32 {
@@ -122,10 +122,7 @@ fn pack_w1_avx2(a: &[i32; N], bits: usize, out: &mut [u8]) {
             unsafe {
                 let o = out.as_mut_ptr().add(24 * g);
                 _mm_storeu_si128(o as *mut __m128i, _mm256_castsi256_si128(s));
-                _mm_storel_epi64(
-                    o.add(16) as *mut __m128i,
-                    _mm256_extracti128_si256::<1>(s),
-                );
+                _mm_storel_epi64(o.add(16) as *mut __m128i, _mm256_extracti128_si256::<1>(s));
             }
         }
     }

@@ -64,7 +64,11 @@ fn power2round_avx2(a: &[i32; N], a1: &mut [i32; N], a0: &mut [i32; N]) {
         let x = load(a, i);
         let r1 = _mm256_srai_epi32::<{ D as i32 }>(_mm256_add_epi32(x, round));
         store(a1, i, r1);
-        store(a0, i, _mm256_sub_epi32(x, _mm256_slli_epi32::<{ D as i32 }>(r1)));
+        store(
+            a0,
+            i,
+            _mm256_sub_epi32(x, _mm256_slli_epi32::<{ D as i32 }>(r1)),
+        );
     }
 }
 
@@ -134,7 +138,13 @@ pub(crate) fn power2round(_: Avx2, a: &[i32; N], a1: &mut [i32; N], a0: &mut [i3
 }
 
 /// `rounding::make_hint` on every coefficient; returns the number of ones written to `h`.
-pub(crate) fn make_hint(_: Avx2, a0: &[i32; N], a1: &[i32; N], gamma2: i32, h: &mut [i32; N]) -> usize {
+pub(crate) fn make_hint(
+    _: Avx2,
+    a0: &[i32; N],
+    a1: &[i32; N],
+    gamma2: i32,
+    h: &mut [i32; N],
+) -> usize {
     // SAFETY: as in `decompose`.
     unsafe { make_hint_avx2(a0, a1, gamma2, h) }
 }

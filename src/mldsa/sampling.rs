@@ -3,9 +3,9 @@
 use super::params::{ParamSet, N, Q};
 use super::poly::Poly;
 use super::polyvec::{Matrix, PolyVec};
+use crate::simd::keccak::Shake256;
 use crate::simd::{self, Level};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
-use crate::simd::keccak::Shake256;
 use sha3::Shake128;
 use zeroize::Zeroize;
 

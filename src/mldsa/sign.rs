@@ -7,8 +7,8 @@ use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
 use super::sampling::{expand_mask, sample_in_ball};
-use crate::Error;
 use crate::simd::keccak::Shake256;
+use crate::Error;
 use zeroize::Zeroizing;
 
 /// Decodes `sk` (BadKey if s1/s2 are out of range), forms mu and signs. Lengths and the message

@@ -17,8 +17,8 @@
 //! * c~ is 32 bytes for every level (FIPS 204: lambda/4), and SampleInBall reads it all.
 
 use super::message::Message;
-use crate::Error;
 use crate::simd::keccak::Shake256;
+use crate::Error;
 use zeroize::Zeroizing;
 
 /// Which scheme a parameter set belongs to.

@@ -152,7 +152,9 @@ mod tests {
         };
         // Lengths around the rate and word boundaries, split into uneven updates, and reads
         // that cross block boundaries.
-        for len in [0usize, 1, 7, 8, 9, 63, 64, 66, 98, 135, 136, 137, 271, 272, 273, 832, 1312, 2592] {
+        for len in [
+            0usize, 1, 7, 8, 9, 63, 64, 66, 98, 135, 136, 137, 271, 272, 273, 832, 1312, 2592,
+        ] {
             let data: Vec<u8> = (0..len).map(|_| byte()).collect();
             for split in [1usize, 3, 8, 64, 135, 1000] {
                 let mut want = vec![0u8; 600];

@@ -10,7 +10,6 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 pub(crate) const SHAKE128_RATE: usize = 168;
 pub(crate) const SHAKE256_RATE: usize = 136;
 
-
 /// Four SHAKE states, interleaved: word i of stream j is `s[4 * i + j]` (one __m256i per word).
 /// Zeroized on drop, since ExpandS and ExpandMask absorb secret seeds.
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
@@ -133,11 +132,51 @@ macro_rules! round {
             _mm256_xor_si256(c3, rol!(c0, 1)),
         ];
         // b[y + 5 * ((2x + 3y) mod 5)] = rol(a[x + 5y] ^ d[x], r[x + 5y]).
-        plane!($a, $e, d, 0, [0, 6, 12, 18, 24], [0, 1, 2, 3, 4], [0, 44, 43, 21, 14]);
-        plane!($a, $e, d, 1, [3, 9, 10, 16, 22], [3, 4, 0, 1, 2], [28, 20, 3, 45, 61]);
-        plane!($a, $e, d, 2, [1, 7, 13, 19, 20], [1, 2, 3, 4, 0], [1, 6, 25, 8, 18]);
-        plane!($a, $e, d, 3, [4, 5, 11, 17, 23], [4, 0, 1, 2, 3], [27, 36, 10, 15, 56]);
-        plane!($a, $e, d, 4, [2, 8, 14, 15, 21], [2, 3, 4, 0, 1], [62, 55, 39, 41, 2]);
+        plane!(
+            $a,
+            $e,
+            d,
+            0,
+            [0, 6, 12, 18, 24],
+            [0, 1, 2, 3, 4],
+            [0, 44, 43, 21, 14]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            1,
+            [3, 9, 10, 16, 22],
+            [3, 4, 0, 1, 2],
+            [28, 20, 3, 45, 61]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            2,
+            [1, 7, 13, 19, 20],
+            [1, 2, 3, 4, 0],
+            [1, 6, 25, 8, 18]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            3,
+            [4, 5, 11, 17, 23],
+            [4, 0, 1, 2, 3],
+            [27, 36, 10, 15, 56]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            4,
+            [2, 8, 14, 15, 21],
+            [2, 3, 4, 0, 1],
+            [62, 55, 39, 41, 2]
+        );
         $e[0] = _mm256_xor_si256($e[0], _mm256_set1_epi64x($rc as i64));
     }};
 }
