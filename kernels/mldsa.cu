@@ -636,13 +636,13 @@ extern "C" __global__ void ST_BOUNDS keygen_tr(const u8 *pk, u8 *sk, u32 n) {
 
 // ----------------------------------------------------------------------- sign
 
-// kin = K || rnd || mu per item, rnd already there: K from sk, mu = H(tr || M', 64) (Alg. 7
-// line 6) with tr from sk written into the end of the region's 64-byte slot (or the region
-// holds mu).
-extern "C" __global__ void ST_BOUNDS sign_mu(const u8 *sk, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *kin, u32 n) {
+// kin = K || rnd || mu per item, rnd already there: K from the item's key (row kidx[item] of
+// sk), mu = H(tr || M', 64) (Alg. 7 line 6) with tr from sk written into the end of the
+// region's 64-byte slot (or the region holds mu).
+extern "C" __global__ void ST_BOUNDS sign_mu(const u8 *sk, const u32 *kidx, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *kin, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
-  const u64 *skw = (const u64 *)(sk + (u64)item * SK_LEN);
+  const u64 *skw = (const u64 *)(sk + (u64)kidx[item] * SK_LEN);
   u64 *kw = (u64 *)(kin + (u64)item * 128);
   u64 *region = (u64 *)(arena + msg_off[item]);
   for (int i = 0; i < 4; ++i) kw[i] = skw[4 + i];
@@ -666,9 +666,9 @@ extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n)
   squeeze_lanes(A, (u64 *)(rhopp + (u64)item * 64), 8);
 }
 
-// skDecode (Alg. 25) and NTTs of s1, s2, t0; rejects keys whose s1/s2 fields are
-// out of [-eta, eta] (BadKey). best/next reset the signing loop's state.
-extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *status, u32 *best, u32 *next, u32 *n_bad, u32 n) {
+// skDecode (Alg. 25) and NTTs of s1, s2, t0, once per distinct key of the chunk; kbad[key]
+// = 1 for keys whose s1/s2 fields are out of [-eta, eta] (BadKey).
+extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
   __shared__ __align__(16) i32 z[N], p[(L + 2 * K) * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
@@ -693,12 +693,18 @@ extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *
     o2[i] = p[L * N + i];
     o3[i] = p[(L + K) * N + i];
   }
-  if (tid == 0) {
-    status[item] = bad ? ST_BADKEY : ST_OK;
-    best[item] = bad ? ATT_SKIP : ATT_NONE;
-    next[item] = 0;
-    if (bad) atomicAdd(n_bad, 1u);
-  }
+  if (tid == 0) kbad[item] = bad;
+}
+
+// Each task's loop state from its key's check: bad keys are done (BadKey) before any attempt.
+extern "C" __global__ void ST_BOUNDS sign_init(const u32 *kbad, const u32 *kidx, u32 *status, u32 *best, u32 *next, u32 *n_bad, u32 n) {
+  const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
+  if (item >= n) return;
+  const u32 bad = kbad[kidx[item]];
+  status[item] = bad ? ST_BADKEY : ST_OK;
+  best[item] = bad ? ATT_SKIP : ATT_NONE;
+  next[item] = 0;
+  if (bad) atomicAdd(n_bad, 1u);
 }
 
 // Dynamic scheduling: every pending task gets `spec` consecutive attempts this
@@ -755,7 +761,7 @@ extern "C" __global__ void ST_BOUNDS expand_mask(const u8 *rhopp, const u32 *ent
 }
 
 // w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)).
-extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
+extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
   __shared__ __align__(16) i32 z[N], yh[L * N], acc[K * N];
   const u32 e = blockIdx.x;
   if (e >= *count) return;
@@ -765,7 +771,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u8 *
   const i32 *y_e = y + (u64)e * L * N;
   for (int i = tid; i < L * N; i += NT) yh[i] = y_e[i];
   ntt_polys(yh, L, z);
-  const u32 *a_t = a + (u64)task * K * L * N;
+  const u32 *a_t = a + (u64)kidx[task] * K * L * N;
   matvec(a_t, yh, tid, [&](int i, i32 s) { acc[i * N + tid] = s; });
   intt_polys(acc, K, z);
   i32 *w_e = w + (u64)e * K * N;
@@ -792,7 +798,7 @@ extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *c
 
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
 // lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
-extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
+extern "C" __global__ void __launch_bounds__(NT) sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
   __shared__ __align__(16) i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
   __shared__ u8 hs[K * N];
   __shared__ int hcount[K];
@@ -805,7 +811,8 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const i32 *s1h, const i3
   load_zetas(z);
   ch[tid] = ball_coeff(c + (u64)e * CM_WORDS, tid);
   ntt_polys(ch, 1, z);
-  const i32 *s1 = s1h + (u64)task * L * N, *s2 = s2h + (u64)task * K * N, *t0 = t0h + (u64)task * K * N;
+  const u64 key = kidx[task];
+  const i32 *s1 = s1h + key * L * N, *s2 = s2h + key * K * N, *t0 = t0h + key * K * N;
   // The three checks in order of rejection rate per polynomial transformed (the r0 check
   // rejects most): any failure rejects, so the order does not change the signature.
   // 1. r0 = LowBits(w - cs2); rr[0..K) keeps w - cs2 for the hint.
@@ -881,10 +888,21 @@ extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task
 
 // --------------------------------------------------------------------- verify
 
-// Per item: tr = H(pk, TR_BYTES) into the end of the message region's 64-byte slot,
-// mu = H(tr || M', 64) (or the given mu), HintBitUnpack (Alg. 21), c = SampleInBall(c~).
-// msg_off[i]: region offset in arena; msg_len[i]: |M'|, or ~0 for external mu.
-extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, u64 *c, u32 *hint, u32 *vstat, u32 n) {
+// tr = H(pk, TR_BYTES) once per distinct key of the chunk, into a 64-byte row.
+extern "C" __global__ void ST_BOUNDS verify_tr(const u8 *pk, u8 *tr, u32 n_keys) {
+  const u32 key = blockIdx.x * blockDim.x + threadIdx.x;
+  if (key >= n_keys) return;
+  u64 A[25];
+  shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)key * PK_LEN), PK_LEN);
+  squeeze_lanes(A, (u64 *)(tr + (u64)key * 64), TR_BYTES / 8);
+}
+
+// Per item: its key's tr into the end of the message region's 64-byte slot (from the table
+// `tr` of shared keys, or hashed here from pk when every item has its own key and `tr` is
+// null: one pass instead of two), mu = H(tr || M', 64) (or the given mu), HintBitUnpack
+// (Alg. 21), c = SampleInBall(c~). msg_off[i]: region offset in arena; msg_len[i]: |M'|, or
+// ~0 for external mu.
+extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *tr, const u32 *kidx, const u8 *sig, u8 *arena, const u64 *msg_off, const u32 *msg_len, u8 *hbuf, u64 *c, u32 *hint, u32 *vstat, u32 n) {
   const u32 item = blockIdx.x * blockDim.x + threadIdx.x;
   if (item >= n) return;
   u64 A[25];
@@ -894,8 +912,13 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8
   if (mlen == 0xFFFFFFFFu) {
     for (int i = 0; i < 8; ++i) mu[i] = ((const u64 *)region)[i];
   } else {
-    shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)item * PK_LEN), PK_LEN);
-    squeeze_lanes(A, (u64 *)region + TR_SLOT, TR_BYTES / 8);
+    if (tr) {
+      const u64 *tr_key = (const u64 *)(tr + (u64)kidx[item] * 64);
+      for (int i = 0; i < TR_BYTES / 8; ++i) ((u64 *)region)[TR_SLOT + i] = tr_key[i];
+    } else {
+      shake_absorb<SHAKE256_RATE>(A, (const u64 *)(pk + (u64)kidx[item] * PK_LEN), PK_LEN);
+      squeeze_lanes(A, (u64 *)region + TR_SLOT, TR_BYTES / 8);
+    }
     shake_absorb<SHAKE256_RATE>(A, (const u64 *)region + TR_SLOT, TR_BYTES + mlen);
     squeeze_lanes(A, mu, 8);
   }
@@ -929,14 +952,15 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *sig, u8
 
 // w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
 // hbuf = mu || w1Encode(w1'); also the ||z|| check.
-extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
+extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u32 *kidx, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
   __shared__ __align__(16) i32 z[N], zh[L * N], ch[N], th[K * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
   const u8 *s = sig + (u64)item * SIG_STRIDE;
   for (int j = 0; j < L; ++j) unpack_bits(s + CTILDE + j * 32 * Z_BITS, zh + j * N, Z_BITS);
-  const u8 *pk_item = pk + (u64)item * PK_LEN;
+  const u64 key = kidx[item];
+  const u8 *pk_item = pk + key * PK_LEN;
   for (int i = 0; i < K; ++i) unpack_bits(pk_item + 32 + i * 320, th + i * N, 10);
   __syncthreads();
   int bad = 0;
@@ -955,7 +979,7 @@ extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u8
   ntt_polys(zh, L, z);
   ntt_polys(ch, 1, z);
   ntt_polys(th, K, z);
-  const u32 *a_t = a + (u64)item * K * L * N;
+  const u32 *a_t = a + key * K * L * N;
   matvec(a_t, zh, tid, [&](int i, i32 acc) { th[i * N + tid] = fq_sub(acc, fq_mul(ch[tid], th[i * N + tid])); });
   intt_polys(th, K, z);
   const u32 *h = hint + (u64)item * K * 8;

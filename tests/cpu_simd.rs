@@ -84,6 +84,17 @@ fn ctru_paths_agree() {
                 ss2
             });
             assert_eq!(got, ss);
+            // Decryption of arbitrary ciphertexts (implicit rejection): every coefficient value
+            // in [0, 2^bits), and all of them at the top, go through the product c * f.
+            let mut bad = vec![0u8; p.ciphertext_len()];
+            rng.fill_bytes(&mut bad);
+            for ct in [bad, vec![0xff; p.ciphertext_len()]] {
+                both(|| {
+                    let mut ss2 = vec![0u8; p.shared_secret_len()];
+                    ctru::decaps(p, &sk, &ct, &mut ss2).unwrap();
+                    ss2
+                });
+            }
         }
     }
 }

@@ -211,6 +211,78 @@ fn gpu_matches_cpu_mldsa87() {
     differential(ParamSet::MlDsa87, 87);
 }
 
+/// Items that share key slices (key handles, a server's one key) against the CPU: each key is
+/// expanded once per chunk on the GPU. Five keys, one of them malformed (BadKey for all its
+/// items), interleaved with items that carry their own copy of a key.
+#[test]
+fn shared_keys_match_cpu() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let mut rng = StdRng::seed_from_u64(5);
+    let n = common::gpu_cases(20_000).min(6_000);
+    for p in ParamSet::EVERY {
+        let (pl, sl) = (p.public_key_len(), p.secret_key_len());
+        let seeds = bytes(&mut rng, 5 * 32);
+        let (pks, mut sks) = reference::mldsa_keygen(&*cpu_backend(), p, &seeds);
+        sks[4 * sl + 128] = 0xFF; // key 4: an s1 field above 2*eta
+        let own: Vec<Vec<u8>> = (0..n).map(|i| sks[(i % 4) * sl..][..sl].to_vec()).collect();
+        let msgs: Vec<Vec<u8>> = (0..n).map(|i| bytes(&mut rng, i % 70)).collect();
+        let rnds: Vec<[u8; 32]> = (0..n).map(|_| rng.gen()).collect();
+        let key_of = |i: usize| if i % 7 == 3 { None } else { Some(i % 5) };
+        let items: Vec<SignItem<'_>> = (0..n)
+            .map(|i| SignItem {
+                sk: match key_of(i) {
+                    Some(k) => &sks[k * sl..][..sl],
+                    None => &own[i],
+                },
+                msg: Message::Pure {
+                    ctx: &[],
+                    msg: &msgs[i],
+                },
+                rnd: Some(&rnds[i]),
+            })
+            .collect();
+        let lens = vec![p.signature_len(); n];
+        let (mut g_sigs, g_st) = reference::sign(&*gpu, p, &items, &lens);
+        let (c_sigs, c_st) = reference::sign(&*cpu_backend(), p, &items, &lens);
+        for i in 0..n {
+            assert_eq!(g_st[i], c_st[i], "{} sign status {i}", p.name());
+            let bad = key_of(i) == Some(4);
+            assert_eq!(g_st[i].is_err(), bad, "{} item {i}", p.name());
+            assert!(g_sigs[i] == c_sigs[i], "{} signature {i} differs", p.name());
+        }
+        // Verify through shared public-key slices; every third signature damaged.
+        for (i, s) in g_sigs.iter_mut().enumerate() {
+            if i % 3 == 0 {
+                let at = i % s.len();
+                s[at] ^= 1;
+            }
+        }
+        let items: Vec<VerifyItem<'_>> = (0..n)
+            .map(|i| VerifyItem {
+                pk: &pks[key_of(i).unwrap_or(i % 4) * pl..][..pl],
+                msg: Message::Pure {
+                    ctx: &[],
+                    msg: &msgs[i],
+                },
+                sig: &g_sigs[i],
+            })
+            .collect();
+        let g_v = reference::verify(&*gpu, p, &items);
+        let c_v = reference::verify(&*cpu_backend(), p, &items);
+        for i in 0..n {
+            assert_eq!(g_v[i], c_v[i], "{} verify verdict {i}", p.name());
+            let valid = key_of(i) != Some(4) && i % 3 != 0;
+            assert_eq!(g_v[i].is_ok(), valid, "{} verify {i}", p.name());
+        }
+        println!(
+            "{}: {n} items over 5 shared keys identical to the CPU",
+            p.name()
+        );
+    }
+}
+
 #[test]
 fn hedged_signatures_verify() {
     let Some(gpu) = common::gpu_or_skip() else {

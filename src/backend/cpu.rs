@@ -61,7 +61,7 @@ impl Process {
 /// cannot block a child here.
 fn process() -> &'static Process {
     static CHAIN: OnceBox<Process> = OnceBox::new();
-    let me = std::process::id();
+    let me = crate::process::id();
     let mut node = CHAIN.get_or_init(|| Box::new(Process::new(me)));
     while node.pid != me {
         node = node.next.get_or_init(|| Box::new(Process::new(me)));
@@ -99,7 +99,7 @@ impl CpuBackend {
 
     /// `self`, or in a child process the child's own backend.
     fn live(&self) -> &CpuBackend {
-        if self.pid == std::process::id() {
+        if self.pid == crate::process::id() {
             self
         } else {
             &process().backend

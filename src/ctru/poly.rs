@@ -7,8 +7,10 @@
 //! For mod-q2 products w = 16 is enough because q2 divides 2^16, and 16-bit lanes are twice as
 //! wide in SIMD.
 //!
-//! On AVX2 both products run as a vectorised schoolbook product instead (`simd::ctru_avx2`,
-//! `vpmaddwd` on 16-bit inputs, exact 32-bit sums): the same ring Z/2^32, so the same values.
+//! On AVX2 both products run as vector code instead: for the CTRU-Prime sizes an NTT product
+//! over two 16-bit primes with CRT (`simd::ctru_ntt`: the exact integer product, then the same
+//! reductions, so the same values for the callers' input ranges), else a schoolbook product
+//! (`simd::ctru_avx2`, `vpmaddwd` on 16-bit inputs, exact 32-bit sums: the same ring Z/2^32).
 
 use super::reduce::Zq;
 use crate::simd;
@@ -140,9 +142,25 @@ fn mul_ring_i32(a: &[i32], b: &[i32]) -> Zeroizing<Vec<i32>> {
     mul_ring(a, b)
 }
 
+/// Whether the AVX2 NTT product (`simd::ctru_ntt`) is used for this n rather than the AVX2
+/// schoolbook. Measured one-core (docs/cpu-simd.md), the NTT product is 1.5x to 2x faster at
+/// every CTRU-Prime n (653, 761, 1277); smaller n, measured nowhere, keep the schoolbook.
+#[cfg(target_arch = "x86_64")]
+fn use_ntt(n: usize) -> bool {
+    const NTT_MIN: usize = 653;
+    (NTT_MIN..=simd::ctru_ntt::N_MAX).contains(&n)
+}
+
 /// a * b in R_q with coefficients in [0, q). Inputs: one operand small (|.| <= 7), the other
-/// with |coefficients| < q, so the exact product coefficients fit in an i32.
+/// with |coefficients| < q, so the exact product coefficients fit in an i32 (and in the NTT
+/// product's CRT range).
 pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        if use_ntt(a.len()) && simd::ctru_ntt::Q_RANGE.contains(&zq.q) {
+            return simd::ctru_ntt::mul_mod_q(t, a, b, zq.q);
+        }
+    }
     let mut c = mul_ring_i32(a, b);
     for x in c.iter_mut() {
         *x = zq.reduce(*x);
@@ -150,13 +168,17 @@ pub(crate) fn mul_mod_q(a: &[i32], b: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
     c
 }
 
-/// a * b in Z_{2^bits}[x]/(x^n - x - 1) (bits <= 16) with coefficients in [0, 2^bits).
+/// a * b in Z_{2^bits}[x]/(x^n - x - 1) (bits <= 16) with coefficients in [0, 2^bits). On the
+/// NTT path (bits <= 11) one operand must be small (|.| <= 15), as f is in decryption.
 pub(crate) fn mul_mod_pow2(a: &[i32], b: &[i32], bits: u32) -> Zeroizing<Vec<i32>> {
     debug_assert!(bits <= 16);
     let mask = ((1u32 << bits) - 1) as u16;
-    // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
+        if use_ntt(a.len()) && bits <= 11 {
+            return simd::ctru_ntt::mul_mod_pow2(t, a, b, bits);
+        }
+        // The vector product is exact mod 2^32, so its low `bits` bits are this one's.
         let mut c = simd::ctru_avx2::mul_ring(t, a, b);
         c.iter_mut().for_each(|x| *x &= mask as i32);
         return c;
@@ -237,6 +259,91 @@ mod tests {
         }
     }
 
+    /// The AVX2 NTT product against the portable Karatsuba at the extremes of its contract: one
+    /// operand small (|.| <= 7 mod q, <= 15 mod 2^bits), the other anywhere in (-q, q) or
+    /// [0, 2^bits), including all-extreme operands whose centered product reaches
+    /// n * (q-1)/2 * 7, the largest coefficient the CRT must recover; both operand orders.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ntt_product_matches_portable() {
+        let Some(t) = crate::simd::Level::Avx2
+            .avx2()
+            .filter(|_| std::is_x86_feature_detected!("avx2"))
+        else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let ns = [
+            1, 2, 3, 16, 17, 97, 639, 640, 641, 653, 761, 768, 769, 1000, 1277, 1280,
+        ];
+        for n in ns {
+            for (round, q) in [4621, 4591, 7879, 8191].into_iter().enumerate() {
+                let zq = Zq::new(q);
+                let h = (q - 1) / 2;
+                let bigs: [Vec<i32>; 4] = [
+                    (0..n)
+                        .map(|_| (next() % (2 * q as u64 - 1)) as i32 - (q - 1))
+                        .collect(),
+                    vec![h; n],
+                    vec![h + 1; n], // centered: -h
+                    (0..n)
+                        .map(|_| [q - 1, 1 - q, h, -h][(next() & 3) as usize])
+                        .collect(),
+                ];
+                let smalls: [Vec<i32>; 3] = [
+                    (0..n).map(|_| (next() % 15) as i32 - 7).collect(),
+                    vec![7; n],
+                    (0..n).map(|_| [7, -7][(next() & 1) as usize]).collect(),
+                ];
+                for (i, a) in bigs.iter().enumerate() {
+                    for (j, b) in smalls.iter().enumerate() {
+                        let want: Vec<i32> = mul_ring(a, b).iter().map(|&x| zq.reduce(x)).collect();
+                        let got = crate::simd::ctru_ntt::mul_mod_q(t, a, b, q);
+                        assert_eq!(&got[..], &want[..], "n={n} q={q} big {i} small {j}");
+                        let got = crate::simd::ctru_ntt::mul_mod_q(t, b, a, q);
+                        assert_eq!(&got[..], &want[..], "n={n} q={q} swapped {i} {j}");
+                    }
+                }
+                let bits = [10, 11, 1, 5][round];
+                let top = 1i32 << bits;
+                let bigs: [Vec<i32>; 3] = [
+                    (0..n).map(|_| (next() % top as u64) as i32).collect(),
+                    vec![top / 2; n], // centered: -2^(bits-1)
+                    (0..n)
+                        .map(|_| [top / 2, top / 2 - 1][(next() & 1) as usize])
+                        .collect(),
+                ];
+                let smalls: [Vec<i32>; 3] = [
+                    (0..n).map(|_| (next() % 31) as i32 - 15).collect(),
+                    vec![15; n],
+                    vec![-15; n],
+                ];
+                let mask = (top - 1) as u16;
+                for (i, a) in bigs.iter().enumerate() {
+                    for (j, b) in smalls.iter().enumerate() {
+                        let a16: Vec<u16> = a.iter().map(|&x| x as u16).collect();
+                        let b16: Vec<u16> = b.iter().map(|&x| x as u16).collect();
+                        let want: Vec<i32> = mul_ring(&a16, &b16)
+                            .iter()
+                            .map(|&x| (x & mask) as i32)
+                            .collect();
+                        let got = crate::simd::ctru_ntt::mul_mod_pow2(t, a, b, bits);
+                        assert_eq!(&got[..], &want[..], "n={n} bits={bits} {i} {j}");
+                        let got = crate::simd::ctru_ntt::mul_mod_pow2(t, b, a, bits);
+                        assert_eq!(&got[..], &want[..], "n={n} bits={bits} swapped {i} {j}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn karatsuba_matches_schoolbook() {
         let mut state = 0x1234_5678_9abc_def0u64;
@@ -265,9 +372,10 @@ mod tests {
     }
 
     /// Constant-time check (run under valgrind by scripts/ct-memcheck.sh, which selects tests
-    /// named `ct_check`): the products of encaps (h * r mod q), decrypt (c * f mod 2^bits) and
-    /// the CBD sampler on secret inputs, on the portable code and on AVX2 where present. Memcheck
-    /// must report no branch or memory index that depends on them.
+    /// named `ct_check`): the products of encaps (h * r mod q), keygen (g * f^-1 mod q, both
+    /// secret), decrypt (c * f mod 2^bits) and the CBD sampler on secret inputs, on the portable
+    /// code and on both AVX2 products (NTT and schoolbook) where present. Memcheck must report no
+    /// branch or memory index that depends on them.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn ct_check_ctru_kernels() {
@@ -284,13 +392,22 @@ mod tests {
             let mut f: Vec<i32> = (0..n).map(|i| 2 * ((i % 5) as i32 - 2)).collect();
             f[0] += 1;
             secret(&f[..]);
-            // Whichever path this process uses (AVX2 where present), then the portable ring.
+            // A secret dense operand, as f^-1 in keygen.
+            let f_inv = h.clone();
+            secret(&f_inv[..]);
+            // Whichever path this process uses (the AVX2 NTT product where present), then the
+            // portable ring and the AVX2 schoolbook.
             std::hint::black_box(mul_mod_q(&h, &r, &zq));
+            std::hint::black_box(mul_mod_q(&r, &f_inv, &zq));
             std::hint::black_box(mul_mod_pow2(&c, &f, p.q2_bits()));
             std::hint::black_box(mul_ring(&h, &r));
             let c16: Vec<u16> = c.iter().map(|&x| x as u16).collect();
             let f16: Vec<u16> = f.iter().map(|&x| x as u16).collect();
             std::hint::black_box(mul_ring(&c16, &f16));
+            if let Some(t) = crate::simd::level().avx2() {
+                std::hint::black_box(crate::simd::ctru_avx2::mul_ring(t, &h, &r));
+                std::hint::black_box(crate::simd::ctru_avx2::mul_ring(t, &c, &f));
+            }
             // Control (scripts/ct-memcheck.sh): a branch on the sampled r and one on f must be
             // reported, or the secrets above were not marked.
             if crate::settings::get().ct_control {

@@ -29,48 +29,81 @@ impl pqg_job {
     /// Whether the job was started by another process (this one is a child that forked
     /// while it ran) and had not finished then: it never will here.
     fn orphaned(&self) -> bool {
-        self.pid != std::process::id() && !*self.state.lock()
+        self.pid != crate::process::id() && !self.state.done()
     }
 }
 
 #[derive(Default)]
 struct JobState {
-    done: Mutex<bool>,
+    flags: Mutex<Flags>,
     finished: Condvar,
 }
 
+#[derive(Default)]
+struct Flags {
+    done: bool,
+    /// Threads in `wait`. Finishing wakes only when there are any: a single-item job is
+    /// usually collected after it completed (the callback or eventfd said so), and an
+    /// unconditional wake is a system call per item.
+    waiting: usize,
+}
+
 impl JobState {
-    /// The `done` flag; a poisoned lock still holds a valid bool (nothing panics while holding it).
-    fn lock(&self) -> MutexGuard<'_, bool> {
-        self.done.lock().unwrap_or_else(|e| e.into_inner())
+    /// The flags; a poisoned lock still holds valid ones (nothing panics while holding it).
+    fn lock(&self) -> MutexGuard<'_, Flags> {
+        self.flags.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn done(&self) -> bool {
+        self.lock().done
     }
 
     fn finish(&self) {
-        *self.lock() = true;
-        self.finished.notify_all();
+        let waiting = {
+            let mut f = self.lock();
+            f.done = true;
+            f.waiting
+        };
+        if waiting > 0 {
+            self.finished.notify_all();
+        }
     }
 
     /// Waits until done or until `timeout` passes (`None`: no limit); true when done.
     fn wait(&self, timeout: Option<Duration>) -> bool {
+        let mut f = self.lock();
+        if f.done {
+            return true;
+        }
+        f.waiting += 1;
+        let (mut f, done) = self.wait_locked(f, timeout);
+        f.waiting -= 1;
+        done
+    }
+
+    fn wait_locked<'a>(
+        &'a self,
+        mut f: MutexGuard<'a, Flags>,
+        timeout: Option<Duration>,
+    ) -> (MutexGuard<'a, Flags>, bool) {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let mut done = self.lock();
-        while !*done {
-            done = match deadline {
-                None => self.finished.wait(done).unwrap_or_else(|e| e.into_inner()),
+        while !f.done {
+            f = match deadline {
+                None => self.finished.wait(f).unwrap_or_else(|e| e.into_inner()),
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return false;
+                        return (f, false);
                     }
                     let (g, _) = self
                         .finished
-                        .wait_timeout(done, left)
+                        .wait_timeout(f, left)
                         .unwrap_or_else(|e| e.into_inner());
                     g
                 }
             };
         }
-        true
+        (f, true)
     }
 }
 
@@ -147,7 +180,7 @@ pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_
     Box::new(pqg_job {
         state,
         worker: Mutex::new(worker),
-        pid: std::process::id(),
+        pid: crate::process::id(),
     })
 }
 
@@ -158,7 +191,7 @@ pub(crate) fn external() -> (Box<pqg_job>, JobDone) {
     let job = Box::new(pqg_job {
         state: state.clone(),
         worker: Mutex::new(None),
-        pid: std::process::id(),
+        pid: crate::process::id(),
     });
     // Counted like any job, so that pqg_host_unregister waits for it.
     let ticket = crate::backend::jobs_in_flight().enter();
@@ -221,7 +254,7 @@ pub unsafe extern "C" fn pqg_job_poll(job: *const pqg_job) -> pqg_status {
         if job.orphaned() {
             return Err(Error::InvalidArgument);
         }
-        done = *job.state.lock();
+        done = job.state.done();
         Ok(())
     });
     match status {
@@ -265,7 +298,7 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
     // SAFETY: a non-NULL job came from a submit call (Box::into_raw) and is freed once.
     let job = unsafe { Box::from_raw(job) };
     boundary_or((), move || {
-        if job.pid != std::process::id() {
+        if job.pid != crate::process::id() {
             // Inherited across fork(): the worker thread does not exist here, so neither wait
             // nor join; what the job holds is left alone (its owner, the parent, frees it).
             std::mem::forget(job);

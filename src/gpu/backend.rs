@@ -170,7 +170,7 @@ static OPENER: AtomicU32 = AtomicU32::new(0);
 
 /// Whether this process is the one that opened (or is opening) the GPU backend.
 fn opened_here() -> bool {
-    let me = std::process::id();
+    let me = crate::process::id();
     match OPENER.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => true,
         Err(p) => p == me,

@@ -51,8 +51,12 @@ impl Opt {
 ///   and leaves room under the 5 ms p99 target for a batch's own run.
 /// * Maximum batch 65,536: the GPU engine's efficient size (larger batches gain little).
 /// * CPU crossover: the number of cores (see [`default_cpu_crossover`]).
-/// * Four batches in flight: one being filled on the host, one on the GPU, one being
-///   finished, one spare.
+/// * Two batches in flight: one on the GPU while the next is staged. On the H200 (seventh
+///   session, ML-DSA-44 signing, 1,024 blocking threads) two gave 262-281 k/s against 192-232 k/s
+///   with four and 119-207 k/s with eight, at every maximum wait tried (250 / 500 / 1,000 us);
+///   with 16 K and 64 K asynchronous items outstanding two and four were equal within the
+///   run-to-run spread. More batches in flight make each smaller, and a signing batch's GPU
+///   time is nearly flat in its size up to several thousand.
 /// * Quiet gap 50 µs: blocking callers whose items just completed come back within a few µs
 ///   each, so a 50 µs pause means they are all waiting; it adds at most that to a light load.
 ///
@@ -60,7 +64,7 @@ impl Opt {
 /// confirms or moves the GPU-side ones.
 pub const DEFAULT_MAX_WAIT_US: u64 = 1000;
 pub const DEFAULT_MAX_BATCH: u64 = 65536;
-pub const DEFAULT_MAX_IN_FLIGHT: u64 = 4;
+pub const DEFAULT_MAX_IN_FLIGHT: u64 = 2;
 pub const DEFAULT_QUIET_US: u64 = 50;
 
 /// The default crossover: the cores of this machine (1..=64). While fewer blocking calls are

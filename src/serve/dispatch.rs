@@ -87,7 +87,7 @@ impl Shared {
 
     /// Starts the dispatcher threads if this process has none; false if none could start.
     fn ensure_workers(self: &Arc<Self>) -> bool {
-        let me = std::process::id();
+        let me = crate::process::id();
         if self.started.load(Ordering::Acquire) == me {
             return true;
         }
@@ -250,7 +250,7 @@ impl Dispatcher {
                 epoch: Instant::now(),
                 gate: Mutex::new(Gate {
                     workers: 0,
-                    pid: std::process::id(),
+                    pid: crate::process::id(),
                     shutdown: false,
                 }),
                 wake: Condvar::new(),
@@ -283,7 +283,7 @@ impl Dispatcher {
             return st;
         }
         let waiter = Waiter::new();
-        self.enqueue(std::iter::once(Item::new(op, waiter.clone(), 0)));
+        self.enqueue(vec![Item::new(op, waiter.clone(), 0)]);
         // The item reports exactly once (finish, or its Drop), so this wait ends, and only
         // after the dispatcher has stopped touching the op's buffers.
         waiter.wait()
@@ -300,17 +300,17 @@ impl Dispatcher {
                 Err(e) => item.finish(Err(e)),
             }
         }
-        self.enqueue(items.into_iter())
+        self.enqueue(items)
     }
 
-    fn enqueue(&self, items: impl ExactSizeIterator<Item = Item>) {
+    fn enqueue(&self, items: Vec<Item>) {
         let sh = &self.sh;
-        if items.len() == 0 {
+        if items.is_empty() {
             return;
         }
         if !sh.ensure_workers() {
             // No thread to be had: run the items here rather than lose them.
-            let mut seg: Vec<Item> = items.collect();
+            let mut seg = items;
             sh.running.fetch_add(seg.len(), Ordering::AcqRel);
             let n = seg.len();
             run_batch(sh, vec![std::mem::take(&mut seg)]);
@@ -321,9 +321,13 @@ impl Dispatcher {
         let shard = &sh.shards[my_shard()];
         let (prev, added) = {
             let mut v = lock(&shard.items);
-            let before = v.len();
-            v.extend(items);
-            let added = v.len() - before;
+            let added = items.len();
+            // Into an empty shard the list itself goes in (a large submit is not copied).
+            if v.is_empty() && v.capacity() < added {
+                *v = items;
+            } else {
+                v.extend(items);
+            }
             if added > 0 {
                 shard.last.store(now, Ordering::Release);
             }

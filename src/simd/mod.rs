@@ -14,6 +14,8 @@ pub(crate) mod ct_check;
 pub(crate) mod ctru_avx2;
 pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod ctru_ntt;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod rej_avx2;

@@ -62,9 +62,15 @@ int main() {
     u32 n = ids.size();
     if (n) {
       const u32 cap = std::max<u32>(n, 64);
-      auto sk = buf<u64>(n * SK_LEN / 8); auto kin = buf<u64>(n * 16); auto rhopp = buf<u64>(n * 8);
-      auto a = buf<u32>((size_t)n * K * L * N);
-      auto s1h = buf<i32>((size_t)n * L * N), s2h = buf<i32>((size_t)n * K * N), t0h = buf<i32>((size_t)n * K * N);
+      // Items with equal keys share one key row (the GPU backend shares a key handle's row).
+      std::map<std::string, u32> key_of;
+      std::vector<u32> kidx(n);
+      for (u32 i = 0; i < n; ++i) kidx[i] = key_of.emplace(lines[ids[i]][1], (u32)key_of.size()).first->second;
+      const u32 nk = key_of.size();
+      auto sk = buf<u64>(nk * SK_LEN / 8); auto kin = buf<u64>(n * 16); auto rhopp = buf<u64>(n * 8);
+      auto kbad = buf<u32>(nk);
+      auto a = buf<u32>((size_t)nk * K * L * N);
+      auto s1h = buf<i32>((size_t)nk * L * N), s2h = buf<i32>((size_t)nk * K * N), t0h = buf<i32>((size_t)nk * K * N);
       auto status = buf<u32>(n), best = buf<u32>(n), next = buf<u32>(n), ctr = buf<u32>(4);
       auto et = buf<u32>(cap), ea = buf<u32>(cap);
       auto y = buf<i32>((size_t)cap * L * N), w = buf<i32>((size_t)cap * K * N);
@@ -75,7 +81,7 @@ int main() {
       for (u32 i = 0; i < n; ++i) {
         auto &f = lines[ids[i]];
         auto skb = unhex(f[1]);
-        memcpy((u8 *)sk.data() + i * SK_LEN, skb.data(), SK_LEN);
+        memcpy((u8 *)sk.data() + (size_t)kidx[i] * SK_LEN, skb.data(), SK_LEN);
         u8 *k = (u8 *)kin.data() + 128 * i;
         if (kind == "S") {
           auto mu = unhex(f[2]), rnd = unhex(f[3]);
@@ -91,11 +97,12 @@ int main() {
         }
       }
       if (kind == "R")
-        launch(blocks(n, ST), ST, [&] { sign_mu((u8 *)sk.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)kin.data(), n); });
+        launch(blocks(n, ST), ST, [&] { sign_mu((u8 *)sk.data(), kidx.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)kin.data(), n); });
       u32 *count = ctr.data(), *done = ctr.data() + 1, *nbad = ctr.data() + 2;
       launch(blocks(n, ST), ST, [&] { sign_rhopp((u8 *)kin.data(), (u8 *)rhopp.data(), n); });
-      launch(blocks(n * K * L, ST), ST, [&] { expand_a((u8 *)sk.data(), SK_LEN, a.data(), n); });
-      launch(n, NT, [&] { sign_decode((u8 *)sk.data(), s1h.data(), s2h.data(), t0h.data(), status.data(), best.data(), next.data(), nbad, n); });
+      launch(blocks(nk * K * L, ST), ST, [&] { expand_a((u8 *)sk.data(), SK_LEN, a.data(), nk); });
+      launch(nk, NT, [&] { sign_decode((u8 *)sk.data(), s1h.data(), s2h.data(), t0h.data(), kbad.data()); });
+      launch(blocks(n, ST), ST, [&] { sign_init(kbad.data(), kidx.data(), status.data(), best.data(), next.data(), nbad, n); });
       u32 pending = n - *nbad, rounds = 0;
       while (pending > 0) {
         u32 spec = std::min<u32>(std::max<u32>(cap / pending, 1), 32);
@@ -103,9 +110,9 @@ int main() {
         launch(blocks(n, ST), ST, [&] { sign_schedule(status.data(), best.data(), next.data(), et.data(), ea.data(), count, done, spec, n); });
         u32 m = pending * spec;
         launch(blocks(m * L, ST), ST, [&] { expand_mask((u8 *)rhopp.data(), et.data(), ea.data(), count, y.data()); });
-        launch(m, NT, [&] { sign_w(a.data(), (u8 *)kin.data(), y.data(), et.data(), count, w.data(), (u8 *)hb.data()); });
+        launch(m, NT, [&] { sign_w(a.data(), kidx.data(), (u8 *)kin.data(), y.data(), et.data(), count, w.data(), (u8 *)hb.data()); });
         launch(blocks(m, ST), ST, [&] { sign_challenge((u8 *)hb.data(), count, (u8 *)ct.data(), c.data()); });
-        launch(m, NT, [&] { sign_z(s1h.data(), s2h.data(), t0h.data(), y.data(), w.data(), (u8 *)ct.data(), c.data(), et.data(), ea.data(), count, best.data(), done, ok.data(), (u8 *)slot.data()); });
+        launch(m, NT, [&] { sign_z(kidx.data(), s1h.data(), s2h.data(), t0h.data(), y.data(), w.data(), (u8 *)ct.data(), c.data(), et.data(), ea.data(), count, best.data(), done, ok.data(), (u8 *)slot.data()); });
         launch(m, NT, [&] { sign_commit(et.data(), ea.data(), count, best.data(), ok.data(), (u8 *)slot.data(), (u8 *)sig.data()); });
         pending -= *done;
         ++rounds;
@@ -121,12 +128,17 @@ int main() {
     for (size_t i = 0; i < lines.size(); ++i) if (lines[i][0] == "V" || lines[i][0] == "U") ids.push_back(i);
     u32 n = ids.size();
     if (n) {
-      auto pk = buf<u64>(n * PK_LEN / 8); auto sig = buf<u64>(n * SIG_STRIDE / 8);
+      std::map<std::string, u32> key_of;
+      std::vector<u32> kidx(n);
+      for (u32 i = 0; i < n; ++i) kidx[i] = key_of.emplace(lines[ids[i]][1], (u32)key_of.size()).first->second;
+      const u32 nk = key_of.size();
+      auto pk = buf<u64>(nk * PK_LEN / 8); auto sig = buf<u64>(n * SIG_STRIDE / 8);
+      auto tr = buf<u64>(nk * 8);
       std::vector<u64> arena; std::vector<u64> off(n); std::vector<u32> mlen(n);
       for (u32 i = 0; i < n; ++i) {
         auto &f = lines[ids[i]];
         auto p = unhex(f[1]), s = unhex(f[2]), m = unhex(f.size() > 3 ? f[3] : "");
-        memcpy((u8 *)pk.data() + i * PK_LEN, p.data(), PK_LEN);
+        memcpy((u8 *)pk.data() + (size_t)kidx[i] * PK_LEN, p.data(), PK_LEN);
         memcpy((u8 *)sig.data() + i * SIG_STRIDE, s.data(), SIG_LEN);
         off[i] = arena.size() * 8;
         size_t lanes = (64 + m.size() + 7) / 8;
@@ -137,10 +149,13 @@ int main() {
       }
       auto hb = buf<u64>((size_t)n * HBUF_LEN / 8); auto c = buf<u64>((size_t)n * CM_WORDS);
       auto hint = buf<u32>((size_t)n * K * 8); auto vstat = buf<u32>(n), res = buf<u32>(n);
-      auto a = buf<u32>((size_t)n * K * L * N);
-      launch(blocks(n, ST), ST, [&] { verify_prep((u8 *)pk.data(), (u8 *)sig.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)hb.data(), c.data(), hint.data(), vstat.data(), n); });
-      launch(blocks(n * K * L, ST), ST, [&] { expand_a((u8 *)pk.data(), PK_LEN, a.data(), n); });
-      launch(n, NT, [&] { verify_w(a.data(), (u8 *)pk.data(), (u8 *)sig.data(), c.data(), hint.data(), vstat.data(), (u8 *)hb.data(), n); });
+      auto a = buf<u32>((size_t)nk * K * L * N);
+      // tr from the table when keys are shared (as the GPU backend does), else hashed per item.
+      u8 *trp = nk < n ? (u8 *)tr.data() : nullptr;
+      if (trp) launch(blocks(nk, ST), ST, [&] { verify_tr((u8 *)pk.data(), trp, nk); });
+      launch(blocks(n, ST), ST, [&] { verify_prep((u8 *)pk.data(), trp, kidx.data(), (u8 *)sig.data(), (u8 *)arena.data(), off.data(), mlen.data(), (u8 *)hb.data(), c.data(), hint.data(), vstat.data(), n); });
+      launch(blocks(nk * K * L, ST), ST, [&] { expand_a((u8 *)pk.data(), PK_LEN, a.data(), nk); });
+      launch(n, NT, [&] { verify_w(a.data(), kidx.data(), (u8 *)pk.data(), (u8 *)sig.data(), c.data(), hint.data(), vstat.data(), (u8 *)hb.data(), n); });
       launch(blocks(n, ST), ST, [&] { verify_final((u8 *)hb.data(), (u8 *)sig.data(), vstat.data(), res.data(), n); });
       for (u32 i = 0; i < n; ++i) out[ids[i]] = std::to_string(res[i]);
     }

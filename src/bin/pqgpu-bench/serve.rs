@@ -5,7 +5,9 @@
 //! * async: one driver keeping N single-item submits (`pqg_mldsa_sign_async`, ...) outstanding,
 //!   told of completions by the context's callback.
 //! * batch: one batch of B signatures with a key handle (`pqg_mldsa_sign_key_submit`) against
-//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`).
+//!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`): each item
+//!   its own copy ("batch-keys": nothing shared), or all items pointing at one key slice
+//!   ("batch-one-key": shared on the GPU like a handle, without the dispatcher).
 //!
 //! Reported: ops/s, latency p50 / p99 / max. Every status is checked; signatures and shared
 //! secrets are checked against the CPU reference on a sample (the last result of every thread
@@ -517,21 +519,25 @@ fn row(
     }
 }
 
-/// Completed jobs, pushed by the context's callback.
+/// Completed jobs, handed from the callback to the driver. The callback wakes the driver only
+/// when it sleeps (a wake per job would be a system call per item, as an event loop avoids).
 #[derive(Default)]
 struct Done {
-    jobs: Mutex<Vec<usize>>,
+    jobs: Mutex<(Vec<usize>, bool)>,
     cv: Condvar,
 }
 
 extern "C" fn on_done(user: *mut c_void, job: *mut pqg_job) {
     // SAFETY: `user` is the `Done` the driver registered and keeps alive.
     let d = unsafe { &*(user as *const Done) };
-    d.jobs
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(job as usize);
-    d.cv.notify_one();
+    let sleeping = {
+        let mut g = d.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.push(job as usize);
+        g.1
+    };
+    if sleeping {
+        d.cv.notify_one();
+    }
 }
 
 fn asynchronous(
@@ -578,13 +584,15 @@ fn asynchronous(
     while outstanding > 0 {
         let ready: Vec<usize> = {
             let mut g = done.jobs.lock().unwrap();
-            while g.is_empty() {
+            while g.0.is_empty() {
+                g.1 = true;
                 g = done.cv.wait_timeout(g, Duration::from_secs(30)).unwrap().0;
-                if g.is_empty() {
+                g.1 = false;
+                if g.0.is_empty() {
                     return Err("no completion within 30 s".into());
                 }
             }
-            std::mem::take(&mut *g)
+            std::mem::take(&mut g.0)
         };
         let now = Instant::now();
         let more = now.duration_since(start) < dur;
@@ -627,17 +635,33 @@ fn asynchronous(
     ))
 }
 
-/// One batch of `n` signatures: with the key handle, or with the encoded key in each item.
-fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<ServeRow, String> {
+/// How a batch names its key.
+#[derive(Clone, Copy, PartialEq)]
+enum BatchKey {
+    /// The key handle (`pqg_mldsa_sign_key_submit`).
+    Handle,
+    /// The encoded key in every request, each request its own copy: nothing is shared.
+    Copies,
+    /// The encoded key in every request, all pointing at one slice (shared on the GPU).
+    OneSlice,
+}
+
+/// One batch of `n` signatures with the key named as `how` says.
+fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, how: BatchKey) -> Result<ServeRow, String> {
     let Alg::MlDsa(p) = k.alg else { unreachable!() };
     let len = p.signature_len();
+    let copies = if how == BatchKey::Copies {
+        k.sk.repeat(n)
+    } else {
+        Vec::new()
+    };
     let mut sigs = vec![0u8; n * len];
     let mut st = vec![0 as pqg_status; n];
     let mut job = null_mut();
     let t = Instant::now();
     // SAFETY: every request's buffers live until the wait below.
     unsafe {
-        if handle {
+        if how == BatchKey::Handle {
             let reqs: Vec<pqg_key_sign_request> = (0..n)
                 .map(|i| pqg_key_sign_request {
                     msg: MSG.as_ptr(),
@@ -662,7 +686,10 @@ fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<S
         } else {
             let reqs: Vec<pqg_sign_request> = (0..n)
                 .map(|i| pqg_sign_request {
-                    sk: k.sk.as_ptr(),
+                    sk: match how {
+                        BatchKey::Copies => copies[i * k.sk.len()..].as_ptr(),
+                        _ => k.sk.as_ptr(),
+                    },
                     msg: MSG.as_ptr(),
                     msg_len: 32,
                     context: null(),
@@ -697,7 +724,11 @@ fn batch_sign(ctx: P<pqg_context>, k: &Keys, n: usize, handle: bool) -> Result<S
         )
         .map_err(|_| format!("batch signature {i} does not verify"))?;
     }
-    let mode = if handle { "batch-handle" } else { "batch-keys" };
+    let mode = match how {
+        BatchKey::Handle => "batch-handle",
+        BatchKey::Copies => "batch-keys",
+        BatchKey::OneSlice => "batch-one-key",
+    };
     Ok(row(
         mode,
         k,
@@ -786,8 +817,9 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
             }
         }
         if a.batch > 0 && matches!(k.alg, Alg::MlDsa(_)) && wanted(a, Op::Sign) {
-            for handle in [false, true, false, true] {
-                emit(batch_sign(ctx, &k, a.batch, handle)?);
+            use BatchKey::*;
+            for how in [Copies, Handle, OneSlice, Copies, Handle, OneSlice] {
+                emit(batch_sign(ctx, &k, a.batch, how)?);
             }
         }
         // SAFETY: no call using the handles is running.

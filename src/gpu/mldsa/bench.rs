@@ -2,6 +2,7 @@
 //! with CUDA events (median of three runs after a warm-up).
 
 use super::kernels::Kernels;
+use super::keys::DeviceKeys;
 use super::message::Regions;
 use super::{keygen, sign, verify, Op};
 use crate::gpu::launch::Dev;
@@ -125,11 +126,26 @@ pub fn throughput(
         kb[64..].copy_from_slice(&m.mu(&s[64..64 + p.tr_len()]));
     }
     let kin = upload(w, "bn_kin", &kin_h)?;
+    // Every item has its own key.
+    let ident: Vec<u8> = (0..n as u32).flat_map(u32::to_le_bytes).collect();
+    let idx = upload(w, "bn_kidx", &ident)?.cast::<u32>();
+    let (sks, pks) = (
+        DeviceKeys {
+            count: n,
+            rows: sk,
+            idx,
+        },
+        DeviceKeys {
+            count: n,
+            rows: pk,
+            idx,
+        },
+    );
     if op == Op::Sign {
-        let secs = time(w, |w| sign::sign_dev(w, k, n, sk, kin).map(|_| ()))?;
+        let secs = time(w, |w| sign::sign_dev(w, k, n, sks, kin).map(|_| ()))?;
         return Ok(done(secs, 0));
     }
-    let (sig, _) = sign::sign_dev(w, k, n, sk, kin)?;
+    let (sig, _) = sign::sign_dev(w, k, n, sks, kin)?;
     // The message regions as verification stages them (the kernels rewrite only tr).
     let regions = Regions::of(g.variant, msgs.iter());
     let mut staged = vec![0u8; regions.host_bytes()];
@@ -137,7 +153,7 @@ pub fn throughput(
     w.sync()?;
     let mut res = Dev::null();
     let secs = time(w, |w| {
-        res = verify::verify_dev(w, k, n, pk, sig, &d)?;
+        res = verify::verify_dev(w, k, n, pks, sig, &d)?;
         Ok(())
     })?;
     // A cheap guard: the benchmark's own signatures must all verify.

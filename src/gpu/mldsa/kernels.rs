@@ -98,12 +98,14 @@ kernel_table! {
         sign_mu,
         sign_rhopp,
         sign_decode,
+        sign_init,
         sign_schedule,
         expand_mask,
         sign_w,
         sign_challenge,
         sign_z,
         sign_commit,
+        verify_tr,
         verify_prep,
         verify_w,
         verify_final,
@@ -225,12 +227,13 @@ impl Kernels {
         w.launch(&self.f.keygen_tr, blocks(n, ST), ST, &args)
     }
 
-    /// `sign_mu(sk, arena, msg_off, msg_len, kin, n)`: K and mu = H(tr || M') into each
-    /// item's 128-byte kin row (K || rnd || mu).
+    /// `sign_mu(sk, kidx, arena, msg_off, msg_len, kin, n)`: K and mu = H(tr || M') into each
+    /// item's 128-byte kin row (K || rnd || mu), from the item's key (row `kidx[item]` of sk).
     pub fn sign_mu(
         &self,
         w: &mut Worker,
         sk: Dev<u8>,
+        kidx: Dev<u32>,
         arena: Dev<u8>,
         msg_off: Dev<u64>,
         msg_len: Dev<u32>,
@@ -239,6 +242,7 @@ impl Kernels {
     ) -> Result<(), DriverError> {
         let args = [
             sk.into(),
+            kidx.into(),
             arena.into(),
             msg_off.into(),
             msg_len.into(),
@@ -260,8 +264,8 @@ impl Kernels {
         w.launch(&self.f.sign_rhopp, blocks(n, ST), ST, &args)
     }
 
-    /// `sign_decode(sk, s1h, s2h, t0h, status, best, next, n_bad, n)`: unpacks and checks each
-    /// secret key, NTTs of s1, s2, t0; one block per task.
+    /// `sign_decode(sk, s1h, s2h, t0h, kbad)`: unpacks and checks each of `keys` secret keys,
+    /// NTTs of s1, s2, t0; one block per key.
     pub fn sign_decode(
         &self,
         w: &mut Worker,
@@ -269,6 +273,20 @@ impl Kernels {
         s1h: Dev<i32>,
         s2h: Dev<i32>,
         t0h: Dev<i32>,
+        kbad: Dev<u32>,
+        keys: usize,
+    ) -> Result<(), DriverError> {
+        let args = [sk.into(), s1h.into(), s2h.into(), t0h.into(), kbad.into()];
+        w.launch(&self.f.sign_decode, keys, NT, &args)
+    }
+
+    /// `sign_init(kbad, kidx, status, best, next, n_bad, n)`: each task's loop state from its
+    /// key's check.
+    pub fn sign_init(
+        &self,
+        w: &mut Worker,
+        kbad: Dev<u32>,
+        kidx: Dev<u32>,
         status: Dev<u32>,
         best: Dev<u32>,
         next: Dev<u32>,
@@ -276,17 +294,15 @@ impl Kernels {
         n: usize,
     ) -> Result<(), DriverError> {
         let args = [
-            sk.into(),
-            s1h.into(),
-            s2h.into(),
-            t0h.into(),
+            kbad.into(),
+            kidx.into(),
             status.into(),
             best.into(),
             next.into(),
             n_bad.into(),
             n32(n).into(),
         ];
-        w.launch(&self.f.sign_decode, n, NT, &args)
+        w.launch(&self.f.sign_init, blocks(n, ST), ST, &args)
     }
 
     /// `sign_schedule(status, best, next, ent_task, ent_att, count, done, spec, n)`: the
@@ -344,13 +360,14 @@ impl Kernels {
         )
     }
 
-    /// `sign_w(a, kin, y, ent_task, count, w, hbuf)`: w = A y, w1 and mu || w1Encode(w1);
-    /// one block per entry.
+    /// `sign_w(a, kidx, kin, y, ent_task, count, w, hbuf)`: w = A y (A of the task's key),
+    /// w1 and mu || w1Encode(w1); one block per entry.
     pub fn sign_w(
         &self,
         w: &mut Worker,
         entries: usize,
         a: Dev<u32>,
+        kidx: Dev<u32>,
         kin: Dev<u8>,
         y: Dev<i32>,
         ent_task: Dev<u32>,
@@ -360,6 +377,7 @@ impl Kernels {
     ) -> Result<(), DriverError> {
         let args = [
             a.into(),
+            kidx.into(),
             kin.into(),
             y.into(),
             ent_task.into(),
@@ -384,12 +402,14 @@ impl Kernels {
         w.launch(&self.f.sign_challenge, blocks(entries, ST), ST, &args)
     }
 
-    /// `sign_z(s1h, s2h, t0h, y, w, ctilde, c, ent_task, ent_att, count, best, done, ok,
-    /// slot)`: z, the checks, the hint and the packed attempt; one block per entry.
+    /// `sign_z(kidx, s1h, s2h, t0h, y, w, ctilde, c, ent_task, ent_att, count, best, done,
+    /// ok, slot)`: z, the checks, the hint and the packed attempt (s1, s2, t0 of the task's
+    /// key); one block per entry.
     pub fn sign_z(
         &self,
         w: &mut Worker,
         entries: usize,
+        kidx: Dev<u32>,
         s1h: Dev<i32>,
         s2h: Dev<i32>,
         t0h: Dev<i32>,
@@ -406,6 +426,7 @@ impl Kernels {
         slot: Dev<u8>,
     ) -> Result<(), DriverError> {
         let args = [
+            kidx.into(),
             s1h.into(),
             s2h.into(),
             t0h.into(),
@@ -450,12 +471,27 @@ impl Kernels {
         w.launch(&self.f.sign_commit, entries, NT, &args)
     }
 
-    /// `verify_prep(pk, sig, arena, msg_off, msg_len, hbuf, c, hint, vstat, n)`: tr and mu,
-    /// the signature's c~, hint and z checks, SampleInBall.
+    /// `verify_tr(pk, tr, keys)`: tr = H(pk) of each distinct key, in 64-byte rows.
+    pub fn verify_tr(
+        &self,
+        w: &mut Worker,
+        pk: Dev<u8>,
+        tr: Dev<u8>,
+        keys: usize,
+    ) -> Result<(), DriverError> {
+        let args = [pk.into(), tr.into(), n32(keys).into()];
+        w.launch(&self.f.verify_tr, blocks(keys, ST), ST, &args)
+    }
+
+    /// `verify_prep(pk, tr, kidx, sig, arena, msg_off, msg_len, hbuf, c, hint, vstat, n)`: mu
+    /// from the item's key's tr (from `tr`, or hashed from pk when `tr` is null), the
+    /// signature's hint checks, SampleInBall.
     pub fn verify_prep(
         &self,
         w: &mut Worker,
         pk: Dev<u8>,
+        tr: Dev<u8>,
+        kidx: Dev<u32>,
         sig: Dev<u8>,
         arena: Dev<u8>,
         msg_off: Dev<u64>,
@@ -468,6 +504,8 @@ impl Kernels {
     ) -> Result<(), DriverError> {
         let args = [
             pk.into(),
+            tr.into(),
+            kidx.into(),
             sig.into(),
             arena.into(),
             msg_off.into(),
@@ -481,12 +519,13 @@ impl Kernels {
         w.launch(&self.f.verify_prep, blocks(n, ST), ST, &args)
     }
 
-    /// `verify_w(a, pk, sig, c, hint, vstat, hbuf, n)`: w'1 = UseHint(h, A z - c t1 2^d);
-    /// one block per item.
+    /// `verify_w(a, kidx, pk, sig, c, hint, vstat, hbuf, n)`: w'1 = UseHint(h, A z - c t1 2^d)
+    /// with A and t1 of the item's key; one block per item.
     pub fn verify_w(
         &self,
         w: &mut Worker,
         a: Dev<u32>,
+        kidx: Dev<u32>,
         pk: Dev<u8>,
         sig: Dev<u8>,
         c: Dev<u64>,
@@ -497,6 +536,7 @@ impl Kernels {
     ) -> Result<(), DriverError> {
         let args = [
             a.into(),
+            kidx.into(),
             pk.into(),
             sig.into(),
             c.into(),

@@ -12,6 +12,7 @@
 mod bench;
 mod kernels;
 mod keygen;
+mod keys;
 mod message;
 mod sign;
 mod verify;

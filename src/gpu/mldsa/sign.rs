@@ -4,6 +4,7 @@
 //! kappas); the smallest successful attempt wins, so the signature is exactly FIPS 204's.
 
 use super::kernels::{Kernels, CM_WORDS};
+use super::keys::{DeviceKeys, KeyIndex};
 use super::message::Regions;
 use crate::backend::SignItem;
 use crate::gpu::hostio::{self, Rows};
@@ -25,23 +26,26 @@ const ST_BADKEY: u32 = 1;
 /// The task reached the attempt bound (`MAX_ATTEMPTS`, FIPS 204 Appendix C): `BadKey`.
 const ST_GAVEUP: u32 = 2;
 
-/// Signs `n` tasks whose secret keys (n * sk_len) and K || rnd || mu (n * 128) are on the
-/// device; returns the signatures (n * sig_stride bytes) and statuses on the device.
+/// Signs `n` tasks on the device: the distinct secret keys (`sks`: rows of sk_len, and each
+/// task's index) and K || rnd || mu (n * 128). Each key is decoded and expanded once.
+/// Returns the signatures (n * sig_stride bytes) and statuses on the device.
 pub fn sign_dev(
     w: &mut Worker,
     k: &Kernels,
     n: usize,
-    sk: Dev<u8>,
+    sks: DeviceKeys,
     kin: Dev<u8>,
 ) -> Result<(Dev<u8>, Dev<u32>), DriverError> {
     let g = &k.g;
+    let (keys, sk, kidx) = (sks.count, sks.rows, sks.idx);
     let (kk, l) = (g.k, g.l);
     let cap = n.max(MIN_ENTRIES);
     let rhopp = w.dev("sg_rhopp", n * 64)?;
-    let a = w.dev("a_hat", n * kk * l * 256)?;
-    let s1h = w.dev("sg_s1h", n * l * 256)?;
-    let s2h = w.dev("sg_s2h", n * kk * 256)?;
-    let t0h = w.dev("sg_t0h", n * kk * 256)?;
+    let a = w.dev("a_hat", keys * kk * l * 256)?;
+    let s1h = w.dev("sg_s1h", keys * l * 256)?;
+    let s2h = w.dev("sg_s2h", keys * kk * 256)?;
+    let t0h = w.dev("sg_t0h", keys * kk * 256)?;
+    let kbad = w.dev("sg_kbad", keys)?;
     let status = w.dev("sg_status", n)?;
     let best = w.dev("sg_best", n)?;
     let next = w.dev("sg_next", n)?;
@@ -61,8 +65,9 @@ pub fn sign_dev(
 
     w.zero(ctr, 4)?;
     k.sign_rhopp(w, kin, rhopp, n)?;
-    k.expand_a(w, sk, g.sk_len, a, n)?;
-    k.sign_decode(w, sk, s1h, s2h, t0h, status, best, next, nbad, n)?;
+    k.expand_a(w, sk, g.sk_len, a, keys)?;
+    k.sign_decode(w, sk, s1h, s2h, t0h, kbad, keys)?;
+    k.sign_init(w, kbad, kidx, status, best, next, nbad, n)?;
     let mut host_ctr = w.take_host("sg_ctr", 16)?;
     let hc = host_ctr.bytes()?;
     w.dtoh(&mut hc[..16], ctr)?;
@@ -88,10 +93,10 @@ pub fn sign_dev(
             break;
         }
         k.expand_mask(w, m, rhopp, et, ea, count, y)?;
-        k.sign_w(w, m, a, kin, y, et, count, wv, hbuf)?;
+        k.sign_w(w, m, a, kidx, kin, y, et, count, wv, hbuf)?;
         k.sign_challenge(w, m, hbuf, count, ctilde, c)?;
         k.sign_z(
-            w, m, s1h, s2h, t0h, y, wv, ctilde, c, et, ea, count, best, done, ok, slot,
+            w, m, kidx, s1h, s2h, t0h, y, wv, ctilde, c, et, ea, count, best, done, ok, slot,
         )?;
         k.sign_commit(w, m, et, ea, count, best, ok, slot, sig)?;
         w.dtoh(&mut hc[..8], ctr)?;
@@ -106,10 +111,10 @@ fn read_u32(b: &[u8], at: usize) -> u32 {
 }
 
 /// One chunk end to end. Items that fail the host checks (lengths, message shape) get their
-/// error without reaching the GPU. Secret keys in registered memory, evenly spaced (a caller's
-/// key array), are copied to the device by one DMA, and signatures into registered rows are
-/// written by the device, skipping the host staging copies; a failed item's signature row is
-/// then zeroed.
+/// error without reaching the GPU. Items sharing a key slice (a key handle) send and expand
+/// it once. Distinct secret keys in registered memory, evenly spaced (a caller's key array),
+/// are copied to the device by one DMA, and signatures into registered rows are written by the
+/// device, skipping the host staging copies; a failed item's signature row is then zeroed.
 pub fn sign_chunk(
     w: &mut Worker,
     k: &Kernels,
@@ -134,12 +139,18 @@ pub fn sign_chunk(
     if m == 0 {
         return Ok(());
     }
-    // One key repeated (a server's signing key) is not evenly spaced: staging it on the host
-    // reads one cached row, cheaper than a zero-copy gather over PCIe.
-    let sk_rows = Rows::registered(reg, g.sk_len, idx.iter().map(|&i| Some(items[i].sk)))
-        .filter(|r| r.is_dma(&k.io));
+    let ki = KeyIndex::of(idx.iter().map(|&i| items[i].sk));
+    let nk = ki.keys.len();
+    // Shared keys are staged on the host (a few rows); a caller's array of distinct keys
+    // goes by DMA when registered and evenly spaced.
+    let sk_rows = if ki.all_distinct() {
+        Rows::registered(reg, g.sk_len, ki.keys.iter().map(|&s| Some(s)))
+            .filter(|r| r.is_dma(&k.io))
+    } else {
+        None
+    };
     let sig_rows = Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(&*sigs[i])));
-    let staged_sk = if sk_rows.is_some() { 0 } else { m * g.sk_len };
+    let staged_sk = if sk_rows.is_some() { 0 } else { nk * g.sk_len };
     let staged_sig = if sig_rows.is_some() {
         0
     } else {
@@ -147,11 +158,15 @@ pub fn sign_chunk(
     };
     let regions = Regions::of(g.variant, idx.iter().map(|&i| &items[i].msg));
     let mut sk_stage = w.take_host("sg_sk_stage", staged_sk.max(8))?;
-    let mut kin_stage = w.take_host("sg_kin_stage", m * 128 + regions.host_bytes())?;
+    let mut kin_stage = w.take_host("sg_kin_stage", m * 132 + regions.host_bytes())?;
     let mut out = w.take_host("sg_out", staged_sig + m * 4)?;
     w.start_chunk();
     let sk_h = &mut sk_stage.bytes()?[..staged_sk];
-    let (kin_h, msg_h) = kin_stage.bytes()?.split_at_mut(m * 128);
+    let (kin_h, rest) = kin_stage.bytes()?.split_at_mut(m * 128);
+    let (kidx_h, msg_h) = rest.split_at_mut(m * 4);
+    for (d, s) in kidx_h.chunks_exact_mut(4).zip(ki.idx_bytes()) {
+        d.copy_from_slice(&s);
+    }
     // Hedged items draw their rnd in one OS call for the chunk (one syscall per item
     // cost more than the rest of the host work).
     let hedged = idx.iter().filter(|&&i| items[i].rnd.is_none()).count();
@@ -175,22 +190,29 @@ pub fn sign_chunk(
             Some(r) => kb[32..64].copy_from_slice(r),
             None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
         });
-    let sk_d = w.dev("sg_sk_in", m * g.sk_len)?;
+    let sk_d = w.dev("sg_sk_in", nk * g.sk_len)?;
     let kin_d = w.dev("sg_kin", m * 128)?;
+    let kidx_d = w.dev("sg_kidx", m)?;
     match &sk_rows {
         Some(rows) => hostio::gather(w, &k.io, rows, sk_d, g.sk_len, "sg_sk_rows")?,
         None => {
             sk_h.par_chunks_mut(g.sk_len)
-                .zip(idx.par_iter())
-                .for_each(|(skb, &i)| skb.copy_from_slice(items[i].sk));
+                .zip(ki.keys.par_iter())
+                .for_each(|(skb, key)| skb.copy_from_slice(key));
             w.htod(sk_d, sk_h)?;
         }
     }
     w.htod(kin_d, kin_h)?;
+    w.htod(kidx_d, kidx_h)?;
     let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
-    k.sign_mu(w, sk_d, msgs.arena, msgs.off, msgs.len, kin_d, m)?;
+    k.sign_mu(w, sk_d, kidx_d, msgs.arena, msgs.off, msgs.len, kin_d, m)?;
     w.end_phase(Phase::Staging);
-    let (sig_d, status_d) = sign_dev(w, k, m, sk_d, kin_d)?;
+    let sks = DeviceKeys {
+        count: nk,
+        rows: sk_d,
+        idx: kidx_d,
+    };
+    let (sig_d, status_d) = sign_dev(w, k, m, sks, kin_d)?;
     let o = out.bytes()?;
     let (o_sig, o_st) = o.split_at_mut(staged_sig);
     let o_st = &mut o_st[..m * 4];

@@ -1,7 +1,9 @@
 //! ML-DSA verification (FIPS 204 Alg. 3/5/8) on the GPU. tr = H(pk) and mu are computed
 //! on the GPU: hashing every pk on the host would cost more than the rest of the host work.
+//! Items sharing a public key (a key handle) expand it (A-hat, tr) once.
 
 use super::kernels::{Kernels, CM_WORDS};
+use super::keys::{DeviceKeys, KeyIndex};
 use super::message::{DeviceRegions, Regions};
 use crate::backend::VerifyItem;
 use crate::gpu::hostio::{self, Rows};
@@ -12,28 +14,40 @@ use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
 
-/// Verifies `n` items on the device: pks (n * pk_len), sigs (n * sig_stride), and per item a
-/// message region (`msgs`): 64 free bytes (for tr) then M', or mu itself. Returns the verdicts
-/// on the device (u32 per item, 0 = valid).
+/// Verifies `n` items on the device: the distinct public keys (`pks`: rows of pk_len, and
+/// each item's index), sigs (n * sig_stride), and per item a message region (`msgs`):
+/// 64 free bytes (for tr) then M', or mu itself. Returns the verdicts on the device (u32 per
+/// item, 0 = valid).
 pub fn verify_dev(
     w: &mut Worker,
     k: &Kernels,
     n: usize,
-    pk: Dev<u8>,
+    pks: DeviceKeys,
     sig: Dev<u8>,
     msgs: &DeviceRegions,
 ) -> Result<Dev<u32>, DriverError> {
     let g = &k.g;
+    let (keys, pk, kidx) = (pks.count, pks.rows, pks.idx);
     let hbuf = w.dev("vf_hbuf", n * g.hbuf_len)?;
     let c = w.dev("vf_c", n * CM_WORDS)?; // SampleInBall masks
     let hint = w.dev("vf_hint", n * g.k * 8)?;
     let vstat = w.dev("vf_vstat", n)?;
-    let a = w.dev("a_hat", n * g.k * g.l * 256)?;
+    let a = w.dev("a_hat", keys * g.k * g.l * 256)?;
     let result = w.dev("vf_result", n)?;
     let (arena, off, mlen) = (msgs.arena, msgs.off, msgs.len);
-    k.verify_prep(w, pk, sig, arena, off, mlen, hbuf, c, hint, vstat, n)?;
-    k.expand_a(w, pk, g.pk_len, a, n)?;
-    k.verify_w(w, a, pk, sig, c, hint, vstat, hbuf, n)?;
+    // tr once per shared key; with a key per item `verify_prep` hashes it in the same pass.
+    let tr = if keys < n {
+        let tr = w.dev("vf_tr", keys * 64)?;
+        k.verify_tr(w, pk, tr, keys)?;
+        tr
+    } else {
+        Dev::null()
+    };
+    k.verify_prep(
+        w, pk, tr, kidx, sig, arena, off, mlen, hbuf, c, hint, vstat, n,
+    )?;
+    k.expand_a(w, pk, g.pk_len, a, keys)?;
+    k.verify_w(w, a, kidx, pk, sig, c, hint, vstat, hbuf, n)?;
     k.verify_final(w, hbuf, sig, vstat, result, n)?;
     Ok(result)
 }
@@ -69,43 +83,63 @@ pub fn verify_chunk(
     if m == 0 {
         return Ok(());
     }
-    let direct = Rows::registered(reg, g.pk_len, idx.iter().map(|&i| Some(items[i].pk))).zip(
-        Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(items[i].sig))),
-    );
+    let ki = KeyIndex::of(idx.iter().map(|&i| items[i].pk));
+    let nk = ki.keys.len();
+    // Registered rows go by DMA: the signatures, and the keys when each item has its own.
+    let pk_rows = if ki.all_distinct() {
+        Rows::registered(reg, g.pk_len, ki.keys.iter().map(|&s| Some(s)))
+    } else {
+        None
+    };
+    let sig_rows = Rows::registered(reg, g.sig_len, idx.iter().map(|&i| Some(items[i].sig)));
     let regions = Regions::of(g.variant, idx.iter().map(|&i| &items[i].msg));
-    let staged_rows = if direct.is_some() {
+    let staged_pk = if pk_rows.is_some() { 0 } else { nk * g.pk_len };
+    let staged_sig = if sig_rows.is_some() {
         0
     } else {
-        m * (g.pk_len + g.sig_stride)
+        m * g.sig_stride
     };
-    let bytes = staged_rows + regions.host_bytes();
+    let bytes = staged_pk + staged_sig + m * 4 + regions.host_bytes();
     let mut stage = w.take_host("vf_stage", bytes)?;
     let mut out = w.take_host("vf_out", m * 4)?;
     w.start_chunk();
     let h = &mut stage.bytes()?[..bytes];
-    let (rows_h, msg_h) = h.split_at_mut(staged_rows);
-    let pk_d = w.dev("vf_pk", m * g.pk_len)?;
+    let (pk_h, rest) = h.split_at_mut(staged_pk);
+    let (sig_h, rest) = rest.split_at_mut(staged_sig);
+    let (kidx_h, msg_h) = rest.split_at_mut(m * 4);
+    for (d, s) in kidx_h.chunks_exact_mut(4).zip(ki.idx_bytes()) {
+        d.copy_from_slice(&s);
+    }
+    let pk_d = w.dev("vf_pk", nk * g.pk_len)?;
     let sig_d = w.dev("vf_sig", m * g.sig_stride)?;
-    match &direct {
-        Some((pks, sigs)) => {
-            hostio::gather(w, &k.io, pks, pk_d, g.pk_len, "vf_pk_rows")?;
-            hostio::gather(w, &k.io, sigs, sig_d, g.sig_stride, "vf_sig_rows")?;
-        }
+    let kidx_d = w.dev("vf_kidx", m)?;
+    match &pk_rows {
+        Some(rows) => hostio::gather(w, &k.io, rows, pk_d, g.pk_len, "vf_pk_rows")?,
         None => {
-            let (pk_h, sig_h) = rows_h.split_at_mut(m * g.pk_len);
             pk_h.par_chunks_mut(g.pk_len)
-                .zip(sig_h.par_chunks_mut(g.sig_stride))
-                .zip(idx.par_iter())
-                .for_each(|((p, s), &i)| {
-                    p.copy_from_slice(items[i].pk);
-                    s[..g.sig_len].copy_from_slice(items[i].sig);
-                });
+                .zip(ki.keys.par_iter())
+                .for_each(|(p, key)| p.copy_from_slice(key));
             w.htod(pk_d, pk_h)?;
+        }
+    }
+    match &sig_rows {
+        Some(rows) => hostio::gather(w, &k.io, rows, sig_d, g.sig_stride, "vf_sig_rows")?,
+        None => {
+            sig_h
+                .par_chunks_mut(g.sig_stride)
+                .zip(idx.par_iter())
+                .for_each(|(s, &i)| s[..g.sig_len].copy_from_slice(items[i].sig));
             w.htod(sig_d, sig_h)?;
         }
     }
+    w.htod(kidx_d, kidx_h)?;
     let msgs = regions.stage(w, idx.iter().map(|&i| &items[i].msg), msg_h)?;
-    let res_d = verify_dev(w, k, m, pk_d, sig_d, &msgs)?;
+    let pks = DeviceKeys {
+        count: nk,
+        rows: pk_d,
+        idx: kidx_d,
+    };
+    let res_d = verify_dev(w, k, m, pks, sig_d, &msgs)?;
     let o = &mut out.bytes()?[..m * 4];
     w.dtoh(o, res_d)?;
     w.end_phase(Phase::Staging);
