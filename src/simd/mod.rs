@@ -12,9 +12,9 @@ use std::sync::OnceLock;
 pub(crate) mod ct_check;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ctru_avx2;
-pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ctru_ntt;
+pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
