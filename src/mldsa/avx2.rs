@@ -69,40 +69,66 @@ const fn inv_tables() -> [[[i32; 8]; 7]; 4] {
 }
 static INV: [[[i32; 8]; 7]; 4] = inv_tables();
 
-/// montgomery_reduce(a * b) on each lane: (a*b - t*q) >> 32 with t = (a*b mod 2^32) * q^-1 mod
-/// 2^32. `bqinv` = b * q^-1 mod 2^32 (per lane), so t = a * bqinv mod 2^32 in one multiply. The
-/// low halves of a*b and t*q agree, so the difference of the high halves is the exact result.
+/// The odd lanes moved down to the even ones (their upper copy stays): the 32-bit operands of
+/// `_mm256_mul_epi32` for lanes 1, 3, 5, 7. A shuffle, so it does not compete with the
+/// multiplies for their ports as a shift would.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn montmul_pre(a: __m256i, b: __m256i, bqinv: __m256i) -> __m256i {
+fn odd(x: __m256i) -> __m256i {
+    _mm256_castps_si256(_mm256_movehdup_ps(_mm256_castsi256_ps(x)))
+}
+
+/// Montgomery reduction of even- and odd-lane 64-bit products p: (p - t*q) >> 32, with t the
+/// low 32 bits of `t_e`/`t_o` (= p * q^-1 mod 2^32, signed). The low halves of p and t*q agree,
+/// so the difference of the high halves is the exact result (that of `reduce::montgomery_reduce`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn reduce_halves(p_e: __m256i, p_o: __m256i, t_e: __m256i, t_o: __m256i) -> __m256i {
     let q = _mm256_set1_epi32(Q);
-    let t = _mm256_mullo_epi32(a, bqinv);
-    let a_odd = _mm256_srli_epi64::<32>(a);
-    let p_even = _mm256_mul_epi32(a, b);
-    let p_odd = _mm256_mul_epi32(a_odd, _mm256_srli_epi64::<32>(b));
-    let tq_even = _mm256_mul_epi32(t, q);
-    let tq_odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(t), q);
+    let r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(t_e, q));
+    let r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(t_o, q));
     // Results sit in the high 32 bits of each 64-bit lane.
-    let r_even = _mm256_sub_epi32(p_even, tq_even);
-    let r_odd = _mm256_sub_epi32(p_odd, tq_odd);
-    _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(r_even), r_odd)
+    _mm256_blend_epi32::<0xAA>(odd(r_e), r_o)
+}
+
+/// montgomery_reduce(a * z) on each lane for a twiddle `z` with its products precomputed:
+/// t = a * (z q^-1) mod 2^32 is the low half of one more product, no 32-bit `mullo` needed.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn montmul_z(a: __m256i, z: Z) -> __m256i {
+    let a_o = odd(a);
+    let p_e = _mm256_mul_epi32(a, z.0);
+    let p_o = _mm256_mul_epi32(a_o, z.2);
+    let t_e = _mm256_mul_epi32(a, z.1);
+    let t_o = _mm256_mul_epi32(a_o, z.3);
+    reduce_halves(p_e, p_o, t_e, t_o)
 }
 
 /// montgomery_reduce(a * b) on each lane.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn montmul(a: __m256i, b: __m256i) -> __m256i {
-    montmul_pre(a, b, _mm256_mullo_epi32(b, _mm256_set1_epi32(QINV)))
+    let qinv = _mm256_set1_epi32(QINV);
+    let p_e = _mm256_mul_epi32(a, b);
+    let p_o = _mm256_mul_epi32(odd(a), odd(b));
+    reduce_halves(
+        p_e,
+        p_o,
+        _mm256_mul_epi32(p_e, qinv),
+        _mm256_mul_epi32(p_o, qinv),
+    )
 }
 
-/// A twiddle and its product with q^-1 mod 2^32.
+/// A twiddle, its product with q^-1 mod 2^32, and both again with the odd lanes moved down
+/// (see `odd`).
 #[derive(Clone, Copy)]
-struct Z(__m256i, __m256i);
+struct Z(__m256i, __m256i, __m256i, __m256i);
 
 #[inline]
 #[target_feature(enable = "avx2")]
 fn zeta(z: __m256i) -> Z {
-    Z(z, _mm256_mullo_epi32(z, _mm256_set1_epi32(QINV)))
+    let zq = _mm256_mullo_epi32(z, _mm256_set1_epi32(QINV));
+    Z(z, zq, odd(z), odd(zq))
 }
 
 /// 8x8 transpose of 32-bit lanes (its own inverse).
@@ -163,7 +189,7 @@ fn table(t: &[i32; 8]) -> Z {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn ct(x: &mut __m256i, y: &mut __m256i, z: Z) {
-    let t = montmul_pre(*y, z.0, z.1);
+    let t = montmul_z(*y, z);
     *y = _mm256_sub_epi32(*x, t);
     *x = _mm256_add_epi32(*x, t);
 }
@@ -174,7 +200,7 @@ fn ct(x: &mut __m256i, y: &mut __m256i, z: Z) {
 fn gs(x: &mut __m256i, y: &mut __m256i, z: Z) {
     let t = *x;
     *x = _mm256_add_epi32(t, *y);
-    *y = montmul_pre(_mm256_sub_epi32(t, *y), z.0, z.1);
+    *y = montmul_z(_mm256_sub_epi32(t, *y), z);
 }
 
 /// Loads the eight vectors a[base + stride * m], m = 0..8.
@@ -323,7 +349,7 @@ fn invntt_avx2(a: &mut [i32; N]) {
             gs(r3, r7, z);
         }
         for v in r.iter_mut() {
-            *v = montmul_pre(*v, f.0, f.1);
+            *v = montmul_z(*v, f);
         }
         store8(a, 8 * c, 32, &r);
     }
@@ -335,6 +361,17 @@ fn pointwise_avx2(c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
         let mut r = montmul(load(a, i), load(b, i));
         if acc {
             r = _mm256_add_epi32(r, load(c, i));
+        }
+        store(c, i, r);
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn pointwise_dot_avx2<const L: usize>(c: &mut [i32; N], a: &[&[i32; N]; L], b: &[&[i32; N]; L]) {
+    for i in (0..N).step_by(8) {
+        let mut r = montmul(load(a[0], i), load(b[0], i));
+        for j in 1..L {
+            r = _mm256_add_epi32(r, montmul(load(a[j], i), load(b[j], i)));
         }
         store(c, i, r);
     }
@@ -356,6 +393,19 @@ pub(crate) fn invntt_tomont(_: Avx2, a: &mut [i32; N]) {
 pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
     // SAFETY: as in `ntt`.
     unsafe { pointwise_avx2(c, a, b, acc) }
+}
+
+/// c = sum over j of montgomery_reduce(a[j] * b[j]) coefficient-wise: `pointwise` followed by
+/// `pointwise` with acc for the remaining pairs, in one pass (L >= 1 pairs).
+pub(crate) fn pointwise_dot<const L: usize>(
+    _: Avx2,
+    c: &mut [i32; N],
+    a: &[&[i32; N]; L],
+    b: &[&[i32; N]; L],
+) {
+    const { assert!(L >= 1) };
+    // SAFETY: as in `ntt`.
+    unsafe { pointwise_dot_avx2(c, a, b) }
 }
 
 /// Applies `f` to each vector of `a` in place.

@@ -3,10 +3,9 @@
 use super::packing::{pk_encode, sk_encode, SecretKey};
 use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
-use super::rounding::power2round;
+use super::rounding::power2round_poly;
 use super::sampling::{expand_a, expand_s};
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
+use crate::simd::keccak::Shake256;
 use zeroize::Zeroizing;
 
 /// Alg. 6. `pk` and `sk` have the exact lengths of `p` (checked by the caller).
@@ -45,9 +44,7 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     // (t1, t0) = Power2Round(t)
     let mut t1 = PolyVec::<K>::default();
     for ((ti, t1i), t0i) in t.0.iter().zip(t1.0.iter_mut()).zip(key.t0.0.iter_mut()) {
-        for ((c, c1), c0) in ti.0.iter().zip(t1i.0.iter_mut()).zip(t0i.0.iter_mut()) {
-            (*c1, *c0) = power2round(*c);
-        }
+        power2round_poly(&ti.0, &mut t1i.0, &mut t0i.0);
     }
 
     pk_encode(&rho, &t1, pk);

@@ -5,8 +5,7 @@
 use super::packing::{pk_decode, SecretKey};
 use super::polyvec::{Matrix, PolyVec};
 use super::sampling::expand_a;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
+use crate::simd::keccak::Shake256;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 /// What signing needs from a secret key, in its working form (Alg. 7 lines 1-5 done).

@@ -1,8 +1,7 @@
 //! What is signed: FIPS 204's M' in its four forms, and the message representative mu.
 
+use crate::simd::keccak::Shake256;
 use crate::Error;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
 
 /// The pre-hash functions of HashML-DSA (FIPS 204 section 5.4). Discriminants are `pqg_hash` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

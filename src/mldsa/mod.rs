@@ -17,11 +17,15 @@ mod keys;
 mod message;
 pub(crate) mod ntt;
 pub(crate) mod packing;
+#[cfg(target_arch = "x86_64")]
+mod packing_avx2;
 pub mod params;
 mod poly;
 pub(crate) mod polyvec;
 mod reduce;
 mod rounding;
+#[cfg(target_arch = "x86_64")]
+mod rounding_avx2;
 mod sampling;
 mod sign;
 mod variant;

@@ -151,6 +151,31 @@ mod tests {
                     crate::mldsa::avx2::pointwise(t, &mut q, &a, &b, true);
                     assert_eq!(p, p0, "pointwise");
                     assert_eq!(q, q0, "pointwise acc");
+                    // A row of A-hat (|a| < q) times NTT outputs (|b| < 9q), as in ExpandA's
+                    // products for l = 4, 5, 7 (and 1).
+                    fn dot<const L: usize>(t: crate::simd::Avx2, seed: &mut u64) {
+                        let rows: [[i32; N]; L] = core::array::from_fn(|_| random_poly(seed, Q));
+                        let cols: [[i32; N]; L] =
+                            core::array::from_fn(|_| random_poly(seed, 9 * Q));
+                        let mut d0 = [0; N];
+                        for j in 0..N {
+                            d0[j] = (0..L).fold(0i32, |s, m| {
+                                s.wrapping_add(montgomery_reduce(
+                                    rows[m][j] as i64 * cols[m][j] as i64,
+                                ))
+                            });
+                        }
+                        let mut d = [0; N];
+                        let (ra, ca) = (rows.each_ref(), cols.each_ref());
+                        crate::mldsa::avx2::pointwise_dot(t, &mut d, &ra, &ca);
+                        assert_eq!(d, d0, "pointwise dot, {L} pairs");
+                    }
+                    match round % 4 {
+                        0 => dot::<1>(t, &mut seed),
+                        1 => dot::<4>(t, &mut seed),
+                        2 => dot::<5>(t, &mut seed),
+                        _ => dot::<7>(t, &mut seed),
+                    }
                 }
             }
         }

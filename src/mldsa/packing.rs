@@ -2,7 +2,6 @@
 //! encoding, and pkEncode/skEncode/sigEncode with their decoders.
 
 use super::params::{ParamSet, D, N};
-use super::poly::Poly;
 use super::polyvec::PolyVec;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -142,6 +141,12 @@ pub fn bit_pack(a: &[i32; N], bits: usize, b: i32, out: &mut [u8]) {
 
 /// BitUnpack (Alg. 19): c = b - field.
 pub fn unpack_centered(buf: &[u8], bits: usize, b: i32, out: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if bits == 18 || bits == 20 {
+        if let Some(t) = crate::simd::level().avx2() {
+            return super::packing_avx2::unpack_centered(t, buf, bits, b, out);
+        }
+    }
     unpack_with(buf, bits, out, |v| b - v as i32);
 }
 
@@ -330,20 +335,76 @@ pub fn sig_decode<const K: usize, const L: usize>(
 pub fn w1_encode<const K: usize>(p: ParamSet, w1: &PolyVec<K>, out: &mut [u8]) {
     let bits = p.w1_bits();
     for (w, chunk) in w1.0.iter().zip(out.chunks_exact_mut(32 * bits)) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = crate::simd::level().avx2() {
+            super::packing_avx2::pack_w1(t, &w.0, bits, chunk);
+            continue;
+        }
         simple_bit_pack(&w.0, bits, chunk);
     }
 }
 
-/// Counts the ones of a hint vector (branch-free).
+/// Counts the ones of a hint vector (branch-free; signing counts them as MakeHint writes them).
+#[cfg(test)]
 pub fn hint_weight<const K: usize>(h: &PolyVec<K>) -> usize {
     h.0.iter()
-        .map(|p: &Poly| p.0.iter().map(|&b| b as usize).sum::<usize>())
+        .map(|p: &super::poly::Poly| p.0.iter().map(|&b| b as usize).sum::<usize>())
         .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The AVX2 BitUnpack of y and z against the portable one on random bytes.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_unpack_matches_portable() {
+        let Some(t) = crate::simd::available().last().and_then(|l| l.avx2()) else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut seed = 3u64;
+        for round in 0..500 {
+            for (bits, b) in [(18usize, 1i32 << 17), (20, 1 << 19)] {
+                let buf: Vec<u8> = (0..32 * bits)
+                    .map(|i| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        // All-zero and all-one bytes as well as random ones.
+                        match round % 3 {
+                            0 => (seed >> 56) as u8,
+                            1 => 0xff,
+                            _ => (i % 2 * 0xff) as u8,
+                        }
+                    })
+                    .collect();
+                let (mut want, mut got) = ([0i32; N], [0i32; N]);
+                unpack_with(&buf, bits, &mut want, |v| b - v as i32);
+                super::super::packing_avx2::unpack_centered(t, &buf, bits, b, &mut got);
+                assert_eq!(got, want, "bits {bits}");
+            }
+            // w1Encode's widths, on random values and on all-maximum ones.
+            for bits in [4usize, 6] {
+                let a: [i32; N] = core::array::from_fn(|i| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let v = (seed >> 40) as i32 & ((1 << bits) - 1);
+                    if round % 5 == 0 {
+                        (1 << bits) - 1 - (i as i32 % 2)
+                    } else {
+                        v
+                    }
+                });
+                let (mut want, mut got) = (vec![0u8; 32 * bits], vec![0u8; 32 * bits]);
+                pack_with(&a, bits, &mut want, |c| c as u32);
+                super::super::packing_avx2::pack_w1(t, &a, bits, &mut got);
+                assert_eq!(got, want, "w1 bits {bits}");
+            }
+        }
+    }
 
     #[test]
     fn bit_pack_round_trip() {

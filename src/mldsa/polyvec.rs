@@ -62,6 +62,16 @@ impl<const M: usize> PolyVec<M> {
 /// w = A-hat * v in the NTT domain (coefficients bounded by l*q, not reduced).
 pub fn matrix_mul<const K: usize, const L: usize>(a: &Matrix<K, L>, v: &PolyVec<L>) -> PolyVec<K> {
     let mut w = PolyVec::<K>::default();
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = crate::simd::level().avx2() {
+        // Each row's L products summed in registers (the same wrapping sums).
+        let v: [&[i32; super::params::N]; L] = core::array::from_fn(|j| &v.0[j].0);
+        for (wi, row) in w.0.iter_mut().zip(a.iter()) {
+            let r: [&[i32; super::params::N]; L] = core::array::from_fn(|j| &row.0[j].0);
+            super::avx2::pointwise_dot(t, &mut wi.0, &r, &v);
+        }
+        return w;
+    }
     for (wi, row) in w.0.iter_mut().zip(a.iter()) {
         wi.pointwise_montgomery(&row.0[0], &v.0[0]);
         for j in 1..L {

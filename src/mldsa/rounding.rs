@@ -1,7 +1,8 @@
 //! Power2Round, Decompose, HighBits/LowBits, MakeHint and UseHint (FIPS 204 Alg. 35-40).
 //! All functions used on secret data are branch-free.
 
-use super::params::{D, Q};
+use super::params::{D, N, Q};
+use crate::simd;
 
 /// Power2Round (Alg. 35): a = a1 * 2^d + a0 with -2^(d-1) < a0 <= 2^(d-1), for a in [0, q).
 #[inline(always)]
@@ -82,6 +83,55 @@ pub fn use_hint(a: i32, hint: bool, gamma2: i32) -> i32 {
     }
 }
 
+/// Power2Round on every coefficient of `a` (each in [0, q)): a1 gets the high and a0 the low
+/// parts (AVX2 where available, the same values).
+pub fn power2round_poly(a: &[i32; N], a1: &mut [i32; N], a0: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return super::rounding_avx2::power2round(t, a, a1, a0);
+    }
+    for ((&c, c1), c0) in a.iter().zip(a1.iter_mut()).zip(a0.iter_mut()) {
+        (*c1, *c0) = power2round(c);
+    }
+}
+
+/// Decompose on every coefficient of `a` (each in [0, q)): a1 = HighBits, a0 = LowBits.
+pub fn decompose_poly(a: &[i32; N], gamma2: i32, a1: &mut [i32; N], a0: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return super::rounding_avx2::decompose(t, a, gamma2, a1, a0);
+    }
+    for ((&c, c1), c0) in a.iter().zip(a1.iter_mut()).zip(a0.iter_mut()) {
+        (*c1, *c0) = decompose(c, gamma2);
+    }
+}
+
+/// MakeHint on every coefficient (`make_hint(a0[i], a1[i])` into h[i]); returns the number of
+/// ones, counted without branching.
+pub fn make_hint_poly(a0: &[i32; N], a1: &[i32; N], gamma2: i32, h: &mut [i32; N]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return super::rounding_avx2::make_hint(t, a0, a1, gamma2, h);
+    }
+    let mut ones = 0;
+    for ((b, &lo), &hi) in h.iter_mut().zip(a0.iter()).zip(a1.iter()) {
+        *b = make_hint(lo, hi, gamma2);
+        ones += *b as usize;
+    }
+    ones
+}
+
+/// UseHint on every coefficient of `a` (each in [0, q)) in place; hint i is set iff h[i] != 0.
+pub fn use_hint_poly(a: &mut [i32; N], h: &[i32; N], gamma2: i32) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = simd::level().avx2() {
+        return super::rounding_avx2::use_hint(t, a, h, gamma2);
+    }
+    for (c, &b) in a.iter_mut().zip(h.iter()) {
+        *c = use_hint(*c, b != 0, gamma2);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +207,84 @@ mod tests {
                         assert_eq!(make_hint(v0 + u, v1, g2) == 1, spec, "v={v} u={u}");
                     }
                 }
+            }
+        }
+    }
+
+    /// The AVX2 kernels against the portable functions, coefficient by coefficient, on random
+    /// inputs and on the limits of each input range.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_kernels_match_portable() {
+        use crate::mldsa::rounding_avx2 as v;
+        let Some(t) = crate::simd::available().last().and_then(|l| l.avx2()) else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as i32
+        };
+        // Every coefficient near a decomposition boundary, the ends of [0, q), then random ones.
+        let mut edges: Vec<i32> = vec![0, 1, 2, Q - 2, Q - 1, (Q - 1) / 2, (Q + 1) / 2];
+        for g2 in GAMMAS {
+            for m in 0..=(Q / (2 * g2) + 1) {
+                for d in -2..=2 {
+                    edges.push((m * 2 * g2 + d).clamp(0, Q - 1));
+                    edges.push((m * 2 * g2 + g2 + d).clamp(0, Q - 1));
+                }
+            }
+        }
+        for k in 0..4096 {
+            edges.push((k << 11) % Q);
+            edges.push(((k << 13) + (1 << 12)) % Q);
+        }
+        let fill = |src: &mut dyn FnMut(usize) -> i32| -> [i32; N] { core::array::from_fn(src) };
+        for round in 0..3000 {
+            let a = if round * N < edges.len() {
+                fill(&mut |i| edges[(round * N + i) % edges.len()])
+            } else {
+                fill(&mut |_| next() % Q)
+            };
+            // Hint inputs: a0 around +-gamma2 (and within +-q/4), a1 zero or not.
+            let lo = fill(&mut |i| match (round + i) % 4 {
+                0 => next() % (Q / 4) * if i % 2 == 0 { 1 } else { -1 },
+                _ => GAMMAS[round % 2] * if i % 2 == 0 { 1 } else { -1 } + next() % 3 - 1,
+            });
+            let hi = fill(&mut |i| if (i + round) % 3 == 0 { 0 } else { next() % 44 });
+            let hints = fill(&mut |_| next() % 3);
+
+            let (mut p1, mut p0, mut v1, mut v0) = ([0; N], [0; N], [0; N], [0; N]);
+            for i in 0..N {
+                (p1[i], p0[i]) = power2round(a[i]);
+            }
+            v::power2round(t, &a, &mut v1, &mut v0);
+            assert_eq!((p1, p0), (v1, v0), "power2round");
+            for g2 in GAMMAS {
+                for i in 0..N {
+                    (p1[i], p0[i]) = decompose(a[i], g2);
+                }
+                v::decompose(t, &a, g2, &mut v1, &mut v0);
+                assert_eq!((p1, p0), (v1, v0), "decompose g2={g2}");
+
+                let (mut ph, mut vh) = ([0; N], [0; N]);
+                let mut ones = 0;
+                for i in 0..N {
+                    ph[i] = make_hint(lo[i], hi[i], g2);
+                    ones += ph[i] as usize;
+                }
+                assert_eq!(v::make_hint(t, &lo, &hi, g2, &mut vh), ones, "hint count");
+                assert_eq!(ph, vh, "make_hint g2={g2}");
+
+                let (mut pu, mut vu) = (a, a);
+                for i in 0..N {
+                    pu[i] = use_hint(a[i], hints[i] != 0, g2);
+                }
+                v::use_hint(t, &mut vu, &hints, g2);
+                assert_eq!(pu, vu, "use_hint g2={g2}");
             }
         }
     }

@@ -3,9 +3,10 @@
 use super::params::{ParamSet, N, Q};
 use super::poly::Poly;
 use super::polyvec::{Matrix, PolyVec};
+use crate::simd::keccak::Shake256;
 use crate::simd::{self, Level};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::{Shake128, Shake256};
+use sha3::Shake128;
 use zeroize::Zeroize;
 
 const SHAKE128_RATE: usize = 168;
@@ -57,7 +58,12 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
         .unwrap_or_else(|_| unreachable!("K rows"));
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
-        // Entries in row-major order, four at a time; a short last group repeats its final entry.
+        // Entries in row-major order, four at a time, sampled in place; a short last group
+        // repeats its final entry into spare polynomials.
+        let mut spare = [Poly::default(); 3];
+        let mut bufs: x4::UniformBufs = [[0; 5 * 168]; 4];
+        let mut spares = spare.iter_mut();
+        let mut entries = m.iter_mut().flat_map(|row| row.0.iter_mut());
         for base in (0..K * L).step_by(4) {
             let seed = |t: usize| {
                 let e = (base + t).min(K * L - 1);
@@ -68,11 +74,12 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
                 x
             };
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
-            let mut polys = [Poly::default(); 4];
-            x4::rej_ntt_polys(avx2, &seeds, &mut polys);
-            for (t, p) in polys.iter().enumerate().take(K * L - base) {
-                m[(base + t) / L].0[(base + t) % L] = *p;
-            }
+            let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
+                entries
+                    .next()
+                    .unwrap_or_else(|| spares.next().expect("at most 3 short"))
+            });
+            x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
         }
         return m;
     }
@@ -89,17 +96,38 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
 /// to `a[j..]` and returns the new count. The rejection reveals only how many SHAKE bytes were
 /// consumed, as FIPS 204 allows.
 fn rej_eta(a: &mut [i32; N], mut j: usize, buf: &[u8], eta: i32) -> usize {
-    for &b in buf.iter() {
+    // The value of a nibble t and whether it is accepted (eta is public).
+    let coeff = |t: i32| -> (i32, usize) {
+        if eta == 2 {
+            // t mod 5 without a division: (205 * t) >> 10 = floor(t / 5) for t < 16.
+            (2 - (t - ((205 * t) >> 10) * 5), (t < 15) as usize)
+        } else {
+            (4 - t, (t < 9) as usize)
+        }
+    };
+    let mut bytes = buf.iter();
+    // Both nibbles of a byte without a branch on them: each is written to a[j] and kept by
+    // advancing j when accepted (a rejected one is overwritten later). Two writes need room,
+    // so this part stops at j = N - 1 (or N).
+    while j + 2 <= N {
+        let Some(&b) = bytes.next() else {
+            return j;
+        };
+        let (v0, ok0) = coeff((b & 0x0f) as i32);
+        a[j] = v0;
+        j += ok0;
+        let (v1, ok1) = coeff((b >> 4) as i32);
+        a[j] = v1;
+        j += ok1;
+    }
+    for &b in bytes {
         for t in [(b & 0x0f) as i32, (b >> 4) as i32] {
             if j >= N {
-                break;
+                return j;
             }
-            if eta == 2 && t < 15 {
-                // t mod 5 without a division: (205 * t) >> 10 = floor(t / 5) for t < 15.
-                a[j] = 2 - (t - ((205 * t) >> 10) * 5);
-                j += 1;
-            } else if eta == 4 && t < 9 {
-                a[j] = 4 - t;
+            let (v, ok) = coeff(t);
+            if ok == 1 {
+                a[j] = v;
                 j += 1;
             }
         }
@@ -251,19 +279,26 @@ mod x4 {
         bufs
     }
 
-    /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once.
-    pub(super) fn rej_ntt_polys(avx2: Avx2, seeds: &[[u8; 34]; 4], out: &mut [Poly; 4]) {
+    /// SHAKE128 output of four streams (reused across calls: no zeroing per call).
+    pub(super) type UniformBufs = [[u8; UNIFORM_BLOCKS * SHAKE128_RATE]; 4];
+
+    /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once; `bufs` is scratch space.
+    pub(super) fn rej_ntt_polys(
+        avx2: Avx2,
+        seeds: &[[u8; 34]; 4],
+        out: [&mut Poly; 4],
+        bufs: &mut UniformBufs,
+    ) {
         let mut x = ShakeX4::new(
             Level::Avx2,
             SHAKE128_RATE,
             [&seeds[0], &seeds[1], &seeds[2], &seeds[3]],
         )
         .expect("called on the AVX2 level only");
-        let mut bufs = [[0u8; UNIFORM_BLOCKS * SHAKE128_RATE]; 4];
         let mut len = UNIFORM_BLOCKS * SHAKE128_RATE;
         let mut j = [0usize; 4];
         loop {
-            let [b0, b1, b2, b3] = &mut bufs;
+            let [b0, b1, b2, b3] = bufs;
             x.squeeze_blocks([
                 &mut b0[..len],
                 &mut b1[..len],
@@ -424,6 +459,47 @@ mod tests {
         }
     }
 
+    /// CoeffFromHalfByte (Alg. 15) as written in FIPS 204, nibble by nibble.
+    fn rej_eta_spec(a: &mut [i32; N], mut j: usize, buf: &[u8], eta: i32) -> usize {
+        for &b in buf {
+            for t in [(b & 15) as i32, (b >> 4) as i32] {
+                if j < N && eta == 2 && t < 15 {
+                    a[j] = 2 - t % 5;
+                    j += 1;
+                } else if j < N && eta == 4 && t < 9 {
+                    a[j] = 4 - t;
+                    j += 1;
+                }
+            }
+        }
+        j
+    }
+
+    /// The branch-free RejBoundedPoly loop against the spec form, from every kind of start
+    /// (empty, nearly full, full) and with buffers cut anywhere.
+    #[test]
+    fn rej_eta_matches_spec() {
+        let mut seed = 5u64;
+        for round in 0..4000 {
+            let eta = if round % 2 == 0 { 2 } else { 4 };
+            let len = round % 300;
+            let buf: Vec<u8> = (0..len).map(|_| bytes::<1>(&mut seed)[0]).collect();
+            let j0 = [0, 1, N - 3, N - 2, N - 1, N, (round * 37) % N][round % 7];
+            let prefix: [i32; N] = core::array::from_fn(|i| i as i32 + 100);
+            let (mut want, mut got) = (prefix, prefix);
+            let cut = (round * 13) % (len + 1);
+            let jw = rej_eta_spec(&mut want, j0, &buf, eta);
+            let jg = rej_eta(&mut got, j0, &buf[..cut], eta);
+            let jg = rej_eta(&mut got, jg, &buf[cut..], eta);
+            // Past the count, the branch-free loop may leave a rejected value (overwritten by
+            // the next call); below it, everything matches.
+            assert_eq!((jg, &got[..jg]), (jw, &want[..jw]), "round {round}");
+            if jw == N {
+                assert_eq!(got, want, "round {round}");
+            }
+        }
+    }
+
     #[test]
     fn vector_samplers_match_portable() {
         let mut seed = 7u64;
@@ -465,6 +541,36 @@ mod tests {
                 public(&over);
                 std::hint::black_box(over);
             }
+            // Decompose, Power2Round and MakeHint on secret coefficients (w - cs2 and t).
+            #[cfg(target_arch = "x86_64")]
+            if let Some(t) = level.avx2() {
+                use crate::mldsa::rounding_avx2 as r;
+                let w: [i32; 256] = core::array::from_fn(|i| (i as i32 * 32_749) % 8_380_417);
+                secret(&w);
+                let (mut hi, mut lo, mut h) = ([0i32; 256], [0i32; 256], [0i32; 256]);
+                for g2 in [(8_380_417 - 1) / 88, (8_380_417 - 1) / 32] {
+                    r::decompose(t, &w, g2, &mut hi, &mut lo);
+                    // The count is what signing compares with omega (a rejection), so public.
+                    let ones = r::make_hint(t, &lo, &hi, g2, &mut h);
+                    public(&ones);
+                    std::hint::black_box(ones);
+                }
+                r::power2round(t, &w, &mut hi, &mut lo);
+                public(&hi);
+                public(&lo);
+                public(&h);
+            }
+            // The single-stream SHAKE256 on secret input (as for rho'' = H(K || rnd || mu)).
+            let mut key = [0x33u8; 32];
+            secret(&key);
+            let mut hs = crate::simd::keccak::Shake256::default();
+            hs.update(&key);
+            let mut rho_pp_out = [0u8; 64];
+            hs.finalize_xof().read(&mut rho_pp_out);
+            public(&rho_pp_out);
+            public(&key);
+            key[0] ^= rho_pp_out[0];
+            std::hint::black_box(key);
             // ExpandMask from a secret rho'' (four-stream Keccak, then BitUnpack).
             let rho_pp = [0x5au8; 64];
             secret(&rho_pp);

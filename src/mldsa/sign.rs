@@ -2,14 +2,13 @@
 
 use super::keys::SignKey;
 use super::message::Message;
-use super::packing::{hint_weight, sig_encode, sk_decode, w1_encode};
+use super::packing::{sig_encode, sk_decode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
-use super::rounding::{decompose, make_hint};
+use super::rounding::{decompose_poly, make_hint_poly};
 use super::sampling::{expand_mask, sample_in_ball};
+use crate::simd::keccak::Shake256;
 use crate::Error;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
 use zeroize::Zeroizing;
 
 /// Decodes `sk` (BadKey if s1/s2 are out of range), forms mu and signs. Lengths and the message
@@ -88,9 +87,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
 
         // Line 14: w1 = HighBits(w); the low bits are kept for line 21.
         for ((w, hi), lo) in tmp.0.iter().zip(w1.0.iter_mut()).zip(w0.0.iter_mut()) {
-            for ((&c, c1), c0) in w.0.iter().zip(hi.0.iter_mut()).zip(lo.0.iter_mut()) {
-                (*c1, *c0) = decompose(c, gamma2);
-            }
+            decompose_poly(&w.0, gamma2, &mut hi.0, &mut lo.0);
         }
 
         // Lines 15-16: c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
@@ -130,12 +127,11 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
             continue;
         }
         w0.add_assign(&tmp);
-        for ((hi, a0), a1) in hint.0.iter_mut().zip(w0.0.iter()).zip(w1.0.iter()) {
-            for ((b, &lo), &hi) in hi.0.iter_mut().zip(a0.0.iter()).zip(a1.0.iter()) {
-                *b = make_hint(lo, hi, gamma2);
-            }
+        let mut ones = 0;
+        for ((h, a0), a1) in hint.0.iter_mut().zip(w0.0.iter()).zip(w1.0.iter()) {
+            ones += make_hint_poly(&a0.0, &a1.0, gamma2, &mut h.0);
         }
-        if hint_weight(&hint) > p.omega() {
+        if ones > p.omega() {
             continue;
         }
 

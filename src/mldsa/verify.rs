@@ -6,10 +6,9 @@ use super::message::Message;
 use super::packing::{sig_decode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::matrix_mul;
-use super::rounding::use_hint;
+use super::rounding::use_hint_poly;
 use super::sampling::sample_in_ball;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake256;
+use crate::simd::keccak::Shake256;
 
 /// True iff `sig` is a valid signature of `msg` under `pk`. Lengths of pk and sig and the message
 /// shape have been checked by the caller.
@@ -58,9 +57,7 @@ pub(super) fn verify_expanded<const K: usize, const L: usize>(
     // Line 10: w1' = UseHint(h, w'_Approx).
     let gamma2 = p.gamma2();
     for (wi, hi) in w.0.iter_mut().zip(s.h.0.iter()) {
-        for (c, &b) in wi.0.iter_mut().zip(hi.0.iter()) {
-            *c = use_hint(*c, b != 0, gamma2);
-        }
+        use_hint_poly(&mut wi.0, &hi.0, gamma2);
     }
 
     // Lines 11-12: c~' = H(mu || w1Encode(w1'), lambda/4); accept iff c~ = c~'.

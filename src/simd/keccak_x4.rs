@@ -2,40 +2,13 @@
 //! streams at once (ExpandA, ExpandS, ExpandMask). Data-independent: no branch or index depends
 //! on the state, so absorbing secrets (rho', rho'') is constant time.
 
+use super::keccak::RC;
 use super::Level;
 use core::arch::x86_64::*;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 pub(crate) const SHAKE128_RATE: usize = 168;
 pub(crate) const SHAKE256_RATE: usize = 136;
-
-/// Keccak-f[1600] round constants (iota).
-const RC: [u64; 24] = [
-    0x0000000000000001,
-    0x0000000000008082,
-    0x800000000000808a,
-    0x8000000080008000,
-    0x000000000000808b,
-    0x0000000080000001,
-    0x8000000080008081,
-    0x8000000000008009,
-    0x000000000000008a,
-    0x0000000000000088,
-    0x0000000080008009,
-    0x000000008000000a,
-    0x000000008000808b,
-    0x800000000000008b,
-    0x8000000000008089,
-    0x8000000000008003,
-    0x8000000000008002,
-    0x8000000000000080,
-    0x000000000000800a,
-    0x800000008000000a,
-    0x8000000080008081,
-    0x8000000000008080,
-    0x0000000080000001,
-    0x8000000080008008,
-];
 
 /// Four SHAKE states, interleaved: word i of stream j is `s[4 * i + j]` (one __m256i per word).
 /// Zeroized on drop, since ExpandS and ExpandMask absorb secret seeds.
@@ -91,7 +64,27 @@ impl ShakeX4 {
     }
 }
 
+/// Byte shuffles that rotate each 64-bit lane left by 8 and by 56 bits.
+static ROL8: [u8; 32] = [
+    7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, 7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11,
+    12, 13, 14,
+];
+static ROL56: [u8; 32] = [
+    1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12,
+    13, 14, 15, 8,
+];
+
 macro_rules! rol {
+    ($x:expr, 0) => {
+        $x
+    };
+    // Whole-byte rotations are one byte shuffle.
+    ($x:expr, 8) => {
+        _mm256_shuffle_epi8($x, _mm256_loadu_si256(ROL8.as_ptr() as *const __m256i))
+    };
+    ($x:expr, 56) => {
+        _mm256_shuffle_epi8($x, _mm256_loadu_si256(ROL56.as_ptr() as *const __m256i))
+    };
     ($x:expr, $n:literal) => {{
         let x = $x;
         _mm256_or_si256(
@@ -109,86 +102,104 @@ unsafe fn xor5(a: __m256i, b: __m256i, c: __m256i, d: __m256i, e: __m256i) -> __
     )
 }
 
-/// Keccak-f[1600] on four interleaved states.
+/// One output plane of rho, pi and chi: the five lanes `$i` of `$a` (each XORed with its theta
+/// column value from `$d` and rotated by `$r`) give lanes 5y..5y+5 of `$e`. Planes are done one
+/// at a time, so that few values are live at once.
+macro_rules! plane {
+    ($a:ident, $e:ident, $d:ident, $y:literal, [$($i:literal),*], [$($x:literal),*], [$($r:tt),*]) => {{
+        let [b0, b1, b2, b3, b4] = [$(rol!(_mm256_xor_si256($a[$i], $d[$x]), $r)),*];
+        $e[5 * $y] = _mm256_xor_si256(b0, _mm256_andnot_si256(b1, b2));
+        $e[5 * $y + 1] = _mm256_xor_si256(b1, _mm256_andnot_si256(b2, b3));
+        $e[5 * $y + 2] = _mm256_xor_si256(b2, _mm256_andnot_si256(b3, b4));
+        $e[5 * $y + 3] = _mm256_xor_si256(b3, _mm256_andnot_si256(b4, b0));
+        $e[5 * $y + 4] = _mm256_xor_si256(b4, _mm256_andnot_si256(b0, b1));
+    }};
+}
+
+/// One round from state `$a` into `$e` (theta, rho, pi, chi, iota).
+macro_rules! round {
+    ($a:ident, $e:ident, $rc:expr) => {{
+        let c0 = xor5($a[0], $a[5], $a[10], $a[15], $a[20]);
+        let c1 = xor5($a[1], $a[6], $a[11], $a[16], $a[21]);
+        let c2 = xor5($a[2], $a[7], $a[12], $a[17], $a[22]);
+        let c3 = xor5($a[3], $a[8], $a[13], $a[18], $a[23]);
+        let c4 = xor5($a[4], $a[9], $a[14], $a[19], $a[24]);
+        let d = [
+            _mm256_xor_si256(c4, rol!(c1, 1)),
+            _mm256_xor_si256(c0, rol!(c2, 1)),
+            _mm256_xor_si256(c1, rol!(c3, 1)),
+            _mm256_xor_si256(c2, rol!(c4, 1)),
+            _mm256_xor_si256(c3, rol!(c0, 1)),
+        ];
+        // b[y + 5 * ((2x + 3y) mod 5)] = rol(a[x + 5y] ^ d[x], r[x + 5y]).
+        plane!(
+            $a,
+            $e,
+            d,
+            0,
+            [0, 6, 12, 18, 24],
+            [0, 1, 2, 3, 4],
+            [0, 44, 43, 21, 14]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            1,
+            [3, 9, 10, 16, 22],
+            [3, 4, 0, 1, 2],
+            [28, 20, 3, 45, 61]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            2,
+            [1, 7, 13, 19, 20],
+            [1, 2, 3, 4, 0],
+            [1, 6, 25, 8, 18]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            3,
+            [4, 5, 11, 17, 23],
+            [4, 0, 1, 2, 3],
+            [27, 36, 10, 15, 56]
+        );
+        plane!(
+            $a,
+            $e,
+            d,
+            4,
+            [2, 8, 14, 15, 21],
+            [2, 3, 4, 0, 1],
+            [62, 55, 39, 41, 2]
+        );
+        $e[0] = _mm256_xor_si256($e[0], _mm256_set1_epi64x($rc as i64));
+    }};
+}
+
+/// Keccak-f[1600] on four interleaved states: rounds alternate between two register arrays.
 #[target_feature(enable = "avx2")]
 unsafe fn f1600_x4(s: &mut [u64; 100]) {
     let p = s.as_mut_ptr() as *mut __m256i;
     let mut a = [_mm256_setzero_si256(); 25];
+    let mut e = [_mm256_setzero_si256(); 25];
     for (i, r) in a.iter_mut().enumerate() {
         *r = _mm256_loadu_si256(p.add(i));
     }
-    for rc in RC {
-        // theta
-        let c0 = xor5(a[0], a[5], a[10], a[15], a[20]);
-        let c1 = xor5(a[1], a[6], a[11], a[16], a[21]);
-        let c2 = xor5(a[2], a[7], a[12], a[17], a[22]);
-        let c3 = xor5(a[3], a[8], a[13], a[18], a[23]);
-        let c4 = xor5(a[4], a[9], a[14], a[19], a[24]);
-        let d0 = _mm256_xor_si256(c4, rol!(c1, 1));
-        let d1 = _mm256_xor_si256(c0, rol!(c2, 1));
-        let d2 = _mm256_xor_si256(c1, rol!(c3, 1));
-        let d3 = _mm256_xor_si256(c2, rol!(c4, 1));
-        let d4 = _mm256_xor_si256(c3, rol!(c0, 1));
-        // rho and pi: b[y + 5 * ((2x + 3y) mod 5)] = rol(a[x + 5y] ^ d[x], r[x + 5y])
-        let b0 = _mm256_xor_si256(a[0], d0);
-        let b1 = rol!(_mm256_xor_si256(a[6], d1), 44);
-        let b2 = rol!(_mm256_xor_si256(a[12], d2), 43);
-        let b3 = rol!(_mm256_xor_si256(a[18], d3), 21);
-        let b4 = rol!(_mm256_xor_si256(a[24], d4), 14);
-        let b5 = rol!(_mm256_xor_si256(a[3], d3), 28);
-        let b6 = rol!(_mm256_xor_si256(a[9], d4), 20);
-        let b7 = rol!(_mm256_xor_si256(a[10], d0), 3);
-        let b8 = rol!(_mm256_xor_si256(a[16], d1), 45);
-        let b9 = rol!(_mm256_xor_si256(a[22], d2), 61);
-        let b10 = rol!(_mm256_xor_si256(a[1], d1), 1);
-        let b11 = rol!(_mm256_xor_si256(a[7], d2), 6);
-        let b12 = rol!(_mm256_xor_si256(a[13], d3), 25);
-        let b13 = rol!(_mm256_xor_si256(a[19], d4), 8);
-        let b14 = rol!(_mm256_xor_si256(a[20], d0), 18);
-        let b15 = rol!(_mm256_xor_si256(a[4], d4), 27);
-        let b16 = rol!(_mm256_xor_si256(a[5], d0), 36);
-        let b17 = rol!(_mm256_xor_si256(a[11], d1), 10);
-        let b18 = rol!(_mm256_xor_si256(a[17], d2), 15);
-        let b19 = rol!(_mm256_xor_si256(a[23], d3), 56);
-        let b20 = rol!(_mm256_xor_si256(a[2], d2), 62);
-        let b21 = rol!(_mm256_xor_si256(a[8], d3), 55);
-        let b22 = rol!(_mm256_xor_si256(a[14], d4), 39);
-        let b23 = rol!(_mm256_xor_si256(a[15], d0), 41);
-        let b24 = rol!(_mm256_xor_si256(a[21], d1), 2);
-        // chi
-        a[0] = _mm256_xor_si256(b0, _mm256_andnot_si256(b1, b2));
-        a[1] = _mm256_xor_si256(b1, _mm256_andnot_si256(b2, b3));
-        a[2] = _mm256_xor_si256(b2, _mm256_andnot_si256(b3, b4));
-        a[3] = _mm256_xor_si256(b3, _mm256_andnot_si256(b4, b0));
-        a[4] = _mm256_xor_si256(b4, _mm256_andnot_si256(b0, b1));
-        a[5] = _mm256_xor_si256(b5, _mm256_andnot_si256(b6, b7));
-        a[6] = _mm256_xor_si256(b6, _mm256_andnot_si256(b7, b8));
-        a[7] = _mm256_xor_si256(b7, _mm256_andnot_si256(b8, b9));
-        a[8] = _mm256_xor_si256(b8, _mm256_andnot_si256(b9, b5));
-        a[9] = _mm256_xor_si256(b9, _mm256_andnot_si256(b5, b6));
-        a[10] = _mm256_xor_si256(b10, _mm256_andnot_si256(b11, b12));
-        a[11] = _mm256_xor_si256(b11, _mm256_andnot_si256(b12, b13));
-        a[12] = _mm256_xor_si256(b12, _mm256_andnot_si256(b13, b14));
-        a[13] = _mm256_xor_si256(b13, _mm256_andnot_si256(b14, b10));
-        a[14] = _mm256_xor_si256(b14, _mm256_andnot_si256(b10, b11));
-        a[15] = _mm256_xor_si256(b15, _mm256_andnot_si256(b16, b17));
-        a[16] = _mm256_xor_si256(b16, _mm256_andnot_si256(b17, b18));
-        a[17] = _mm256_xor_si256(b17, _mm256_andnot_si256(b18, b19));
-        a[18] = _mm256_xor_si256(b18, _mm256_andnot_si256(b19, b15));
-        a[19] = _mm256_xor_si256(b19, _mm256_andnot_si256(b15, b16));
-        a[20] = _mm256_xor_si256(b20, _mm256_andnot_si256(b21, b22));
-        a[21] = _mm256_xor_si256(b21, _mm256_andnot_si256(b22, b23));
-        a[22] = _mm256_xor_si256(b22, _mm256_andnot_si256(b23, b24));
-        a[23] = _mm256_xor_si256(b23, _mm256_andnot_si256(b24, b20));
-        a[24] = _mm256_xor_si256(b24, _mm256_andnot_si256(b20, b21));
-        // iota
-        a[0] = _mm256_xor_si256(a[0], _mm256_set1_epi64x(rc as i64));
+    for rc in RC.chunks_exact(2) {
+        round!(a, e, rc[0]);
+        round!(e, a, rc[1]);
     }
     for (i, r) in a.iter().enumerate() {
         _mm256_storeu_si256(p.add(i), *r);
     }
-    // The registers held the state; clear the stack copy (it may hold secret-derived words).
+    // The registers held the state; clear the stack copies (they may hold secret-derived words).
     a.zeroize();
+    e.zeroize();
 }
 
 #[cfg(test)]

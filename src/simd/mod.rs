@@ -14,6 +14,7 @@ pub(crate) mod ct_check;
 pub(crate) mod ctru_avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ctru_ntt;
+pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
@@ -26,12 +27,13 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Level {
     Portable,
-    /// AVX2 was detected on this CPU (the only way this value is produced outside tests).
+    /// AVX2 (and BMI1/BMI2) were detected on this CPU (the only way this value is produced
+    /// outside tests).
     #[cfg(target_arch = "x86_64")]
     Avx2,
 }
 
-/// Proof that AVX2 was detected: the vector modules' safe entry points take one, and only
+/// Proof that AVX2, BMI1 and BMI2 were detected: the vector modules' safe entry points take one, and only
 /// [`Level::avx2`] makes one.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
@@ -56,8 +58,12 @@ fn detected() -> Level {
         if crate::settings::get().cpu_simd_off {
             return Level::Portable;
         }
+        // BMI1/BMI2 come with AVX2 on every CPU that has it; the scalar Keccak uses them.
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
+        if std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2")
+        {
             return Level::Avx2;
         }
         Level::Portable
@@ -94,7 +100,10 @@ pub fn active() -> &'static str {
 pub(crate) fn available() -> Vec<Level> {
     let mut v = vec![Level::Portable];
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2")
+    {
         v.push(Level::Avx2);
     }
     v

@@ -1,0 +1,136 @@
+//! BitUnpack of 18- and 20-bit fields (FIPS 204 Alg. 19, the widths of y and z) on eight 32-bit
+//! lanes (AVX2): the same fields as `packing::unpack_centered`, mapped by the same c = b - field.
+//! Byte shuffles with fixed indices only, so unpacking the secret mask y is constant time.
+
+use super::params::N;
+use crate::simd::Avx2;
+use core::arch::x86_64::*;
+
+/// Eight fields of `B` bits from the start of `src` (which has 16 + B / 2 readable bytes): the
+/// two halves of four fields each start at byte 0 and byte B / 2.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fields8<const B: usize>(src: &[u8]) -> __m256i {
+    assert!(src.len() >= B / 2 + 16);
+    // SAFETY: src[0..16] and src[B/2..B/2 + 16] are in bounds (checked above).
+    let (lo, hi) = unsafe {
+        (
+            _mm_loadu_si128(src.as_ptr() as *const __m128i),
+            _mm_loadu_si128(src.as_ptr().add(B / 2) as *const __m128i),
+        )
+    };
+    let x = _mm256_set_m128i(hi, lo);
+    // Lane k of each half: the three bytes from bit k * B on, then shifted right by (k * B) % 8.
+    let (idx, shift) = if B == 18 {
+        (
+            _mm256_setr_epi8(
+                0, 1, 2, -1, 2, 3, 4, -1, 4, 5, 6, -1, 6, 7, 8, -1, 0, 1, 2, -1, 2, 3, 4, -1, 4, 5,
+                6, -1, 6, 7, 8, -1,
+            ),
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+        )
+    } else {
+        (
+            _mm256_setr_epi8(
+                0, 1, 2, -1, 2, 3, 4, -1, 5, 6, 7, -1, 7, 8, 9, -1, 0, 1, 2, -1, 2, 3, 4, -1, 5, 6,
+                7, -1, 7, 8, 9, -1,
+            ),
+            _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4),
+        )
+    };
+    let v = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, idx), shift);
+    _mm256_and_si256(v, _mm256_set1_epi32((1 << B) - 1))
+}
+
+#[target_feature(enable = "avx2")]
+fn unpack_avx2<const B: usize>(buf: &[u8], b: i32, out: &mut [i32; N]) {
+    assert_eq!(buf.len(), 32 * B);
+    let bv = _mm256_set1_epi32(b);
+    let step = B; // bytes per eight fields
+                  // The last group would read past the buffer: it goes through a padded copy.
+    let mut last = [0u8; 32];
+    last[..step].copy_from_slice(&buf[31 * step..]);
+    for g in 0..32 {
+        let f = if g < 31 {
+            fields8::<B>(&buf[g * step..])
+        } else {
+            fields8::<B>(&last)
+        };
+        // SAFETY: out[8g..8g + 8] is in bounds (g < 32); storeu has no alignment requirement.
+        unsafe {
+            _mm256_storeu_si256(
+                out.as_mut_ptr().add(8 * g) as *mut __m256i,
+                _mm256_sub_epi32(bv, f),
+            )
+        };
+    }
+    // The copy held secret fields (y).
+    zeroize::Zeroize::zeroize(&mut last);
+}
+
+/// `packing::unpack_centered` for `bits` = 18 or 20: out[i] = b - field i.
+pub(crate) fn unpack_centered(_: Avx2, buf: &[u8], bits: usize, b: i32, out: &mut [i32; N]) {
+    // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
+    match bits {
+        18 => unsafe { unpack_avx2::<18>(buf, b, out) },
+        20 => unsafe { unpack_avx2::<20>(buf, b, out) },
+        _ => unreachable!("only the widths of y and z"),
+    }
+}
+
+/// The 32 coefficients a[32g..32g + 32] (each in [0, 255]) as bytes, in order.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn bytes32(a: &[i32; N], g: usize) -> __m256i {
+    assert!(g < N / 32);
+    // SAFETY: a[32g..32g + 32] is in bounds (checked above); loadu is unaligned.
+    let [v0, v1, v2, v3] = core::array::from_fn(|k| unsafe {
+        _mm256_loadu_si256(a.as_ptr().add(32 * g + 8 * k) as *const __m256i)
+    });
+    // packus works per 128-bit half: dword k of the result holds v[k % 4] lanes 4(k / 4)..+4.
+    let x = _mm256_packus_epi16(_mm256_packus_epi32(v0, v1), _mm256_packus_epi32(v2, v3));
+    _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+}
+
+#[target_feature(enable = "avx2")]
+fn pack_w1_avx2(a: &[i32; N], bits: usize, out: &mut [u8]) {
+    assert_eq!(out.len(), 32 * bits);
+    for g in 0..N / 32 {
+        let c = bytes32(a, g);
+        if bits == 4 {
+            // Byte k = c[2k] | c[2k + 1] << 4.
+            let m = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x1001));
+            let p = _mm256_permute4x64_epi64::<0xd8>(_mm256_packus_epi16(m, m));
+            // SAFETY: out[16g..16g + 16] is in bounds (32 * 4 bytes, g < 8).
+            unsafe {
+                _mm_storeu_si128(
+                    out.as_mut_ptr().add(16 * g) as *mut __m128i,
+                    _mm256_castsi256_si128(p),
+                )
+            };
+        } else {
+            // Each dword: c0 | c1 << 6 | c2 << 12 | c3 << 18, then its three low bytes.
+            let m = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x4001));
+            let d = _mm256_madd_epi16(m, _mm256_set1_epi32(0x1000_0001));
+            let idx = _mm256_setr_epi8(
+                0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10,
+                12, 13, 14, -1, -1, -1, -1,
+            );
+            let s = _mm256_shuffle_epi8(d, idx);
+            let s = _mm256_permutevar8x32_epi32(s, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
+            // SAFETY: out[24g..24g + 24] is in bounds (32 * 6 bytes, g < 8).
+            unsafe {
+                let o = out.as_mut_ptr().add(24 * g);
+                _mm_storeu_si128(o as *mut __m128i, _mm256_castsi256_si128(s));
+                _mm_storel_epi64(o.add(16) as *mut __m128i, _mm256_extracti128_si256::<1>(s));
+            }
+        }
+    }
+}
+
+/// SimpleBitPack of w1 (coefficients in [0, 2^bits)) for `bits` = 4 or 6 (w1Encode's widths).
+pub(crate) fn pack_w1(_: Avx2, a: &[i32; N], bits: usize, out: &mut [u8]) {
+    assert!(bits == 4 || bits == 6);
+    // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
+    unsafe { pack_w1_avx2(a, bits, out) }
+}
