@@ -226,7 +226,7 @@
 
 /**
  * The longest time, in microseconds, the first item of a forming batch waits for more
- * items (default 1000; 0..1000000).
+ * items (default 500; 0..1000000).
  */
 #define PQG_OPT_MAX_WAIT_US 1
 

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The longest time, in microseconds, the first item of a forming batch waits for more
-/// items (default 1000; 0..1000000).
+/// items (default 500; 0..1000000).
 pub const PQG_OPT_MAX_WAIT_US: i32 = 1;
 /// The most items in one batch (default 65536; 1..1048576).
 pub const PQG_OPT_MAX_BATCH: i32 = 2;
