@@ -213,26 +213,39 @@ mod tests {
         d
     }
 
+    /// The AVX2 token, or `None` (with the SKIPPED line) on a CPU without AVX2.
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_or_skip() -> Option<crate::simd::Avx2> {
+        let t = crate::simd::Level::Avx2
+            .avx2()
+            .filter(|_| std::is_x86_feature_detected!("avx2"));
+        if t.is_none() {
+            println!("SKIPPED: no AVX2 on this CPU");
+        }
+        t
+    }
+
+    /// A xorshift64 stream (test inputs only).
+    #[cfg(target_arch = "x86_64")]
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// The AVX2 product against the portable Karatsuba on random inputs: every i16 value for
     /// the mod-2^32 ring (sums overflow, as they may in the portable ring too), and any i32
     /// for the mod-2^bits product (both truncate to 16 bits).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_product_matches_portable() {
-        let Some(t) = crate::simd::Level::Avx2
-            .avx2()
-            .filter(|_| std::is_x86_feature_detected!("avx2"))
-        else {
-            println!("SKIPPED: no AVX2 on this CPU");
+        let Some(t) = avx2_or_skip() else {
             return;
         };
-        let mut state = 0x0f0f_1234_5678_9abcu64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x0f0f_1234_5678_9abcu64);
         for n in [1, 2, 3, 5, 31, 32, 33, 81, 97, 653, 761, 1277] {
             for round in 0..6 {
                 let a: Vec<i32> = (0..n).map(|_| next() as i16 as i32).collect();
@@ -266,20 +279,10 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn ntt_product_matches_portable() {
-        let Some(t) = crate::simd::Level::Avx2
-            .avx2()
-            .filter(|_| std::is_x86_feature_detected!("avx2"))
-        else {
-            println!("SKIPPED: no AVX2 on this CPU");
+        let Some(t) = avx2_or_skip() else {
             return;
         };
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let ns = [
             1, 2, 3, 16, 17, 97, 639, 640, 641, 653, 761, 768, 769, 1000, 1277, 1280,
         ];

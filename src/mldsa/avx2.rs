@@ -161,18 +161,20 @@ fn transpose(r: &mut [__m256i; 8]) {
     r[7] = _mm256_permute2x128_si256::<0x31>(u3, u7);
 }
 
+/// Eight coefficients from `a[i..]` (also used by `rounding_avx2`).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn load(a: &[i32; N], i: usize) -> __m256i {
+pub(super) fn load(a: &[i32; N], i: usize) -> __m256i {
     assert!(i <= N - 8);
     // SAFETY: a[i..i + 8] is in bounds (checked above; the check folds away for the loop
     // indices used here); loadu has no alignment requirement.
     unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) }
 }
 
+/// Eight coefficients into `a[i..]`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn store(a: &mut [i32; N], i: usize, x: __m256i) {
+pub(super) fn store(a: &mut [i32; N], i: usize, x: __m256i) {
     assert!(i <= N - 8);
     // SAFETY: a[i..i + 8] is in bounds (checked above); storeu has no alignment requirement.
     unsafe { _mm256_storeu_si256(a.as_mut_ptr().add(i) as *mut __m256i, x) }

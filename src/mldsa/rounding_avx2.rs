@@ -3,27 +3,12 @@
 //! (no operation here overflows), so the outputs are identical. No branch or index depends on a
 //! coefficient: gamma2 is a public parameter and the only thing branched on.
 
+use super::avx2::{load, store};
 use super::params::{D, N, Q};
 use crate::simd::Avx2;
 use core::arch::x86_64::*;
 
 const GAMMA2_32: i32 = (Q - 1) / 32;
-
-#[inline]
-#[target_feature(enable = "avx2")]
-fn load(a: &[i32; N], i: usize) -> __m256i {
-    assert!(i <= N - 8);
-    // SAFETY: a[i..i + 8] is in bounds (checked above); loadu has no alignment requirement.
-    unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) }
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
-fn store(a: &mut [i32; N], i: usize, x: __m256i) {
-    assert!(i <= N - 8);
-    // SAFETY: a[i..i + 8] is in bounds (checked above); storeu has no alignment requirement.
-    unsafe { _mm256_storeu_si256(a.as_mut_ptr().add(i) as *mut __m256i, x) }
-}
 
 /// `rounding::decompose` on eight lanes: (r1, r0) of each a in [0, q).
 #[inline]
