@@ -1121,14 +1121,27 @@ fn async_items_with_callback_and_event_fd() {
         async_cases(&ctx, &ring, n);
         assert_eq!(calls.load(Ordering::SeqCst), n, "one callback per job");
         // The eventfd counted the completions.
-        let mut count = 0u64;
-        let r = unsafe { libc_read(fd, &mut count) };
-        assert_eq!((r, count), (8, n as u64));
+        assert_eq!(event_count(fd, n as u64), n as u64);
         assert_eq!(
             unsafe { pqg_context_set_callback(ctx.0, None, null_mut()) },
             PQG_OK
         );
     }
+}
+
+/// Reads the eventfd's count until it reaches `want` (or 10 s pass): the library signals it
+/// just after a job completes, so it may trail a `pqg_job_wait` that returned.
+fn event_count(fd: i32, want: u64) -> u64 {
+    let (mut total, deadline) = (0u64, std::time::Instant::now() + Duration::from_secs(10));
+    while total < want && std::time::Instant::now() < deadline {
+        let mut count = 0u64;
+        if unsafe { libc_read(fd, &mut count) } == 8 {
+            total += count;
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    total
 }
 
 unsafe fn libc_read(fd: i32, v: &mut u64) -> isize {
@@ -1633,17 +1646,7 @@ fn a_large_handle_submit_runs_as_one_batch() {
         assert_eq!(st, want_st, "verify status {i}");
     }
     assert_eq!(calls.load(Ordering::SeqCst), 2, "one callback per job");
-    // The eventfd is signalled just after a job completes, so it may trail the wait a little.
-    let (mut total, deadline) = (0u64, std::time::Instant::now() + Duration::from_secs(10));
-    while total < 2 && std::time::Instant::now() < deadline {
-        let mut count = 0u64;
-        if unsafe { libc_read(fd, &mut count) } == 8 {
-            total += count;
-        } else {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-    assert_eq!(total, 2, "one eventfd count per job");
+    assert_eq!(event_count(fd, 2), 2, "one eventfd count per job");
     unsafe {
         pqg_context_set_callback(ctx.0, None, null_mut());
         pqg_key_free(sk);
