@@ -15,7 +15,8 @@
 #  4. One line per target: executions (calibration included), findings, corpus, coverage.
 #
 # Build host:  scripts/device-fuzz.sh pack
-#   builds the targets (scripts/fuzz.sh, release, libFuzzer linked in) and fills .device/fuzz/:
+#   builds the targets (scripts/fuzz.sh, release, libFuzzer linked in; without comparison
+#   tracing unless FUZZ_TRACE_CMP=1: 2.4-3.8x the executions) and fills .device/fuzz/:
 #   bin/ (debug info stripped, symbols kept: a panic's backtrace still names the functions;
 #   reproduce a finding here with the unstripped binary), lib/ (the libstdc++ and libgcc_s the
 #   binaries link, used through LD_LIBRARY_PATH only where the host has none that works: the
@@ -31,18 +32,22 @@ set -uo pipefail
 if [ "${1:-}" = pack ]; then
   set -e
   cd "$(dirname "$0")/.."
-  FUZZ_BUILD_ONLY=1 scripts/fuzz.sh
+  # Long runs: no comparison tracing unless FUZZ_TRACE_CMP=1 (see scripts/fuzz.sh).
+  cmp=${FUZZ_TRACE_CMP:-0}
+  FUZZ_TRACE_CMP=$cmp FUZZ_BUILD_ONLY=1 scripts/fuzz.sh
+  tdir=fuzz/target; [ "$cmp" = 0 ] && tdir=fuzz/target-nocmp
   host=$(rustc -vV | sed -n 's/^host: //p')
   mapfile -t targets < <(sed -n 's/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml | grep -vx pqgpu-fuzz)
   D=.device/fuzz
   rm -rf "$D" && mkdir -p "$D/bin" "$D/lib" "$D/seeds"
   for t in "${targets[@]}"; do
-    strip --strip-debug -o "$D/bin/$t" "fuzz/target/$host/release/$t"
+    strip --strip-debug -o "$D/bin/$t" "$tdir/$host/release/$t"
     if [ -d "fuzz/corpus/$t" ]; then cp -r "fuzz/corpus/$t" "$D/seeds/"; fi
   done
   # The C++ runtime of libFuzzer (the only libraries besides glibc's that the binaries link).
   for l in $(ldd "$D/bin/${targets[0]}" | awk '/libstdc\+\+|libgcc_s/ {print $3}'); do cp -L "$l" "$D/lib/"; done
   cp scripts/device-fuzz.sh "$D/run.sh"
+  echo "built from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src fuzz || echo ' (with local changes)'), comparison tracing: $([ "$cmp" = 0 ] && echo off || echo on)" > "$D/build.txt"
   size=$(du -sm "$D" | cut -f1)
   echo "packed ${#targets[@]} targets into $D: $size MiB"
   if [ "$size" -gt 60 ]; then echo "too big for a carry (64 MiB): drop seeds/" >&2; exit 1; fi
@@ -59,6 +64,7 @@ if ! ./bin/"${targets[0]}" -help=1 > /dev/null 2>&1; then
   export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   echo "== using the shipped libstdc++ (lib/)"
 fi
+[ -f build.txt ] && echo "== $(cat build.txt)" | tee "$OUT/build.txt"
 echo "== device-fuzz: ${#targets[@]} targets, $ncpu cores, ${cal} s calibration + ${secs} s, cap $cap executions per target"
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/corpus/$t" "$OUT/artifacts/$t" "$OUT/logs/$t"
