@@ -4,8 +4,8 @@
 //! (`gpu::hostmem`); the CPU backend keeps only this bookkeeping, so both give the same statuses.
 
 use crate::Error;
-use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, RwLock, RwLockReadGuard};
 
 /// Callers' buffers `[start, end)`, sorted by start and disjoint.
 #[derive(Debug, Default)]
@@ -66,71 +66,85 @@ pub fn checked_end(start: usize, len: usize) -> Result<usize, Error> {
 /// The asynchronous jobs of one process, so that `pqg_host_unregister` can wait for every job
 /// submitted before it (whatever backend runs it), output copies included. Per process (see
 /// `cpu::process`): a child after `fork()` does not wait for its parent's jobs.
+///
+/// Every job (an asynchronous single item is one) enters and leaves it, from different
+/// threads, so the common path is one atomic add and one atomic subtract: jobs count in one of
+/// two counters, and a waiter switches new jobs to the other one and waits until the old one
+/// drains. Waiters take turns, so a waiter may also wait for jobs entered between its call and
+/// its turn; never for one entered after its turn began.
 #[derive(Debug, Default)]
 pub struct InFlight {
-    state: Mutex<Epochs>,
-    ended: Condvar,
+    /// Running jobs per counter, each on its own cache line.
+    running: [Padded; 2],
+    /// The counter new jobs enter.
+    current: AtomicUsize,
+    /// Threads waiting for a counter to drain: a job that leaves wakes only when there are
+    /// any (an unconditional wake is a system call per asynchronous single item).
+    waiters: AtomicUsize,
+    /// Whether a waiter is draining a counter (waiters take turns); the waits sleep on it.
+    turn: Mutex<bool>,
+    drained: Condvar,
 }
 
 #[derive(Debug, Default)]
-struct Epochs {
-    /// The next job's epoch.
-    next: u64,
-    /// How many jobs of each epoch are still running.
-    running: BTreeMap<u64, usize>,
-    /// Threads in `wait_for_earlier`: an ending job wakes only when there are any (an
-    /// unconditional wake is a system call per asynchronous single item).
-    waiters: usize,
-}
+#[repr(align(128))]
+struct Padded(AtomicUsize);
 
 /// A running job's place in [`InFlight`]; dropping it ends the job there.
 #[derive(Debug)]
 pub struct Ticket {
     owner: &'static InFlight,
-    epoch: u64,
+    counter: usize,
 }
 
 impl InFlight {
-    fn lock(&self) -> MutexGuard<'_, Epochs> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Enters a job (at submit time, on the caller's thread).
     pub fn enter(&'static self) -> Ticket {
-        let mut s = self.lock();
-        let epoch = s.next;
-        *s.running.entry(epoch).or_insert(0) += 1;
-        Ticket { owner: self, epoch }
+        // SeqCst (here and in the waiter): a job whose enter returned before a waiter
+        // switched counters is seen in the counter that waiter drains.
+        let counter = self.current.load(Ordering::SeqCst);
+        self.running[counter].0.fetch_add(1, Ordering::SeqCst);
+        Ticket {
+            owner: self,
+            counter,
+        }
     }
 
-    /// Waits until every job entered before this call has ended (later ones do not delay it).
+    /// Waits until every job entered before this call has ended.
     pub fn wait_for_earlier(&self) {
-        let mut s = self.lock();
-        let mine = s.next;
-        s.next += 1;
-        s.waiters += 1;
-        while s.running.range(..=mine).next().is_some() {
-            s = self.ended.wait(s).unwrap_or_else(|e| e.into_inner());
+        let mut draining = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        // One waiter drains at a time (the counters must not switch under it).
+        while *draining {
+            draining = self
+                .drained
+                .wait(draining)
+                .unwrap_or_else(|e| e.into_inner());
         }
-        s.waiters -= 1;
+        *draining = true;
+        let old = self.current.fetch_xor(1, Ordering::SeqCst);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        // Checked under `turn`, which a leaving job takes before it wakes: no lost wake-up.
+        while self.running[old].0.load(Ordering::SeqCst) != 0 {
+            draining = self
+                .drained
+                .wait(draining)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        *draining = false;
+        drop(draining);
+        // The next waiter's turn.
+        self.drained.notify_all();
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let mut s = self.owner.lock();
-        let mut emptied = false;
-        if let Some(c) = s.running.get_mut(&self.epoch) {
-            *c -= 1;
-            if *c == 0 {
-                s.running.remove(&self.epoch);
-                emptied = true;
-            }
-        }
-        let wake = emptied && s.waiters > 0;
-        drop(s);
-        if wake {
-            self.owner.ended.notify_all();
+        let o = self.owner;
+        let left = o.running[self.counter].0.fetch_sub(1, Ordering::SeqCst) - 1;
+        if left == 0 && o.waiters.load(Ordering::SeqCst) > 0 {
+            drop(o.turn.lock().unwrap_or_else(|e| e.into_inner()));
+            o.drained.notify_all();
         }
     }
 }
@@ -177,5 +191,38 @@ mod tests {
         drop(late);
         waited.unwrap();
         waiter.join().unwrap();
+    }
+
+    #[test]
+    fn waiters_take_turns_and_none_is_lost() {
+        static JOBS: once_cell::sync::Lazy<InFlight> =
+            once_cell::sync::Lazy::new(InFlight::default);
+        let a = JOBS.enter();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiters: Vec<_> = (0..2)
+            .map(|i| {
+                let tx = tx.clone();
+                let w = std::thread::spawn(move || {
+                    JOBS.wait_for_earlier();
+                    tx.send(i).unwrap();
+                });
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                w
+            })
+            .collect();
+        let b = JOBS.enter();
+        assert!(rx.try_recv().is_err(), "returned while job a ran");
+        drop(a);
+        // The first waiter returns; the second may also wait for b (entered before its turn).
+        let first = rx.recv_timeout(std::time::Duration::from_secs(2)).unwrap();
+        assert_eq!(first, 0);
+        drop(b);
+        assert_eq!(
+            rx.recv_timeout(std::time::Duration::from_secs(2)).unwrap(),
+            1
+        );
+        waiters.into_iter().for_each(|w| w.join().unwrap());
+        // With nothing running a waiter returns at once.
+        JOBS.wait_for_earlier();
     }
 }

@@ -8,6 +8,7 @@ use super::guard::{boundary, boundary_or};
 use super::{pqg_status, PQG_ERR_PANIC, PQG_ERR_TIMEOUT, PQG_OK, PQG_PENDING};
 use crate::{Error, Status};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -37,6 +38,10 @@ impl pqg_job {
 struct JobState {
     flags: Mutex<Flags>,
     finished: Condvar,
+    /// `flags.done`, readable without the lock: polling, waiting on and freeing a completed
+    /// job (the usual order for asynchronous single items) then take no lock, whose cache
+    /// line the finishing thread has just written.
+    complete: AtomicBool,
 }
 
 #[derive(Default)]
@@ -55,13 +60,15 @@ impl JobState {
     }
 
     fn done(&self) -> bool {
-        self.lock().done
+        // Acquire: pairs with the Release in `finish`, so the job's outputs are visible.
+        self.complete.load(Ordering::Acquire)
     }
 
     fn finish(&self) {
         let waiting = {
             let mut f = self.lock();
             f.done = true;
+            self.complete.store(true, Ordering::Release);
             f.waiting
         };
         if waiting > 0 {
@@ -71,6 +78,9 @@ impl JobState {
 
     /// Waits until done or until `timeout` passes (`None`: no limit); true when done.
     fn wait(&self, timeout: Option<Duration>) -> bool {
+        if self.done() {
+            return true;
+        }
         let mut f = self.lock();
         if f.done {
             return true;

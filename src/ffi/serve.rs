@@ -96,13 +96,14 @@ unsafe impl Sync for CCallback {}
 ///
 /// The callback is called once per job, when the job's outputs and statuses are written, just
 /// before the job completes (`pqg_job_poll` turns `PQG_OK`, and waits return, right after the
-/// callback returns); `job` is the pointer the submit call stored. It runs on a dispatcher
-/// thread, or, when the job's items are all finished before the submit call returns (every
-/// item rejected, n = 0, or very fast work), inside the submit call on the caller's thread:
-/// so do not hold a lock in the caller that the callback takes. Inside the callback read the
-/// results, hand the job to another thread, or write to a pipe; do NOT wait on or free the job
-/// there (it would deadlock), and do not block for long (the dispatcher thread is held). A job
-/// submitted before the callback was set may or may not get a call.
+/// callback returns); `job` is the pointer the submit call stored. It runs on a library thread
+/// (a dispatcher thread; for a large batch, several of the library's worker threads at once,
+/// so it must be thread-safe), or, when the job's items are all finished before the submit
+/// call returns (every item rejected, n = 0, or very fast work), inside the submit call on the
+/// caller's thread: so do not hold a lock in the caller that the callback takes. Inside the
+/// callback read the results, hand the job to another thread, or write to a pipe; do NOT wait
+/// on or free the job there (it would deadlock), and do not block for long (a library thread
+/// is held). A job submitted before the callback was set may or may not get a call.
 ///
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (ctx). Thread-safe.
 #[no_mangle]

@@ -179,6 +179,28 @@ pub struct Dispatcher {
     sh: Arc<Shared>,
 }
 
+/// What one call queues: a single item (no list allocated for it) or a submit's list.
+enum Items {
+    One(Item),
+    Many(Vec<Item>),
+}
+
+impl Items {
+    fn len(&self) -> usize {
+        match self {
+            Items::One(_) => 1,
+            Items::Many(v) => v.len(),
+        }
+    }
+
+    fn into_vec(self) -> Vec<Item> {
+        match self {
+            Items::One(item) => vec![item],
+            Items::Many(v) => v,
+        }
+    }
+}
+
 /// A blocking caller's completion: the status, and the thread to wake.
 struct Waiter {
     status: OnceLock<Status>,
@@ -283,7 +305,7 @@ impl Dispatcher {
             return st;
         }
         let waiter = Waiter::new();
-        self.enqueue(vec![Item::new(op, waiter.clone(), 0)]);
+        self.enqueue(Items::One(Item::new(op, waiter.clone(), 0)));
         // The item reports exactly once (finish, or its Drop), so this wait ends, and only
         // after the dispatcher has stopped touching the op's buffers.
         waiter.wait()
@@ -292,6 +314,16 @@ impl Dispatcher {
     /// Queues ops, each reporting to `done` under its index. Ops that fail their checks
     /// report at once.
     pub fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
+        if ops.len() == 1 {
+            // The asynchronous single item: no list of its own on the way to the shard.
+            let (i, op) = ops.into_iter().next().expect("one op");
+            let mut item = Item::new(op, done, i);
+            match item.op.check() {
+                Ok(()) => self.enqueue(Items::One(item)),
+                Err(e) => item.finish(Err(e)),
+            }
+            return;
+        }
         let mut items = Vec::with_capacity(ops.len());
         for (i, op) in ops {
             let mut item = Item::new(op, done.clone(), i);
@@ -300,42 +332,36 @@ impl Dispatcher {
                 Err(e) => item.finish(Err(e)),
             }
         }
-        self.enqueue(items)
+        self.enqueue(Items::Many(items))
     }
 
-    fn enqueue(&self, items: Vec<Item>) {
+    fn enqueue(&self, items: Items) {
         let sh = &self.sh;
-        if items.is_empty() {
+        let added = items.len();
+        if added == 0 {
             return;
         }
         if !sh.ensure_workers() {
             // No thread to be had: run the items here rather than lose them.
-            let mut seg = items;
-            sh.running.fetch_add(seg.len(), Ordering::AcqRel);
-            let n = seg.len();
-            run_batch(sh, vec![std::mem::take(&mut seg)]);
-            sh.running.fetch_sub(n, Ordering::AcqRel);
+            let seg = items.into_vec();
+            sh.running.fetch_add(added, Ordering::AcqRel);
+            run_batch(sh, vec![seg]);
+            sh.running.fetch_sub(added, Ordering::AcqRel);
             return;
         }
         let now = sh.now();
         let shard = &sh.shards[my_shard()];
-        let (prev, added) = {
+        let prev = {
             let mut v = lock(&shard.items);
-            let added = items.len();
-            // Into an empty shard the list itself goes in (a large submit is not copied).
-            if v.is_empty() && v.capacity() < added {
-                *v = items;
-            } else {
-                v.extend(items);
+            match items {
+                Items::One(item) => v.push(item),
+                // Into an empty shard the list itself goes in (a large submit is not copied).
+                Items::Many(items) if v.is_empty() && v.capacity() < added => *v = items,
+                Items::Many(items) => v.extend(items),
             }
-            if added > 0 {
-                shard.last.store(now, Ordering::Release);
-            }
-            (sh.pending.fetch_add(added, Ordering::AcqRel), added)
+            shard.last.store(now, Ordering::Release);
+            sh.pending.fetch_add(added, Ordering::AcqRel)
         };
-        if added == 0 {
-            return;
-        }
         if prev == 0 {
             sh.oldest.store(now, Ordering::Release);
         }
@@ -417,7 +443,9 @@ fn worker(sh: Arc<Shared>) {
             sh.wake.notify_one();
         }
         // Items report from here; a panic escaping the batch still reports through their Drop.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_batch(&sh, batch)));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::notify::coalesced(|| run_batch(&sh, batch))
+        }));
         sh.running.fetch_sub(n, Ordering::AcqRel);
         g = lock(&sh.gate);
     }

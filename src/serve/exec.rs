@@ -49,17 +49,36 @@ pub fn run_backend(backend: &dyn Backend, items: Vec<&mut Item>, retry_on_cpu: b
     let mut retry = Vec::new();
     for (class, mut items) in classes {
         let statuses = run_class(backend, class, &mut items);
+        let mut ended = Vec::with_capacity(items.len());
         for (it, st) in items.into_iter().zip(statuses) {
             match st {
                 st if retry_on_cpu && engine_failure(st) => {
                     it.op.clear_outputs();
                     retry.push(it);
                 }
-                st => it.finish(st),
+                st => ended.push((it, st)),
             }
         }
+        report(&mut ended);
     }
     run_cpu(&mut retry);
+}
+
+/// Batches from this size report their items on all cores, in blocks of this size.
+const REPORT_BLOCK: usize = 2048;
+
+/// Reports ended items. Reporting is per item (a status, the job's count, for a job's last
+/// item its callback, waking and eventfd): at GPU batch sizes that is milliseconds of one
+/// thread, so large batches share it out over the cores; each block's eventfd signals are
+/// written once (`notify::coalesced`).
+fn report(ended: &mut [(&mut Item, Status)]) {
+    let block = |b: &mut [(&mut Item, Status)]| {
+        super::notify::coalesced(|| b.iter_mut().for_each(|(it, st)| it.finish(*st)))
+    };
+    if ended.len() < 2 * REPORT_BLOCK {
+        return block(ended);
+    }
+    crate::backend::in_pool(|| ended.par_chunks_mut(REPORT_BLOCK).for_each(block));
 }
 
 /// Runs one class through the backend (by way of the `api` layer: shape checks, a contained

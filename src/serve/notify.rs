@@ -1,6 +1,7 @@
 //! Completion notification for event loops: a per-context callback and an eventfd.
 
 use crate::Error;
+use std::cell::RefCell;
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// Called with a job's identity (its C handle's address) when the job's results are written.
@@ -20,11 +21,11 @@ impl EventFd {
         Ok(EventFd(fd))
     }
 
-    fn signal(&self) {
-        let one: u64 = 1;
+    /// Adds `count` completions to the counter.
+    fn signal(&self, count: u64) {
         // SAFETY: writes 8 bytes from a live u64 to our own descriptor. A full counter
         // (EAGAIN) already means readable, so the result is not needed.
-        let _ = unsafe { libc::write(self.0, (&one as *const u64).cast(), 8) };
+        let _ = unsafe { libc::write(self.0, (&count as *const u64).cast(), 8) };
     }
 }
 
@@ -69,10 +70,118 @@ impl Notify {
         }
     }
 
-    /// Makes the eventfd readable (after the job completed).
-    pub fn after_complete(&self) {
-        if let Some(e) = self.event.get() {
-            e.signal();
+    /// Makes the eventfd readable (after the job completed). Inside [`coalesced`] the
+    /// signal is held back and added with the others when the batch has been reported.
+    pub fn after_complete(self: &Arc<Self>) {
+        let Some(e) = self.event.get() else { return };
+        let unheld = HELD.with(|h| {
+            let Held::On(slot) = &mut *h.borrow_mut() else {
+                return true;
+            };
+            match slot {
+                Some((n, count)) if Arc::ptr_eq(n, self) => *count += 1,
+                // The first, or another context's job in the same batch (the first context's
+                // count is written now).
+                _ => {
+                    if let Some((n, count)) = slot.replace((self.clone(), 1)) {
+                        n.flush(count);
+                    }
+                }
+            }
+            false
+        });
+        if unheld {
+            e.signal(1);
         }
+    }
+
+    fn flush(&self, count: u64) {
+        if let Some(e) = self.event.get() {
+            e.signal(count);
+        }
+    }
+}
+
+/// Whether this thread holds back eventfd signals, and the ones held (one context at a time).
+enum Held {
+    Off,
+    On(Option<(Arc<Notify>, u64)>),
+}
+
+thread_local! {
+    static HELD: RefCell<Held> = const { RefCell::new(Held::Off) };
+}
+
+/// Runs `f` (which reports a batch's items) with this thread's eventfd signals added up and
+/// written once at the end: one system call per batch instead of one per completed job. Every
+/// job is complete before its count is written, as without it; a panic in `f` still writes.
+pub fn coalesced<R>(f: impl FnOnce() -> R) -> R {
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            let held = HELD.with(|h| std::mem::replace(&mut *h.borrow_mut(), Held::Off));
+            if let Held::On(Some((n, count))) = held {
+                n.flush(count);
+            }
+        }
+    }
+    // Nested scopes leave the holding (and the release) to the outermost.
+    let outermost = HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        let off = matches!(*h, Held::Off);
+        if off {
+            *h = Held::On(None);
+        }
+        off
+    });
+    // `then`, not `then_some`: an unused Release must not even be built (its drop releases).
+    let _release = outermost.then(|| Release);
+    f()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The eventfd's counter, read (and reset) without blocking: 0 when unreadable.
+    fn take(fd: i32) -> u64 {
+        let mut v = 0u64;
+        // SAFETY: reads 8 bytes into a live u64 from a descriptor this test owns.
+        let r = unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
+        if r == 8 {
+            v
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn signals_are_held_inside_a_batch_and_added_up_after_it() {
+        let (a, b) = (Arc::new(Notify::default()), Arc::new(Notify::default()));
+        let (fa, fb) = (a.event_fd().unwrap(), b.event_fd().unwrap());
+        a.after_complete();
+        assert_eq!(take(fa), 1, "outside a batch: at once");
+        coalesced(|| {
+            a.after_complete();
+            a.after_complete();
+            coalesced(|| a.after_complete());
+            assert_eq!(take(fa), 0, "held, also after a nested scope");
+            // Another context's job in the same batch releases the first context's count.
+            b.after_complete();
+            assert_eq!(take(fa), 3);
+            a.after_complete();
+            assert_eq!(take(fb), 1, "and back");
+        });
+        assert_eq!((take(fa), take(fb)), (1, 0), "written when the batch ends");
+        let r = std::panic::catch_unwind(|| {
+            coalesced(|| {
+                b.after_complete();
+                panic!("a batch that dies");
+            })
+        });
+        assert!(r.is_err());
+        assert_eq!(take(fb), 1, "a panic still writes");
+        b.after_complete();
+        assert_eq!(take(fb), 1, "the thread holds nothing afterwards");
     }
 }

@@ -102,6 +102,10 @@ struct Args {
     /// Serving mode: outstanding async items (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
     serve_outstanding: Vec<usize>,
+    /// Serving mode: asynchronous driver threads (comma-separated); with D > 1 each of D
+    /// threads keeps N / D items outstanding on the one context and polls its own jobs.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    serve_drivers: Vec<usize>,
     /// Serving mode: PQG_OPT_CPU_CROSSOVER of the context (default: the library's).
     #[arg(long)]
     serve_crossover: Option<i64>,
@@ -163,6 +167,7 @@ fn main() {
         s.duration = Duration::from_secs_f64(args.serve_seconds);
         s.threads = args.serve_threads.clone();
         s.outstanding = args.serve_outstanding.clone();
+        s.drivers = args.serve_drivers.clone();
         s.batch = args.gpu_batch;
         s.crossover = args.serve_crossover;
         s.configs = args.serve_config.clone();

@@ -3,7 +3,9 @@
 //!
 //! * blocking: T threads, each making single calls with a key handle (`pqg_mldsa_sign_key`, ...).
 //! * async: one driver keeping N single-item submits (`pqg_mldsa_sign_async`, ...) outstanding,
-//!   told of completions by the context's callback.
+//!   told of completions by the context's callback; or D driver threads (a server with several
+//!   event-loop threads), each keeping N / D outstanding and polling its own jobs
+//!   (`pqg_job_poll`), all on the one context and key.
 //! * batch: one batch of B signatures with a key handle (`pqg_mldsa_sign_key_submit`) against
 //!   the same batch with the encoded key in every item (`pqg_mldsa_sign_submit`): each item
 //!   its own copy ("batch-keys": nothing shared), or all items pointing at one key slice
@@ -18,6 +20,7 @@ use pqgpu::mldsa::{self, Message};
 use pqgpu::{ctru, Alg};
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -30,6 +33,8 @@ pub struct ServeArgs {
     pub algs: Vec<pqg_alg>,
     pub threads: Vec<usize>,
     pub outstanding: Vec<usize>,
+    /// Asynchronous driver threads (1: the callback-driven driver).
+    pub drivers: Vec<usize>,
     /// Time per figure.
     pub duration: Duration,
     /// Batch size of the handle-vs-keys comparison (0: skip).
@@ -59,6 +64,7 @@ impl ServeArgs {
             ],
             threads: vec![1, 16, 256, 1024],
             outstanding: vec![1024, 4096, 16384, 65536],
+            drivers: vec![1],
             duration: Duration::from_millis(1000),
             batch: 65536,
             crossover: None,
@@ -519,6 +525,27 @@ fn row(
     }
 }
 
+/// The job-to-slot map's hash: job addresses are distinct heap pointers, so one multiply
+/// spreads them (a C server would keep its own table; SipHash here cost the driver ~5 %).
+#[derive(Default)]
+struct AddrHash(u64);
+
+impl Hasher for AddrHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.0 = (x as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(26);
+    }
+}
+
 /// Completed jobs, handed from the callback to the driver. The callback wakes the driver only
 /// when it sleeps (a wake per job would be a system call per item, as an event loop avoids).
 #[derive(Default)]
@@ -558,13 +585,14 @@ fn asynchronous(
     let mut bufs: Vec<Bufs> = (0..n).map(|_| Bufs::new(k)).collect();
     let mut statuses = vec![0 as pqg_status; n];
     let mut started = vec![Instant::now(); n];
-    let mut slot_of: HashMap<usize, usize> = HashMap::with_capacity(2 * n);
+    let mut slot_of: HashMap<usize, usize, BuildHasherDefault<AddrHash>> =
+        HashMap::with_capacity_and_hasher(2 * n, Default::default());
     let mut lat = Vec::new();
     let start = Instant::now();
     let issue = |i: usize,
                  bufs: &mut [Bufs],
                  statuses: &mut [pqg_status],
-                 slot_of: &mut HashMap<usize, usize>|
+                 slot_of: &mut HashMap<usize, usize, BuildHasherDefault<AddrHash>>|
      -> Result<(), String> {
         let mut job = null_mut();
         // SAFETY: slot i's buffers stay put until its job is collected.
@@ -627,6 +655,124 @@ fn asynchronous(
     let count = lat.len();
     Ok(row(
         "async",
+        k,
+        op,
+        n,
+        count as f64 / elapsed,
+        percentiles(lat),
+    ))
+}
+
+/// Bench-side bookkeeping for `d` drivers of `n` outstanding items: which mode name a row
+/// gets ("async-4": four driver threads).
+fn polled_mode(d: usize) -> &'static str {
+    Box::leak(format!("async-{d}").into_boxed_str())
+}
+
+/// What one driver thread brings back: its latencies (ns) and its last result's buffers.
+type Driven = (Vec<u64>, Option<Bufs>);
+
+/// `d` driver threads, each keeping its share of `n` single items outstanding on the one
+/// context and sweeping its own jobs with `pqg_job_poll` (a sweep that finds none complete
+/// sleeps 20 us): how a server with several event-loop threads drives the library.
+fn polled(
+    ctx: P<pqg_context>,
+    k: &Keys,
+    op: Op,
+    n: usize,
+    d: usize,
+    dur: Duration,
+) -> Result<ServeRow, String> {
+    let start = Instant::now();
+    let per = n.div_ceil(d);
+    let results: Vec<Result<Driven, String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..d)
+            .map(|_| {
+                let ctx = &ctx;
+                s.spawn(move || -> Result<Driven, String> {
+                    let mut bufs: Vec<Bufs> = (0..per).map(|_| Bufs::new(k)).collect();
+                    let mut statuses = vec![0 as pqg_status; per];
+                    let mut started = vec![Instant::now(); per];
+                    let mut jobs = vec![null_mut::<pqg_job>(); per];
+                    let mut lat = Vec::new();
+                    let mut last = None;
+                    for i in 0..per {
+                        started[i] = Instant::now();
+                        // SAFETY: slot i's buffers stay put until its job is collected.
+                        check(
+                            unsafe {
+                                submit(ctx.0, k, op, &mut bufs[i], &mut statuses[i], &mut jobs[i])
+                            },
+                            "submit",
+                        )?;
+                    }
+                    let mut outstanding = per;
+                    while outstanding > 0 {
+                        let mut found = 0;
+                        let more = start.elapsed() < dur;
+                        for i in 0..per {
+                            if jobs[i].is_null() {
+                                continue;
+                            }
+                            // SAFETY: a live job of this thread.
+                            if unsafe { pqg_job_poll(jobs[i]) } != PQG_OK {
+                                continue;
+                            }
+                            let now = Instant::now();
+                            // SAFETY: completed; freed once.
+                            unsafe { pqg_job_free(jobs[i]) };
+                            jobs[i] = null_mut();
+                            check(statuses[i], op.name())?;
+                            lat.push(now.duration_since(started[i]).as_nanos() as u64);
+                            last = Some(i);
+                            found += 1;
+                            if more {
+                                started[i] = Instant::now();
+                                // SAFETY: as above.
+                                check(
+                                    unsafe {
+                                        submit(
+                                            ctx.0,
+                                            k,
+                                            op,
+                                            &mut bufs[i],
+                                            &mut statuses[i],
+                                            &mut jobs[i],
+                                        )
+                                    },
+                                    "submit",
+                                )?;
+                            } else {
+                                outstanding -= 1;
+                            }
+                        }
+                        if found == 0 {
+                            if start.elapsed() > dur + Duration::from_secs(30) {
+                                return Err("no completion within 30 s".into());
+                            }
+                            std::thread::sleep(Duration::from_micros(20));
+                        }
+                    }
+                    Ok((lat, last.map(|i| bufs.swap_remove(i))))
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or(Err("driver panicked".into())))
+            .collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut lat = Vec::new();
+    for r in results {
+        let (l, last) = r?;
+        lat.extend(l);
+        if let Some(b) = last {
+            b.verify(k, op)?;
+        }
+    }
+    let count = lat.len();
+    Ok(row(
+        polled_mode(d),
         k,
         op,
         n,
@@ -813,7 +959,12 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
                 continue;
             }
             for &n in &a.outstanding {
-                emit(asynchronous(ctx, &k, op, n, a.duration)?);
+                for &d in &a.drivers {
+                    emit(match d {
+                        0 | 1 => asynchronous(ctx, &k, op, n, a.duration)?,
+                        d => polled(ctx, &k, op, n, d, a.duration)?,
+                    });
+                }
             }
         }
         if a.batch > 0 && matches!(k.alg, Alg::MlDsa(_)) && wanted(a, Op::Sign) {
