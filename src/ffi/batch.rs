@@ -24,14 +24,19 @@ pub(crate) struct Accepted<T, O> {
     runs: Runs,
 }
 
-/// A C request array read from several threads.
+/// A C request array (or the outputs checked from one) read from several threads.
 struct Requests<'a, R>(&'a [R]);
 
-// SAFETY: a request is a plain C struct of addresses and lengths; the checks only read the
-// struct (what its pointers point to is read under the submit call's own contract).
+// SAFETY: a request is a plain C struct of addresses and lengths (an output an address and a
+// length); the readers only read the struct (what its pointers point to is used under the
+// submit call's own contract).
 unsafe impl<R> Sync for Requests<'_, R> {}
 
 impl<R> Requests<'_, R> {
+    fn at(&self, i: usize) -> &R {
+        &self.0[i]
+    }
+
     fn block(&self, b: usize) -> &[R] {
         &self.0[b * BLOCK..self.0.len().min((b + 1) * BLOCK)]
     }
@@ -170,10 +175,20 @@ pub(crate) fn pending(n: usize) -> Vec<Status> {
 /// # Safety
 /// As [`Out::slice`] for every buffer, for as long as the list is used: each is writable for
 /// its length and none overlaps another (checked with [`disjoint`]).
-pub(crate) unsafe fn rows(outs: impl Iterator<Item = Out>) -> Vec<&'static mut [u8]> {
+pub(crate) unsafe fn rows<O>(
+    outs: &[O],
+    pick: impl Fn(&O) -> Out + Sync + Send,
+) -> Vec<&'static mut [u8]> {
     let mut v = take();
     // SAFETY: forwarded from the caller.
-    v.extend(outs.map(|o| unsafe { o.slice() }));
+    let slice = |o: &O| unsafe { pick(o).slice() };
+    if outs.len() < BLOCK {
+        v.extend(outs.iter().map(slice));
+    } else {
+        // A GPU batch's list is megabytes, written before the backend starts: on all cores.
+        let (shared, n) = (&Requests(outs), outs.len());
+        in_pool(|| v.par_extend((0..n).into_par_iter().map(|i| slice(shared.at(i)))));
+    }
     v
 }
 

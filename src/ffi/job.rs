@@ -6,6 +6,7 @@
 
 use super::guard::{boundary, boundary_or};
 use super::{pqg_status, PQG_ERR_PANIC, PQG_ERR_TIMEOUT, PQG_OK, PQG_PENDING};
+use crate::serve::notify::Notify;
 use crate::{Error, Status};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -153,30 +154,47 @@ impl StatusSink {
 pub(crate) type Work = Box<dyn FnOnce() -> Vec<Status> + Send>;
 
 /// Starts `work` on its own thread and returns the job handle. `statuses` must be non-NULL
-/// when `n > 0`, and is written when the work ends (also if it panics).
-pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_job> {
+/// when `n > 0`, and is written when the work ends (also if it panics). With `notify` (a
+/// key-handle job, whose completions the context reports) the context's callback runs once
+/// the statuses are written and its eventfd is signalled once the job is complete.
+pub(crate) fn start(
+    n: usize,
+    statuses: *mut pqg_status,
+    work: Work,
+    notify: Option<Arc<Notify>>,
+) -> Box<pqg_job> {
     let state = Arc::new(JobState::default());
+    let job = Box::new(pqg_job {
+        state: state.clone(),
+        worker: Mutex::new(None),
+        pid: crate::process::id(),
+    });
+    // The callback names the job by its handle's address, which the box keeps.
+    let id = &*job as *const pqg_job as usize;
     let sink = StatusSink { ptr: statuses, n };
     // Entered here, on the submitting thread, and left once the job is done: an unregister
     // called after this submit returns waits for it (`pqg_host_unregister`).
     let ticket = crate::backend::jobs_in_flight().enter();
     // The work sits in a slot so that, if no thread can be started, it can still be run here.
     let slot = Arc::new(Mutex::new(Some((work, sink, ticket))));
-    let run = {
-        let (state, slot) = (state.clone(), slot.clone());
-        move || {
-            let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some((work, sink, ticket)) = taken {
-                let statuses = catch_unwind(AssertUnwindSafe(work)).ok();
-                let _ = catch_unwind(AssertUnwindSafe(|| sink.write(statuses)));
-                state.finish();
-                drop(ticket);
-            } else {
-                state.finish();
+    let run = move || {
+        let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((work, sink, ticket)) = taken {
+            let statuses = catch_unwind(AssertUnwindSafe(work)).ok();
+            let _ = catch_unwind(AssertUnwindSafe(|| sink.write(statuses)));
+            if let Some(n) = &notify {
+                n.before_complete(id);
             }
+            state.finish();
+            drop(ticket);
+            if let Some(n) = &notify {
+                n.after_complete();
+            }
+        } else {
+            state.finish();
         }
     };
-    let worker = match thread::Builder::new()
+    let spawned = match thread::Builder::new()
         .name("pqgpu-job".into())
         .spawn(run.clone())
     {
@@ -187,11 +205,8 @@ pub(crate) fn start(n: usize, statuses: *mut pqg_status, work: Work) -> Box<pqg_
             None
         }
     };
-    Box::new(pqg_job {
-        state,
-        worker: Mutex::new(worker),
-        pid: crate::process::id(),
-    })
+    *job.worker.lock().unwrap_or_else(|e| e.into_inner()) = spawned;
+    job
 }
 
 /// A job completed from elsewhere (the serving dispatcher, `ffi::serve`): the handle, and

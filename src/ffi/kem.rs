@@ -275,12 +275,8 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ct/ss buffer is writable for its length until the job
             // completes (contract) and they are pairwise disjoint (checked at submit).
-            let (mut cts, mut sss) = unsafe {
-                (
-                    rows(accepted.outs.iter().map(|o| o.0)),
-                    rows(accepted.outs.iter().map(|o| o.1)),
-                )
-            };
+            let (mut cts, mut sss) =
+                unsafe { (rows(&accepted.outs, |o| o.0), rows(&accepted.outs, |o| o.1)) };
             let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status (and the secrets are zeroed).
             let _ = api::kem_encaps(&*backend, p, &accepted.items, &mut cts, &mut sss, &mut ran);
@@ -289,7 +285,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
-        unsafe { hand_out(job::start(n, statuses, work), job) };
+        unsafe { hand_out(job::start(n, statuses, work, None), job) };
         Ok(())
     });
     if status != PQG_OK {
@@ -347,7 +343,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted ss buffer is writable for its length until the job
             // completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sss = unsafe { rows(accepted.outs.iter().copied()) };
+            let mut sss = unsafe { rows(&accepted.outs, |&o| o) };
             let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status (and the secrets are zeroed).
             let _ = api::kem_decaps(&*backend, p, &accepted.items, &mut sss, &mut ran);
@@ -355,7 +351,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
-        unsafe { hand_out(job::start(n, statuses, work), job) };
+        unsafe { hand_out(job::start(n, statuses, work, None), job) };
         Ok(())
     });
     if status != PQG_OK {

@@ -156,7 +156,7 @@ pub(crate) unsafe fn submit(
             st
         });
         // SAFETY: job was checked non-NULL above.
-        unsafe { hand_out(job::start(n, statuses, work), job) };
+        unsafe { hand_out(job::start(n, statuses, work, None), job) };
         Ok(())
     });
     if status != PQG_OK {

@@ -525,7 +525,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
         let work: job::Work = Box::new(move || {
             // SAFETY: every accepted sig buffer is writable for the signature length until the
             // job completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sigs = unsafe { rows(accepted.outs.iter().copied()) };
+            let mut sigs = unsafe { rows(&accepted.outs, |&o| o) };
             let mut ran = pending(accepted.items.len());
             // A whole-call error is already in every status.
             let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
@@ -533,7 +533,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
-        unsafe { hand_out(job::start(n, statuses, work), job) };
+        unsafe { hand_out(job::start(n, statuses, work, None), job) };
         Ok(())
     })
 }
@@ -603,7 +603,7 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
-        unsafe { hand_out(job::start(n, statuses, work), job) };
+        unsafe { hand_out(job::start(n, statuses, work, None), job) };
         Ok(())
     })
 }

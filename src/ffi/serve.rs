@@ -7,7 +7,7 @@ use super::context::{context, pqg_context};
 use super::guard::{
     boundary, context_string, input, optional, requests, required, signature, zero_secret, Out,
 };
-use super::job::{self, clear_out, pqg_job, JobDone};
+use super::job::{self, clear_out, hand_out, pqg_job, JobDone};
 use super::key::{key_for, key_ref, pqg_key};
 use super::recycle::give;
 use super::{pqg_status, PQG_OK};
@@ -308,64 +308,6 @@ fn runs_as_batch(c: &pqg_context, n: usize) -> bool {
     c.backend.kind() == BackendKind::Gpu && n >= half
 }
 
-/// Starts `work` (every item's status, in request order) on its own thread as job `*out`,
-/// completed through a [`JobSink`], so the context's callback and eventfd see it as they see
-/// dispatcher jobs.
-///
-/// # Safety
-/// `statuses` is `n` writable entries (non-NULL when n > 0), `out` is writable, and every
-/// buffer the work touches stays valid until the job completes.
-unsafe fn start_batch(
-    c: &pqg_context,
-    n: usize,
-    statuses: *mut pqg_status,
-    out: *mut *mut pqg_job,
-    work: job::Work,
-) {
-    let (handle, done) = job::external();
-    let ptr = Box::into_raw(handle);
-    let sink = JobSink {
-        remaining: AtomicUsize::new(n + 1),
-        statuses: Statuses(statuses),
-        done: Mutex::new(Some(done)),
-        notify: c.serve.notify.clone(),
-        id: ptr as usize,
-    };
-    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
-    unsafe { out.write(ptr) };
-    let run = move || {
-        let st = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_default();
-        for i in 0..n {
-            sink.complete(i, st.get(i).copied().unwrap_or(Err(Error::Panic)));
-        }
-        give(st);
-        if sink.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            sink.complete_job();
-        }
-    };
-    // The closure sits in a slot so that, if no thread can be started, it runs here.
-    let slot = Arc::new(Mutex::new(Some(run)));
-    let take = {
-        let slot = slot.clone();
-        move || {
-            let run = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some(run) = run {
-                run();
-            }
-        }
-    };
-    if std::thread::Builder::new()
-        .name("pqgpu-job".into())
-        .spawn(take)
-        .is_err()
-    {
-        let run = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(run) = run {
-            run();
-        }
-    }
-}
-
 /// The handle's encoded key for the lifetime of a batch job.
 ///
 /// # Safety
@@ -413,7 +355,7 @@ unsafe fn sign_batch(
     let work: job::Work = Box::new(move || {
         // SAFETY: every accepted sig buffer is writable for the signature length until the
         // job completes (contract) and they are pairwise apart (checked above).
-        let mut sigs = unsafe { rows(accepted.outs.iter().copied()) };
+        let mut sigs = unsafe { rows(&accepted.outs, |&o| o) };
         let mut ran = pending(accepted.items.len());
         let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
         give(sigs);
@@ -421,8 +363,9 @@ unsafe fn sign_batch(
         drop(key);
         st
     });
-    // SAFETY: forwarded.
-    unsafe { start_batch(c, reqs.len(), statuses, out, work) };
+    let notify = Some(c.serve.notify.clone());
+    // SAFETY: out was checked non-NULL (`front`).
+    unsafe { hand_out(job::start(reqs.len(), statuses, work, notify), out) };
     Some(())
 }
 
@@ -463,8 +406,9 @@ unsafe fn verify_batch(
         drop(key);
         st
     });
-    // SAFETY: forwarded.
-    unsafe { start_batch(c, reqs.len(), statuses, out, work) };
+    let notify = Some(c.serve.notify.clone());
+    // SAFETY: out was checked non-NULL (`front`).
+    unsafe { hand_out(job::start(reqs.len(), statuses, work, notify), out) };
     Some(())
 }
 
