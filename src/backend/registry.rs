@@ -68,23 +68,27 @@ pub fn checked_end(start: usize, len: usize) -> Result<usize, Error> {
 /// `cpu::process`): a child after `fork()` does not wait for its parent's jobs.
 ///
 /// Every job (an asynchronous single item is one) enters and leaves it, from different
-/// threads, so the common path is one atomic add and one atomic subtract: jobs count in one of
-/// two counters, and a waiter switches new jobs to the other one and waits until the old one
-/// drains. Waiters take turns, so a waiter may also wait for jobs entered between its call and
-/// its turn; never for one entered after its turn began.
+/// threads, so the common path is one atomic add and one atomic subtract, on a counter of the
+/// entering thread's shard (many submitting threads then rarely share a cache line): jobs count
+/// in one of two sets of counters, and a waiter switches new jobs to the other set and waits
+/// until the old one drains. Waiters take turns, so a waiter may also wait for jobs entered
+/// between its call and its turn; never for one entered after its turn began.
 #[derive(Debug, Default)]
 pub struct InFlight {
-    /// Running jobs per counter, each on its own cache line.
-    running: [Padded; 2],
-    /// The counter new jobs enter.
+    /// Running jobs per set and shard, each counter on its own cache line.
+    running: [[Padded; SHARDS]; 2],
+    /// The set new jobs enter.
     current: AtomicUsize,
-    /// Threads waiting for a counter to drain: a job that leaves wakes only when there are
-    /// any (an unconditional wake is a system call per asynchronous single item).
+    /// Threads waiting for a set to drain: a job that leaves wakes only when there are any
+    /// (an unconditional wake is a system call per asynchronous single item).
     waiters: AtomicUsize,
-    /// Whether a waiter is draining a counter (waiters take turns); the waits sleep on it.
+    /// Whether a waiter is draining a set (waiters take turns); the waits sleep on it.
     turn: Mutex<bool>,
     drained: Condvar,
 }
+
+/// Counter shards of [`InFlight`].
+const SHARDS: usize = 16;
 
 #[derive(Debug, Default)]
 #[repr(align(128))]
@@ -94,26 +98,43 @@ struct Padded(AtomicUsize);
 #[derive(Debug)]
 pub struct Ticket {
     owner: &'static InFlight,
-    counter: usize,
+    set: usize,
+    shard: usize,
+}
+
+/// The calling thread's counter shard: threads are spread over the shards in turn.
+fn my_shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
 }
 
 impl InFlight {
     /// Enters a job (at submit time, on the caller's thread).
     pub fn enter(&'static self) -> Ticket {
         // SeqCst (here and in the waiter): a job whose enter returned before a waiter
-        // switched counters is seen in the counter that waiter drains.
-        let counter = self.current.load(Ordering::SeqCst);
-        self.running[counter].0.fetch_add(1, Ordering::SeqCst);
+        // switched sets is seen in the set that waiter drains.
+        let (set, shard) = (self.current.load(Ordering::SeqCst), my_shard());
+        self.running[set][shard].0.fetch_add(1, Ordering::SeqCst);
         Ticket {
             owner: self,
-            counter,
+            set,
+            shard,
         }
+    }
+
+    fn drained(&self, set: usize) -> bool {
+        self.running[set]
+            .iter()
+            .all(|c| c.0.load(Ordering::SeqCst) == 0)
     }
 
     /// Waits until every job entered before this call has ended.
     pub fn wait_for_earlier(&self) {
         let mut draining = self.turn.lock().unwrap_or_else(|e| e.into_inner());
-        // One waiter drains at a time (the counters must not switch under it).
+        // One waiter drains at a time (the sets must not switch under it).
         while *draining {
             draining = self
                 .drained
@@ -124,7 +145,7 @@ impl InFlight {
         let old = self.current.fetch_xor(1, Ordering::SeqCst);
         self.waiters.fetch_add(1, Ordering::SeqCst);
         // Checked under `turn`, which a leaving job takes before it wakes: no lost wake-up.
-        while self.running[old].0.load(Ordering::SeqCst) != 0 {
+        while !self.drained(old) {
             draining = self
                 .drained
                 .wait(draining)
@@ -141,7 +162,11 @@ impl InFlight {
 impl Drop for Ticket {
     fn drop(&mut self) {
         let o = self.owner;
-        let left = o.running[self.counter].0.fetch_sub(1, Ordering::SeqCst) - 1;
+        let left = o.running[self.set][self.shard]
+            .0
+            .fetch_sub(1, Ordering::SeqCst)
+            - 1;
+        // A shard that empties wakes the waiter, which checks all of them.
         if left == 0 && o.waiters.load(Ordering::SeqCst) > 0 {
             drop(o.turn.lock().unwrap_or_else(|e| e.into_inner()));
             o.drained.notify_all();
