@@ -214,7 +214,13 @@ mod tests {
             let (want, want_ok) = invert_portable(f, zq);
             let (got, got_ok) = crate::simd::ctru_inverse::invert(t, f, zq);
             assert_eq!(got_ok, want_ok, "verdict, n = {}, q = {}", f.len(), zq.q);
-            assert_eq!(&got[..], &want[..], "inverse, n = {}, q = {}", f.len(), zq.q);
+            assert_eq!(
+                &got[..],
+                &want[..],
+                "inverse, n = {}, q = {}",
+                f.len(),
+                zq.q
+            );
             want_ok
         };
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
@@ -245,7 +251,10 @@ mod tests {
                         f
                     }
                 };
-                assert!(check(&f, &zq), "n = {n}: a nonzero f is invertible in the field");
+                assert!(
+                    check(&f, &zq),
+                    "n = {n}: a nonzero f is invertible in the field"
+                );
             }
             // The only non-invertible element of the field: 0.
             assert!(!check(&vec![0; n], &zq));

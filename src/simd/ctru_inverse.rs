@@ -70,15 +70,15 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
         let vr_len = n.min(k) + 1;
         let vk = steps - 1 - k;
 
+        // The swap decision reads f0 and g0 before the swap; so do the products (see below).
         let f0 = f[0] as i32;
         let g0 = g[k] as i32;
         let g0_nonzero = nonzero_mask(g0) & nonzero_mask(g0 - q) & nonzero_mask(g0 + q);
         let swap = ((-delta) >> 31) & g0_nonzero;
         delta ^= swap & (delta ^ -delta);
         delta += 1;
-        let (f0, g0) = (f0 ^ (swap & (f0 ^ g0)), g0 ^ (swap & (f0 ^ g0)));
         // The multipliers, centered so that their Shoup companions fit in an i16.
-        let (fc, gc) = (center(zq, f0), center(zq, g0));
+        let (fc, gc) = (center(q, f0), center(q, g0));
         let c = Coeffs {
             f0: fc as i16,
             f0s: shoup(fc, m),
@@ -88,18 +88,13 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
             swap: swap as i16,
         };
         // SAFETY: an `Avx2` token exists only after the AVX2 check. f has `full` words and g
-        // has k + chunks(fg_len) * W <= steps + full (k + fg_len <= 2n < steps + 2); v has
-        // vk + chunks(vr_len) * W <= steps + full and r has `full`.
+        // has k + chunks(fg_len) * W <= steps + full words from its start (k + fg_len <= 2n);
+        // v has vk + chunks(vr_len) * W <= steps + full and r has `full`.
         unsafe {
             step_avx2(
-                f.as_mut_ptr(),
-                g.as_mut_ptr().add(k),
+                [f.as_mut_ptr(), g.as_mut_ptr().add(k)],
                 chunks(fg_len),
-                &c,
-            );
-            step_avx2(
-                v.as_mut_ptr().add(vk),
-                r.as_mut_ptr(),
+                [v.as_mut_ptr().add(vk), r.as_mut_ptr()],
                 chunks(vr_len),
                 &c,
             );
@@ -114,14 +109,15 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     (Zeroizing::new(out), delta == 0)
 }
 
-/// c mod q in [-(q-1)/2, (q-1)/2] without a branch, for |c| < 2^15.
+/// c mod q in [-(q-1)/2, (q-1)/2] without a branch, for |c| < 3q/2.
 #[inline(always)]
-fn center(zq: &Zq, c: i32) -> i32 {
-    let r = zq.reduce(c);
-    r - (zq.q & !((r - (zq.q + 1) / 2) >> 31))
+fn center(q: i32, c: i32) -> i32 {
+    let half = (q - 1) / 2;
+    let c = c + (q & ((c + half) >> 31));
+    c - (q & ((half - c) >> 31))
 }
 
-/// The scalars of one step, after the swap.
+/// The scalars of one step: f0 and g0 before the swap, centered, with their Shoup companions.
 struct Coeffs {
     f0: i16,
     f0s: i16,
@@ -132,31 +128,44 @@ struct Coeffs {
     swap: i16,
 }
 
-/// One divstep pass over `chunks` vectors of the pair (a, b) = (f, g) or (v, r): swap a[i] and
-/// b[i] under the mask, then a[i] keeps the swapped value and b[i] = f0 b[i] - g0 a[i] mod q.
+/// One divstep on the pairs (a, b) = (f, g) (`fg` vectors) and (v, r) (`vr` vectors): a[i]
+/// takes b[i] under the swap mask, and b[i] = f0 b[i] - g0 a[i] mod q with the values before
+/// the swap.
+///
+/// The portable step computes f0' b' - g0' a' after the swap; when it swaps, that is
+/// g0 a - f0 b, the negation of this one. Both g and r then carry the factor -1, which changes
+/// no decision and cancels in the result, like the portable code's Montgomery factors.
 ///
 /// # Safety
-/// AVX2 must be present, and a and b must each be valid for chunks * 16 words.
+/// AVX2 must be present; fg[0] and fg[1] must be valid for `fg` * 16 words and vr[0] and vr[1]
+/// for `vr` * 16 words.
 #[target_feature(enable = "avx2")]
-unsafe fn step_avx2(a: *mut i16, b: *mut i16, chunks: usize, c: &Coeffs) {
+unsafe fn step_avx2(
+    fg: [*mut i16; 2],
+    fg_chunks: usize,
+    vr: [*mut i16; 2],
+    vr_chunks: usize,
+    c: &Coeffs,
+) {
     let f0 = _mm256_set1_epi16(c.f0);
     let f0s = _mm256_set1_epi16(c.f0s);
     let g0 = _mm256_set1_epi16(c.g0);
     let g0s = _mm256_set1_epi16(c.g0s);
     let q = _mm256_set1_epi16(c.q);
     let swap = _mm256_set1_epi16(c.swap);
-    for j in 0..chunks {
-        let pa = a.add(j * W) as *mut __m256i;
-        let pb = b.add(j * W) as *mut __m256i;
-        let x = _mm256_loadu_si256(pa);
-        let y = _mm256_loadu_si256(pb);
-        let t = _mm256_and_si256(swap, _mm256_xor_si256(x, y));
-        let x = _mm256_xor_si256(x, t);
-        let y = _mm256_xor_si256(y, t);
-        _mm256_storeu_si256(pa, x);
-        // f0 y - g0 x - q (hi(y f0s) - hi(x g0s)), exact in i16 (its value is in (-1.4q, 1.4q)).
-        let quot = _mm256_sub_epi16(_mm256_mulhi_epi16(y, f0s), _mm256_mulhi_epi16(x, g0s));
-        let prod = _mm256_sub_epi16(_mm256_mullo_epi16(y, f0), _mm256_mullo_epi16(x, g0));
-        _mm256_storeu_si256(pb, _mm256_sub_epi16(prod, _mm256_mullo_epi16(quot, q)));
+    for ([a, b], chunks) in [(fg, fg_chunks), (vr, vr_chunks)] {
+        for j in 0..chunks {
+            let pa = a.add(j * W) as *mut __m256i;
+            let pb = b.add(j * W) as *mut __m256i;
+            let x = _mm256_loadu_si256(pa);
+            let y = _mm256_loadu_si256(pb);
+            let t = _mm256_and_si256(swap, _mm256_xor_si256(x, y));
+            _mm256_storeu_si256(pa, _mm256_xor_si256(x, t));
+            // f0 y - g0 x - q (hi(y f0s) - hi(x g0s)), exact in i16 (its value is in
+            // (-1.4q, 1.4q)).
+            let quot = _mm256_sub_epi16(_mm256_mulhi_epi16(y, f0s), _mm256_mulhi_epi16(x, g0s));
+            let prod = _mm256_sub_epi16(_mm256_mullo_epi16(y, f0), _mm256_mullo_epi16(x, g0));
+            _mm256_storeu_si256(pb, _mm256_sub_epi16(prod, _mm256_mullo_epi16(quot, q)));
+        }
     }
 }
