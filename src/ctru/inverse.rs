@@ -287,4 +287,27 @@ mod tests {
         }
         assert!(found >= 10, "only {found} reducible rings");
     }
+
+    /// Constant-time check (run under valgrind by scripts/ct-memcheck.sh, which selects tests
+    /// named `ct_check`): the portable and the AVX2 recip on a secret KeyGen-like f and on a
+    /// secret dense element. Memcheck must report no branch or memory index that depends on them.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ct_check_ctru_inverse() {
+        use crate::simd::ct_check::secret;
+        for (n, q) in [(653, 4621), (1277, 7879)] {
+            let zq = Zq::new(q);
+            let mut f: Vec<i32> = (0..n).map(|i| 2 * ((i % 5) as i32 - 2)).collect();
+            f[0] += 1;
+            let dense: Vec<i32> = (0..n).map(|i| (i as i32 * 37) % q - q / 2).collect();
+            secret(&f[..]);
+            secret(&dense[..]);
+            for x in [&f, &dense] {
+                std::hint::black_box(invert_portable(x, &zq));
+                if let Some(t) = crate::simd::level().avx2() {
+                    std::hint::black_box(crate::simd::ctru_inverse::invert(t, x, &zq));
+                }
+            }
+        }
+    }
 }

@@ -78,7 +78,7 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
         delta ^= swap & (delta ^ -delta);
         delta += 1;
         // The multipliers, centered so that their Shoup companions fit in an i16.
-        let (fc, gc) = (center(q, f0), center(q, g0));
+        let (fc, gc) = (center(q, m, f0), center(q, m, g0));
         let c = Coeffs {
             f0: fc as i16,
             f0s: shoup(fc, m),
@@ -109,12 +109,13 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     (Zeroizing::new(out), delta == 0)
 }
 
-/// c mod q in [-(q-1)/2, (q-1)/2] without a branch, for |c| < 3q/2.
+/// c mod q in [-(q-1)/2, (q-1)/2], for |c| < 2q, as c - round(c / q) q. `m` = round(2^32 / q).
+/// Only multiplies and shifts: a mask-and-add form was compiled into branches.
 #[inline(always)]
-fn center(q: i32, c: i32) -> i32 {
-    let half = (q - 1) / 2;
-    let c = c + (q & ((c + half) >> 31));
-    c - (q & ((half - c) >> 31))
+fn center(q: i32, m: i64, c: i32) -> i32 {
+    // c m / 2^32 is within 2^-19 of c / q, whose distance to a half-integer is >= 1 / (2q) > 2^-14.
+    let k = ((c as i64 * m + (1 << 31)) >> 32) as i32;
+    c - k * q
 }
 
 /// The scalars of one step: f0 and g0 before the swap, centered, with their Shoup companions.
