@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn ct_check_ctru_inverse() {
         use crate::simd::ct_check::secret;
-        for (n, q) in [(653, 4621), (1277, 7879)] {
+        for (n, q) in [(653usize, 4621), (1277, 7879)] {
             let zq = Zq::new(q);
             let mut f: Vec<i32> = (0..n).map(|i| 2 * ((i % 5) as i32 - 2)).collect();
             f[0] += 1;
