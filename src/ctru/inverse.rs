@@ -227,7 +227,7 @@ mod tests {
         for (n, q) in [(653, 4621), (761, 4591), (1277, 7879)] {
             let zq = Zq::new(q);
             let half = (q - 1) / 2;
-            for i in 0..40 {
+            for i in 0..100 {
                 let f: Vec<i32> = match i % 4 {
                     // KeyGen's f = 2f' + 1 with f' in [-3, 3].
                     0 => (0..n)
