@@ -4,7 +4,8 @@
 //!
 //! Two changes against the portable loop, neither visible in the result:
 //! * Each step is one pass over (f, g) and one over (v, r): the conditional swap is an xor under
-//!   the swap mask and the update f0 g - g0 f is computed in the same pass. The shifts cost
+//!   the swap mask and the update f0 g - g0 f is computed in the same pass, from the values
+//!   before the swap (when it swaps, g and r carry a factor -1: see `step_avx2`). The shifts cost
 //!   nothing: g / x moves g's start one word up and x v moves v's start one word down, so every
 //!   update reads and writes the same index.
 //! * The products use Shoup's multiplication by the scalars f0 and g0 instead of Montgomery's:
