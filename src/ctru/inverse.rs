@@ -85,6 +85,16 @@ fn nonzero_mask(x: i32) -> i32 {
 /// invertible; KeyGen's f = 2f' + 1 is never 0). A zero input gives a meaningless result, never a
 /// panic.
 pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = crate::simd::level().avx2() {
+        return crate::simd::ctru_inverse::invert(t, f_in, zq).0;
+    }
+    invert_portable(f_in, zq).0
+}
+
+/// The portable recip (the reference of `simd::ctru_inverse`): f^-1 and whether f was
+/// invertible (the final delta is 0; for CTRU-Prime's (n, q), whether f != 0).
+pub(crate) fn invert_portable(f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bool) {
     let n = f_in.len();
     let q = zq.q;
     let mont = Mont::new(q);
@@ -149,7 +159,7 @@ pub(crate) fn invert(f_in: &[i32], zq: &Zq) -> Zeroizing<Vec<i32>> {
     let out = (0..n)
         .map(|i| zq.reduce(scale * v[n - 1 - i] as i32))
         .collect();
-    Zeroizing::new(out)
+    (Zeroizing::new(out), delta == 0)
 }
 
 #[cfg(test)]
@@ -157,15 +167,18 @@ mod tests {
     use super::*;
     use crate::ctru::poly::mul_mod_q;
 
-    #[test]
-    fn inverse_times_input_is_one() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    #[test]
+    fn inverse_times_input_is_one() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for (n, q) in [(653, 4621), (761, 4591), (1277, 7879)] {
             let zq = Zq::new(q);
             for _ in 0..3 {
@@ -173,15 +186,128 @@ mod tests {
                 let f: Vec<i32> = (0..n)
                     .map(|i| 2 * ((next() % 5) as i32 - 2) + (i == 0) as i32)
                     .collect();
-                let finv = invert(&f, &zq);
+                let (finv, ok) = invert_portable(&f, &zq);
+                assert!(ok);
                 let one = mul_mod_q(&f, &finv, &zq);
                 assert_eq!(one[0], 1);
                 assert!(one[1..].iter().all(|&c| c == 0));
             }
             // A dense element: inverting twice gives it back.
             let f: Vec<i32> = (0..n).map(|_| (next() % q as u64) as i32).collect();
-            let back = invert(&invert(&f, &zq), &zq);
+            let back = invert_portable(&invert_portable(&f, &zq).0, &zq).0;
             assert_eq!(&back[..], &f[..]);
+        }
+    }
+
+    /// The AVX2 recip against the portable one: the same inverse and the same verdict.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_inverse_matches_portable() {
+        let Some(t) = crate::simd::Level::Avx2
+            .avx2()
+            .filter(|_| std::is_x86_feature_detected!("avx2"))
+        else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let check = |f: &[i32], zq: &Zq| {
+            let (want, want_ok) = invert_portable(f, zq);
+            let (got, got_ok) = crate::simd::ctru_inverse::invert(t, f, zq);
+            assert_eq!(got_ok, want_ok, "verdict, n = {}, q = {}", f.len(), zq.q);
+            assert_eq!(
+                &got[..],
+                &want[..],
+                "inverse, n = {}, q = {}",
+                f.len(),
+                zq.q
+            );
+            want_ok
+        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        for (n, q) in [(653, 4621), (761, 4591), (1277, 7879)] {
+            let zq = Zq::new(q);
+            let half = (q - 1) / 2;
+            for i in 0..100 {
+                let f: Vec<i32> = match i % 4 {
+                    // KeyGen's f = 2f' + 1 with f' in [-3, 3].
+                    0 => (0..n)
+                        .map(|j| 2 * ((next() % 7) as i32 - 3) + (j == 0) as i32)
+                        .collect(),
+                    // Dense, every value of (-q, q).
+                    1 => (0..n)
+                        .map(|_| (next() % (2 * q as u64 - 1)) as i32 - (q - 1))
+                        .collect(),
+                    // The extremes +-(q-1) and +-(q-1)/2.
+                    2 => (0..n)
+                        .map(|_| [q - 1, 1 - q, half, -half][(next() % 4) as usize])
+                        .collect(),
+                    // Sparse: a few nonzero coefficients, including at both ends.
+                    _ => {
+                        let mut f = vec![0; n];
+                        for _ in 0..(next() % 4) {
+                            f[(next() % n as u64) as usize] = (next() % q as u64) as i32;
+                        }
+                        f[[0, n - 1][i / 4 % 2]] = 1 + (next() % (q as u64 - 1)) as i32;
+                        f
+                    }
+                };
+                assert!(
+                    check(&f, &zq),
+                    "n = {n}: a nonzero f is invertible in the field"
+                );
+            }
+            // The only non-invertible element of the field: 0.
+            assert!(!check(&vec![0; n], &zq));
+        }
+        // Rings that are not fields: x^n - x - 1 with a root a mod q, so x - a and its multiples
+        // are not invertible. Small and odd n (partial vectors, few steps) too.
+        let mut found = 0;
+        for n in [2, 3, 5, 15, 16, 17, 31, 32, 33, 100, 255, 653, 761, 1277] {
+            for q in [4591, 4621, 7879, 8191, 3, 17, 257] {
+                let zq = Zq::new(q);
+                let f: Vec<i32> = (0..n).map(|_| (next() % q as u64) as i32).collect();
+                check(&f, &zq);
+                let Some(a) = (0..q).find(|&a| {
+                    let mut p = 1i64;
+                    for _ in 0..n {
+                        p = p * a as i64 % q as i64;
+                    }
+                    (p - a as i64 - 1).rem_euclid(q as i64) == 0
+                }) else {
+                    continue;
+                };
+                let mut xa = vec![0; n];
+                xa[0] = q - a;
+                xa[1] = 1;
+                assert!(!check(&xa, &zq), "x - {a} divides x^{n} - x - 1 mod {q}");
+                let multiple = mul_mod_q(&xa, &f, &zq);
+                assert!(!check(&multiple, &zq));
+                found += 1;
+            }
+        }
+        assert!(found >= 10, "only {found} reducible rings");
+    }
+
+    /// Constant-time check (run under valgrind by scripts/ct-memcheck.sh, which selects tests
+    /// named `ct_check`): the portable and the AVX2 recip on a secret KeyGen-like f and on a
+    /// secret dense element. Memcheck must report no branch or memory index that depends on them.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ct_check_ctru_inverse() {
+        use crate::simd::ct_check::secret;
+        for (n, q) in [(653usize, 4621), (1277, 7879)] {
+            let zq = Zq::new(q);
+            let mut f: Vec<i32> = (0..n).map(|i| 2 * ((i % 5) as i32 - 2)).collect();
+            f[0] += 1;
+            let dense: Vec<i32> = (0..n).map(|i| (i as i32 * 37) % q - q / 2).collect();
+            secret(&f[..]);
+            secret(&dense[..]);
+            for x in [&f, &dense] {
+                std::hint::black_box(invert_portable(x, &zq));
+                if let Some(t) = crate::simd::level().avx2() {
+                    std::hint::black_box(crate::simd::ctru_inverse::invert(t, x, &zq));
+                }
+            }
         }
     }
 }

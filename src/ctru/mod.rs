@@ -26,7 +26,7 @@ pub(crate) mod pack;
 pub mod params;
 mod pke;
 mod poly;
-mod reduce;
+pub(crate) mod reduce;
 
 pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};
 pub use params::ParamSet;

@@ -13,6 +13,8 @@ pub(crate) mod ct_check;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ctru_avx2;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod ctru_inverse;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod ctru_ntt;
 pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
