@@ -38,6 +38,17 @@ pub fn id() -> u32 {
     pid
 }
 
+/// This thread's ordinal: threads are numbered in the order they first ask. Sharded
+/// structures (the dispatcher's queue, the jobs-in-flight counters) take it modulo their shard
+/// count, so threads spread over the shards in turn.
+pub fn thread_ordinal() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static ORDINAL: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    ORDINAL.with(|o| *o)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -104,11 +104,7 @@ pub struct Ticket {
 
 /// The calling thread's counter shard: threads are spread over the shards in turn.
 fn my_shard() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
-    }
-    SHARD.with(|s| *s)
+    crate::process::thread_ordinal() % SHARDS
 }
 
 impl InFlight {

@@ -155,11 +155,19 @@ pub(crate) fn invert_portable(f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     }
 
     // Now f = f0 (a nonzero constant) and v * input = f0 in reversed form.
-    let scale = zq.inv(f[0] as i32);
-    let out = (0..n)
-        .map(|i| zq.reduce(scale * v[n - 1 - i] as i32))
-        .collect();
-    (Zeroizing::new(out), delta == 0)
+    (unreverse(zq, f[0], &v[..n]), delta == 0)
+}
+
+/// The inverse from the recip's end state (either path): `v` (n coefficients, reversed)
+/// times the input is the constant `f0`, so the inverse is v / f0, read backwards.
+pub(crate) fn unreverse(zq: &Zq, f0: i16, v: &[i16]) -> Zeroizing<Vec<i32>> {
+    let scale = zq.inv(f0 as i32);
+    Zeroizing::new(
+        v.iter()
+            .rev()
+            .map(|&c| zq.reduce(scale * c as i32))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ mod cbd;
 mod e8;
 pub(crate) mod encode;
 mod expanded;
-mod inverse;
+pub(crate) mod inverse;
 mod kem;
 pub(crate) mod pack;
 pub mod params;

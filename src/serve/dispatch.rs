@@ -235,11 +235,7 @@ impl Waiter {
 
 /// The queue shard of the calling thread: threads are spread over the shards in turn.
 fn my_shard() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
-    }
-    SHARD.with(|s| *s)
+    crate::process::thread_ordinal() % SHARDS
 }
 
 impl Dispatcher {

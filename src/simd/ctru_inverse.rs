@@ -103,11 +103,10 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     }
 
     // Now f = f0 (a nonzero constant) and v * input = f0 in reversed form; v starts at word 0.
-    let scale = zq.inv(f[0] as i32);
-    let out = (0..n)
-        .map(|i| zq.reduce(scale * v[n - 1 - i] as i32))
-        .collect();
-    (Zeroizing::new(out), delta == 0)
+    (
+        crate::ctru::inverse::unreverse(zq, f[0], &v[..n]),
+        delta == 0,
+    )
 }
 
 /// c mod q in [-(q-1)/2, (q-1)/2], for |c| < 2q, as c - round(c / q) q. `m` = round(2^32 / q).

@@ -106,6 +106,10 @@ struct Args {
     /// threads keeps N / D items outstanding on the one context and polls its own jobs.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     serve_drivers: Vec<usize>,
+    /// Serving mode: an engine that finishes every item at once (the serving layer's own
+    /// ceiling; an internal figure, outputs unchecked).
+    #[arg(long)]
+    serve_null_engine: bool,
     /// Serving mode: PQG_OPT_CPU_CROSSOVER of the context (default: the library's).
     #[arg(long)]
     serve_crossover: Option<i64>,
@@ -168,6 +172,7 @@ fn main() {
         s.threads = args.serve_threads.clone();
         s.outstanding = args.serve_outstanding.clone();
         s.drivers = args.serve_drivers.clone();
+        s.null_engine = args.serve_null_engine;
         s.batch = args.gpu_batch;
         s.crossover = args.serve_crossover;
         s.configs = args.serve_config.clone();
