@@ -66,11 +66,6 @@ impl Poly {
         ntt::pointwise_montgomery(&mut self.0, &a.0, &b.0);
     }
 
-    /// self += a * b * 2^-32 in the NTT domain.
-    pub fn pointwise_acc_montgomery(&mut self, a: &Poly, b: &Poly) {
-        ntt::pointwise_acc_montgomery(&mut self.0, &a.0, &b.0);
-    }
-
     /// True iff some coefficient (reduced, centred) has |c| >= bound. Every coefficient is
     /// examined without branching; only the combined verdict is returned.
     pub fn exceeds(&self, bound: i32) -> bool {

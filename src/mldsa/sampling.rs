@@ -217,11 +217,14 @@ pub(crate) fn expand_mask_with<const L: usize>(
     let bits = p.gamma1_bits() as usize + 1;
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx2 {
-        for base in (0..L).step_by(4) {
+        // A last group of one polynomial (l = 5) goes to the single-stream sponge below: one
+        // permutation costs about half of a four-stream one.
+        let four = if L % 4 == 1 { L - 1 } else { L };
+        for base in (0..four).step_by(4) {
             let mut seeds = zeroize::Zeroizing::new([[0u8; 66]; 4]);
             for (t, x) in seeds.iter_mut().enumerate() {
                 x[..64].copy_from_slice(rho_pp);
-                let r = (base + t).min(L - 1) as u16;
+                let r = (base + t).min(four - 1) as u16;
                 x[64..].copy_from_slice(&kappa.wrapping_add(r).to_le_bytes());
             }
             let bufs = x4::squeeze_x4(&seeds, x4::MASK_BLOCKS);
@@ -229,12 +232,20 @@ pub(crate) fn expand_mask_with<const L: usize>(
                 super::packing::unpack_centered(&bufs[t][..32 * bits], bits, p.gamma1(), &mut e.0);
             }
         }
+        expand_mask_single(p, rho_pp, kappa, &mut y.0[four..], four);
         return;
     }
     let _ = level;
+    expand_mask_single(p, rho_pp, kappa, &mut y.0, 0);
+}
+
+/// ExpandMask's polynomials `first..` one SHAKE256 stream at a time.
+fn expand_mask_single(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y: &mut [Poly], first: usize) {
+    let bits = p.gamma1_bits() as usize + 1;
     let mut buf = [0u8; 32 * 20];
     let buf = &mut buf[..32 * bits];
-    for (r, e) in y.0.iter_mut().enumerate() {
+    for (i, e) in y.iter_mut().enumerate() {
+        let r = first + i;
         let mut xof = Shake256::default();
         xof.update(rho_pp);
         xof.update(&kappa.wrapping_add(r as u16).to_le_bytes());
@@ -530,8 +541,9 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             if let Some(t) = level.avx2() {
                 use crate::mldsa::avx2 as v;
-                v::pointwise(t, &mut c, &a, &b, false);
-                v::pointwise(t, &mut c, &a, &b, true);
+                v::pointwise(t, &mut c, &a, &b);
+                // A-hat times NTT(y) (y secret): the row product.
+                v::pointwise_dot(t, &mut c, &[&a, &b], &[&b, &a]);
                 v::reduce32(t, &mut c);
                 v::caddq(t, &mut c);
                 v::add_sub(t, &mut c, &b, false);

@@ -80,7 +80,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         kappa += L as u16;
         *z = *y;
         z.ntt();
-        *tmp = matrix_mul(a_hat, &z);
+        matrix_mul(a_hat, &z, &mut tmp);
         tmp.reduce();
         tmp.invntt_tomont();
         tmp.caddq();
