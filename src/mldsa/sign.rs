@@ -104,7 +104,14 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         z.invntt_tomont();
         z.add_assign(&y);
         z.reduce();
-        let z_bad = z.exceeds(gamma1 - beta);
+        // Line 23, its first bound: reject when ||z||inf >= gamma1 - beta, before <<c s2>> is
+        // computed (as the pq-crystals reference does). The time saved tells when z failed,
+        // which says nothing about the key: each coefficient of y is uniform on
+        // (-gamma1, gamma1] and |<<c s1>>_i| <= beta, so exactly 2 beta + 1 of the 2 gamma1
+        // values of y_i give |y_i + <<c s1>>_i| >= gamma1 - beta, whatever <<c s1>>_i is.
+        if z.exceeds(gamma1 - beta) {
+            continue;
+        }
 
         // Line 21: r0 = LowBits(w - <<c s2>>), computed as w0 - <<c s2>>; once ||r0||inf <
         // gamma2 - beta holds, HighBits(w - <<c s2>>) = w1, so w1 serves in MakeHint below.
@@ -112,10 +119,9 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         tmp.invntt_tomont();
         w0.sub_assign(&tmp);
         w0.reduce();
-        let r0_bad = w0.exceeds(gamma2 - beta);
 
-        // Line 23: reject when ||z||inf >= gamma1 - beta or ||r0||inf >= gamma2 - beta.
-        if z_bad | r0_bad {
+        // Line 23, its second bound: reject when ||r0||inf >= gamma2 - beta.
+        if w0.exceeds(gamma2 - beta) {
             continue;
         }
 
