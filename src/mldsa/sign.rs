@@ -8,6 +8,7 @@ use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
 use super::sampling::{expand_mask, sample_in_ball};
 use crate::simd::keccak::Shake256;
+use crate::simd::wipe::Wiped;
 use crate::Error;
 use zeroize::Zeroizing;
 
@@ -65,9 +66,9 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     // w1, c~ and h of rejected attempts are secret intermediate values too (FIPS 204 3.6.3).
     let mut w1 = Zeroizing::new(PolyVec::<K>::default());
     let mut hint = Zeroizing::new(PolyVec::<K>::default());
-    let mut w1_buf = Zeroizing::new([0u8; 8 * 32 * 6]);
+    let mut w1_buf = Wiped::<{ 8 * 32 * 6 }>::default();
     let w1_bytes = &mut w1_buf[..K * 32 * p.w1_bits()];
-    let mut c_tilde_buf = Zeroizing::new([0u8; 64]);
+    let mut c_tilde_buf = Wiped::<64>::default();
     let c_tilde = &mut c_tilde_buf[..p.c_tilde_len()];
 
     // Line 10: the rejection loop; kappa advances by l per attempt (line 32) and stays far
