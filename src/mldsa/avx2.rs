@@ -19,55 +19,100 @@ const QINV: i32 = 58_728_449;
 /// mont^2 / 256 mod q (the final factor of NTT^-1).
 const F: i32 = 41_978;
 
+/// A vector of eight twiddles in the form `montmul_z` uses, computed at build time: the
+/// twiddles, their products with q^-1 mod 2^32, and both with the odd lanes moved down (as
+/// `odd` would), so that NTT and NTT^-1 load them instead of multiplying per call.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Tw([[i32; 8]; 4]);
+
+const fn tw(z: [i32; 8]) -> Tw {
+    let mut t = [[0i32; 8]; 4];
+    let mut i = 0;
+    while i < 8 {
+        let o = i | 1;
+        t[0][i] = z[i];
+        t[1][i] = z[i].wrapping_mul(QINV);
+        t[2][i] = z[o];
+        t[3][i] = z[o].wrapping_mul(QINV);
+        i += 1;
+    }
+    Tw(t)
+}
+
+/// ZETAS[k] * q^-1 mod 2^32, for the twiddles broadcast to all lanes.
+const fn zetas_qinv() -> [i32; N] {
+    let mut t = [0i32; N];
+    let mut k = 0;
+    while k < N {
+        t[k] = ZETAS[k].wrapping_mul(QINV);
+        k += 1;
+    }
+    t
+}
+static ZETAS_QINV: [i32; N] = zetas_qinv();
+
 /// Twiddles of the three transposed levels, per group g of 64 coefficients, one per lane i
 /// (the lane holds the 8 coefficients 64g + 8i .. 64g + 8i + 8):
 /// level 4 apart: ZETAS[32 + 8g + i]; 2 apart: ZETAS[64 + 16g + 2i + h] for half h;
 /// 1 apart: ZETAS[128 + 32g + 4i + m] for pair m.
-const fn fwd_tables() -> [[[i32; 8]; 7]; 4] {
-    let mut t = [[[0i32; 8]; 7]; 4];
+const fn fwd_tables() -> [[Tw; 7]; 4] {
+    let mut t = [[tw([0; 8]); 7]; 4];
     let mut g = 0;
     while g < 4 {
+        let mut z = [[0i32; 8]; 7];
         let mut i = 0;
         while i < 8 {
-            t[g][0][i] = ZETAS[32 + 8 * g + i];
-            t[g][1][i] = ZETAS[64 + 16 * g + 2 * i];
-            t[g][2][i] = ZETAS[64 + 16 * g + 2 * i + 1];
+            z[0][i] = ZETAS[32 + 8 * g + i];
+            z[1][i] = ZETAS[64 + 16 * g + 2 * i];
+            z[2][i] = ZETAS[64 + 16 * g + 2 * i + 1];
             let mut m = 0;
             while m < 4 {
-                t[g][3 + m][i] = ZETAS[128 + 32 * g + 4 * i + m];
+                z[3 + m][i] = ZETAS[128 + 32 * g + 4 * i + m];
                 m += 1;
             }
             i += 1;
+        }
+        let mut j = 0;
+        while j < 7 {
+            t[g][j] = tw(z[j]);
+            j += 1;
         }
         g += 1;
     }
     t
 }
-static FWD: [[[i32; 8]; 7]; 4] = fwd_tables();
+static FWD: [[Tw; 7]; 4] = fwd_tables();
 
 /// The same for NTT^-1, negated and in its order: block b of the level 1 apart uses
 /// -ZETAS[255 - b], 2 apart -ZETAS[127 - b], 4 apart -ZETAS[63 - b].
-const fn inv_tables() -> [[[i32; 8]; 7]; 4] {
-    let mut t = [[[0i32; 8]; 7]; 4];
+const fn inv_tables() -> [[Tw; 7]; 4] {
+    let mut t = [[tw([0; 8]); 7]; 4];
     let mut g = 0;
     while g < 4 {
+        let mut z = [[0i32; 8]; 7];
         let mut i = 0;
         while i < 8 {
             let mut m = 0;
             while m < 4 {
-                t[g][m][i] = -ZETAS[255 - (32 * g + 4 * i + m)];
+                z[m][i] = -ZETAS[255 - (32 * g + 4 * i + m)];
                 m += 1;
             }
-            t[g][4][i] = -ZETAS[127 - (16 * g + 2 * i)];
-            t[g][5][i] = -ZETAS[127 - (16 * g + 2 * i + 1)];
-            t[g][6][i] = -ZETAS[63 - (8 * g + i)];
+            z[4][i] = -ZETAS[127 - (16 * g + 2 * i)];
+            z[5][i] = -ZETAS[127 - (16 * g + 2 * i + 1)];
+            z[6][i] = -ZETAS[63 - (8 * g + i)];
             i += 1;
+        }
+        let mut j = 0;
+        while j < 7 {
+            t[g][j] = tw(z[j]);
+            j += 1;
         }
         g += 1;
     }
     t
 }
-static INV: [[[i32; 8]; 7]; 4] = inv_tables();
+static INV: [[Tw; 7]; 4] = inv_tables();
 
 /// The odd lanes moved down to the even ones (their upper copy stays): the 32-bit operands of
 /// `_mm256_mul_epi32` for lanes 1, 3, 5, 7. A shuffle, so it does not compete with the
@@ -124,13 +169,6 @@ fn montmul(a: __m256i, b: __m256i) -> __m256i {
 #[derive(Clone, Copy)]
 struct Z(__m256i, __m256i, __m256i, __m256i);
 
-#[inline]
-#[target_feature(enable = "avx2")]
-fn zeta(z: __m256i) -> Z {
-    let zq = _mm256_mullo_epi32(z, _mm256_set1_epi32(QINV));
-    Z(z, zq, odd(z), odd(zq))
-}
-
 /// 8x8 transpose of 32-bit lanes (its own inverse).
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -182,9 +220,10 @@ pub(super) fn store(a: &mut [i32; N], i: usize, x: __m256i) {
 
 #[inline]
 #[target_feature(enable = "avx2")]
-fn table(t: &[i32; 8]) -> Z {
-    // SAFETY: `t` is 8 readable i32s.
-    zeta(unsafe { _mm256_loadu_si256(t.as_ptr() as *const __m256i) })
+fn table(t: &Tw) -> Z {
+    // SAFETY: each row of `t` is 8 readable i32s.
+    let v = |r: &[i32; 8]| unsafe { _mm256_loadu_si256(r.as_ptr() as *const __m256i) };
+    Z(v(&t.0[0]), v(&t.0[1]), v(&t.0[2]), v(&t.0[3]))
 }
 
 /// Cooley-Tukey butterfly: (x, y) -> (x + z*y, x - z*y).
@@ -220,16 +259,26 @@ fn store8(a: &mut [i32; N], base: usize, stride: usize, r: &[__m256i; 8]) {
     }
 }
 
+/// ZETAS[k] on every lane (its odd lanes are its even ones).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn zk(k: usize) -> Z {
-    zeta(_mm256_set1_epi32(ZETAS[k]))
+    let (z, zq) = (
+        _mm256_set1_epi32(ZETAS[k]),
+        _mm256_set1_epi32(ZETAS_QINV[k]),
+    );
+    Z(z, zq, z, zq)
 }
 
+/// -ZETAS[k] on every lane ((-z) q^-1 = -(z q^-1) mod 2^32).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn zk_inv(k: usize) -> Z {
-    zeta(_mm256_set1_epi32(-ZETAS[k]))
+    let (z, zq) = (
+        _mm256_set1_epi32(-ZETAS[k]),
+        _mm256_set1_epi32(ZETAS_QINV[k].wrapping_neg()),
+    );
+    Z(z, zq, z, zq)
 }
 
 /// Two passes over memory: levels 128, 64, 32 apart on the columns a[8c + 32m] (m = 0..8), then
@@ -330,7 +379,11 @@ fn invntt_avx2(a: &mut [i32; N]) {
         gs(r5, r7, z1);
         store8(a, 64 * g, 8, &r);
     }
-    let f = zeta(_mm256_set1_epi32(F));
+    let (f, fq) = (
+        _mm256_set1_epi32(F),
+        _mm256_set1_epi32(F.wrapping_mul(QINV)),
+    );
+    let f = Z(f, fq, f, fq);
     for c in 0..4 {
         let mut r = load8(a, 8 * c, 32);
         {
@@ -358,24 +411,26 @@ fn invntt_avx2(a: &mut [i32; N]) {
 }
 
 #[target_feature(enable = "avx2")]
-fn pointwise_avx2(c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
+fn pointwise_avx2(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
     for i in (0..N).step_by(8) {
-        let mut r = montmul(load(a, i), load(b, i));
-        if acc {
-            r = _mm256_add_epi32(r, load(c, i));
-        }
-        store(c, i, r);
+        store(c, i, montmul(load(a, i), load(b, i)));
     }
 }
 
 #[target_feature(enable = "avx2")]
 fn pointwise_dot_avx2<const L: usize>(c: &mut [i32; N], a: &[&[i32; N]; L], b: &[&[i32; N]; L]) {
+    let qinv = _mm256_set1_epi32(QINV);
     for i in (0..N).step_by(8) {
-        let mut r = montmul(load(a[0], i), load(b[0], i));
-        for j in 1..L {
-            r = _mm256_add_epi32(r, montmul(load(a[j], i), load(b[j], i)));
+        // The 64-bit products of even and odd lanes, summed; one reduction at the end.
+        let (mut p_e, mut p_o) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        for j in 0..L {
+            let (x, y) = (load(a[j], i), load(b[j], i));
+            p_e = _mm256_add_epi64(p_e, _mm256_mul_epi32(x, y));
+            p_o = _mm256_add_epi64(p_o, _mm256_mul_epi32(odd(x), odd(y)));
         }
-        store(c, i, r);
+        let t_e = _mm256_mul_epi32(p_e, qinv);
+        let t_o = _mm256_mul_epi32(p_o, qinv);
+        store(c, i, reduce_halves(p_e, p_o, t_e, t_o));
     }
 }
 
@@ -391,14 +446,14 @@ pub(crate) fn invntt_tomont(_: Avx2, a: &mut [i32; N]) {
     unsafe { invntt_avx2(a) }
 }
 
-/// `mldsa::ntt::pointwise_montgomery` (acc = false) or `pointwise_acc_montgomery` (acc = true).
-pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N], acc: bool) {
+/// `mldsa::ntt::pointwise_montgomery`.
+pub(crate) fn pointwise(_: Avx2, c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
     // SAFETY: as in `ntt`.
-    unsafe { pointwise_avx2(c, a, b, acc) }
+    unsafe { pointwise_avx2(c, a, b) }
 }
 
-/// c = sum over j of montgomery_reduce(a[j] * b[j]) coefficient-wise: `pointwise` followed by
-/// `pointwise` with acc for the remaining pairs, in one pass (L >= 1 pairs).
+/// c = montgomery_reduce(sum over j of a[j] * b[j]) coefficient-wise (`polyvec::row_product`),
+/// L >= 1 pairs.
 pub(crate) fn pointwise_dot<const L: usize>(
     _: Avx2,
     c: &mut [i32; N],

@@ -35,7 +35,8 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     // t = NTT^-1(A-hat * NTT(s1)) + s2
     let mut s1_hat = Zeroizing::new(key.s1);
     s1_hat.ntt();
-    let mut t = Zeroizing::new(matrix_mul(&a_hat, &s1_hat));
+    let mut t = Zeroizing::new(PolyVec::<K>::default());
+    matrix_mul(&a_hat, &s1_hat, &mut t);
     t.reduce();
     t.invntt_tomont();
     t.add_assign(&key.s2);

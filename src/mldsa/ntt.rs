@@ -78,22 +78,10 @@ pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
 pub fn pointwise_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = simd::level().avx2() {
-        return super::avx2::pointwise(t, c, a, b, false);
+        return super::avx2::pointwise(t, c, a, b);
     }
     for i in 0..N {
         c[i] = montgomery_reduce(a[i] as i64 * b[i] as i64);
-    }
-}
-
-/// c += a * b * 2^-32 coefficient-wise.
-#[inline]
-pub fn pointwise_acc_montgomery(c: &mut [i32; N], a: &[i32; N], b: &[i32; N]) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = simd::level().avx2() {
-        return super::avx2::pointwise(t, c, a, b, true);
-    }
-    for i in 0..N {
-        c[i] += montgomery_reduce(a[i] as i64 * b[i] as i64);
     }
 }
 
@@ -132,10 +120,9 @@ mod tests {
             ntt_with(Level::Portable, &mut f0);
             let mut i0 = a;
             invntt_tomont_with(Level::Portable, &mut i0);
-            let (mut p0, mut q0) = ([0; N], c);
+            let mut p0 = [0; N];
             for j in 0..N {
                 p0[j] = montgomery_reduce(b[j] as i64 * c[j] as i64);
-                q0[j] += montgomery_reduce(a[j] as i64 * b[j] as i64);
             }
             for level in simd::available() {
                 let mut f = a;
@@ -146,11 +133,9 @@ mod tests {
                 assert_eq!(i, i0, "invntt {level:?}");
                 #[cfg(target_arch = "x86_64")]
                 if let Some(t) = level.avx2() {
-                    let (mut p, mut q) = ([0; N], c);
-                    crate::mldsa::avx2::pointwise(t, &mut p, &b, &c, false);
-                    crate::mldsa::avx2::pointwise(t, &mut q, &a, &b, true);
+                    let mut p = [0; N];
+                    crate::mldsa::avx2::pointwise(t, &mut p, &b, &c);
                     assert_eq!(p, p0, "pointwise");
-                    assert_eq!(q, q0, "pointwise acc");
                     // A row of A-hat (|a| < q) times NTT outputs (|b| < 9q), as in ExpandA's
                     // products for l = 4, 5, 7 (and 1).
                     fn dot<const L: usize>(t: crate::simd::Avx2, seed: &mut u64) {
@@ -159,11 +144,9 @@ mod tests {
                             core::array::from_fn(|_| random_poly(seed, 9 * Q));
                         let mut d0 = [0; N];
                         for j in 0..N {
-                            d0[j] = (0..L).fold(0i32, |s, m| {
-                                s.wrapping_add(montgomery_reduce(
-                                    rows[m][j] as i64 * cols[m][j] as i64,
-                                ))
-                            });
+                            d0[j] = montgomery_reduce(
+                                (0..L).map(|m| rows[m][j] as i64 * cols[m][j] as i64).sum(),
+                            );
                         }
                         let mut d = [0; N];
                         let (ra, ca) = (rows.each_ref(), cols.each_ref());

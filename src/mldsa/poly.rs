@@ -6,8 +6,15 @@ use super::reduce::{abs, caddq, reduce32};
 use crate::simd;
 use zeroize::Zeroize;
 
-#[derive(Clone, Copy, Zeroize)]
+#[derive(Clone, Copy)]
 pub struct Poly(pub [i32; N]);
+
+/// Cleared 8 bytes per volatile store (the derived impl stores one coefficient at a time).
+impl Zeroize for Poly {
+    fn zeroize(&mut self) {
+        simd::wipe::wipe_i32(&mut self.0);
+    }
+}
 
 impl Default for Poly {
     fn default() -> Self {
@@ -64,11 +71,6 @@ impl Poly {
     /// self = a * b * 2^-32 in the NTT domain.
     pub fn pointwise_montgomery(&mut self, a: &Poly, b: &Poly) {
         ntt::pointwise_montgomery(&mut self.0, &a.0, &b.0);
-    }
-
-    /// self += a * b * 2^-32 in the NTT domain.
-    pub fn pointwise_acc_montgomery(&mut self, a: &Poly, b: &Poly) {
-        ntt::pointwise_acc_montgomery(&mut self.0, &a.0, &b.0);
     }
 
     /// True iff some coefficient (reduced, centred) has |c| >= bound. Every coefficient is

@@ -1,6 +1,8 @@
 //! Vectors of polynomials (length k or l) and the matrix-vector product with A-hat.
 
+use super::params::N;
 use super::poly::Poly;
+use super::reduce::montgomery_reduce;
 use zeroize::Zeroize;
 
 #[derive(Clone, Copy, Zeroize)]
@@ -59,24 +61,35 @@ impl<const M: usize> PolyVec<M> {
     }
 }
 
-/// w = A-hat * v in the NTT domain (coefficients bounded by l*q, not reduced).
-pub fn matrix_mul<const K: usize, const L: usize>(a: &Matrix<K, L>, v: &PolyVec<L>) -> PolyVec<K> {
-    let mut w = PolyVec::<K>::default();
+/// w = A-hat * v in the NTT domain: each coefficient is one Montgomery reduction of the sum of
+/// its l products (|A-hat| < q and |v| < 9q, NTT outputs, so |sum| < 7 * 9q^2 < 2^53, within
+/// montgomery_reduce's 2^31 q), so |w| < q. Its callers reduce, apply NTT^-1 and map into
+/// [0, q), so w's representative mod q never reaches an output.
+/// Written into the caller's `w` (no temporary copy of a secret product).
+pub fn matrix_mul<const K: usize, const L: usize>(
+    a: &Matrix<K, L>,
+    v: &PolyVec<L>,
+    w: &mut PolyVec<K>,
+) {
+    for (wi, row) in w.0.iter_mut().zip(a.iter()) {
+        row_product(&mut wi.0, &row.0, &v.0);
+    }
+}
+
+/// c = montgomery_reduce(sum over j of a_j * v_j) coefficient-wise (the products of the
+/// pq-crystals reference's `pointwise_acc`, summed before one reduction).
+pub(crate) fn row_product<const L: usize>(c: &mut [i32; N], a: &[Poly; L], v: &[Poly; L]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = crate::simd::level().avx2() {
-        // Each row's L products summed in registers (the same wrapping sums).
-        let v: [&[i32; super::params::N]; L] = core::array::from_fn(|j| &v.0[j].0);
-        for (wi, row) in w.0.iter_mut().zip(a.iter()) {
-            let r: [&[i32; super::params::N]; L] = core::array::from_fn(|j| &row.0[j].0);
-            super::avx2::pointwise_dot(t, &mut wi.0, &r, &v);
-        }
-        return w;
+        let a: [&[i32; N]; L] = core::array::from_fn(|j| &a[j].0);
+        let v: [&[i32; N]; L] = core::array::from_fn(|j| &v[j].0);
+        return super::avx2::pointwise_dot(t, c, &a, &v);
     }
-    for (wi, row) in w.0.iter_mut().zip(a.iter()) {
-        wi.pointwise_montgomery(&row.0[0], &v.0[0]);
-        for j in 1..L {
-            wi.pointwise_acc_montgomery(&row.0[j], &v.0[j]);
-        }
+    for (i, ci) in c.iter_mut().enumerate() {
+        let sum = a
+            .iter()
+            .zip(v.iter())
+            .fold(0i64, |s, (x, y)| s + x.0[i] as i64 * y.0[i] as i64);
+        *ci = montgomery_reduce(sum);
     }
-    w
 }

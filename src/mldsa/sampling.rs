@@ -4,10 +4,10 @@ use super::params::{ParamSet, N, Q};
 use super::poly::Poly;
 use super::polyvec::{Matrix, PolyVec};
 use crate::simd::keccak::Shake256;
+use crate::simd::wipe::{wipe, Wiped};
 use crate::simd::{self, Level};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake128;
-use zeroize::Zeroize;
 
 const SHAKE128_RATE: usize = 168;
 const SHAKE256_RATE: usize = 136;
@@ -147,7 +147,7 @@ fn rej_bounded_poly(rho_prime: &[u8; 64], nonce: u16, eta: i32, a: &mut Poly) {
         reader.read(&mut buf);
         j = rej_eta(&mut a.0, j, &buf, eta);
     }
-    buf.zeroize();
+    wipe(&mut buf);
 }
 
 /// ExpandS (Alg. 33): s1 from nonces 0..l, s2 from nonces l..l+k.
@@ -172,7 +172,7 @@ pub(crate) fn expand_s_with<const K: usize, const L: usize>(
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx2 {
         for base in (0..K + L).step_by(4) {
-            let mut seeds = zeroize::Zeroizing::new([[0u8; 66]; 4]);
+            let mut seeds: [Wiped<66>; 4] = Default::default();
             for (t, x) in seeds.iter_mut().enumerate() {
                 x[..64].copy_from_slice(rho_prime);
                 let nonce = (base + t).min(K + L - 1) as u16;
@@ -217,31 +217,43 @@ pub(crate) fn expand_mask_with<const L: usize>(
     let bits = p.gamma1_bits() as usize + 1;
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx2 {
-        for base in (0..L).step_by(4) {
-            let mut seeds = zeroize::Zeroizing::new([[0u8; 66]; 4]);
+        // A last group of one polynomial (l = 5) goes to the single-stream sponge below: one
+        // permutation costs about half of a four-stream one.
+        let four = if L % 4 == 1 { L - 1 } else { L };
+        let mut bufs: [Wiped<680>; 4] = Default::default();
+        for base in (0..four).step_by(4) {
+            let mut seeds: [Wiped<66>; 4] = Default::default();
             for (t, x) in seeds.iter_mut().enumerate() {
                 x[..64].copy_from_slice(rho_pp);
-                let r = (base + t).min(L - 1) as u16;
+                let r = (base + t).min(four - 1) as u16;
                 x[64..].copy_from_slice(&kappa.wrapping_add(r).to_le_bytes());
             }
-            let bufs = x4::squeeze_x4(&seeds, x4::MASK_BLOCKS);
+            x4::squeeze_x4(&seeds, x4::MASK_BLOCKS, &mut bufs);
             for (t, e) in y.0.iter_mut().skip(base).take(4).enumerate() {
                 super::packing::unpack_centered(&bufs[t][..32 * bits], bits, p.gamma1(), &mut e.0);
             }
         }
+        expand_mask_single(p, rho_pp, kappa, &mut y.0[four..], four);
         return;
     }
     let _ = level;
+    expand_mask_single(p, rho_pp, kappa, &mut y.0, 0);
+}
+
+/// ExpandMask's polynomials `first..` one SHAKE256 stream at a time.
+fn expand_mask_single(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y: &mut [Poly], first: usize) {
+    let bits = p.gamma1_bits() as usize + 1;
     let mut buf = [0u8; 32 * 20];
     let buf = &mut buf[..32 * bits];
-    for (r, e) in y.0.iter_mut().enumerate() {
+    for (i, e) in y.iter_mut().enumerate() {
+        let r = first + i;
         let mut xof = Shake256::default();
         xof.update(rho_pp);
         xof.update(&kappa.wrapping_add(r as u16).to_le_bytes());
         xof.finalize_xof().read(buf);
         super::packing::unpack_centered(buf, bits, p.gamma1(), &mut e.0);
     }
-    buf.zeroize();
+    wipe(buf);
 }
 
 /// The four-stream forms of the samplers above (AVX2 Keccak); same bytes, same acceptance.
@@ -249,8 +261,8 @@ pub(crate) fn expand_mask_with<const L: usize>(
 mod x4 {
     use super::{rej_eta, Level, Poly, N};
     use crate::simd::keccak_x4::{ShakeX4, SHAKE128_RATE, SHAKE256_RATE};
+    use crate::simd::wipe::Wiped;
     use crate::simd::Avx2;
-    use zeroize::Zeroizing;
 
     /// Blocks squeezed up front: 5 x 168 bytes give 280 candidates for RejNTTPoly (256 needed,
     /// acceptance 8380417 / 2^23), 2 x 136 give 544 nibbles for RejBoundedPoly.
@@ -259,24 +271,22 @@ mod x4 {
     /// 5 x 136 = 680 >= 640 bytes, the largest ExpandMask output (gamma1 = 2^19).
     pub(super) const MASK_BLOCKS: usize = 5;
 
-    /// SHAKE256 of four 66-byte seeds, `blocks` blocks each (room for the largest use).
-    pub(super) fn squeeze_x4(seeds: &[[u8; 66]; 4], blocks: usize) -> Zeroizing<[[u8; 680]; 4]> {
+    /// SHAKE256 of four 66-byte seeds, `blocks` blocks each, into `bufs`.
+    pub(super) fn squeeze_x4(seeds: &[Wiped<66>; 4], blocks: usize, bufs: &mut [Wiped<680>; 4]) {
         let mut x = ShakeX4::new(
             Level::Avx2,
             SHAKE256_RATE,
-            [&seeds[0], &seeds[1], &seeds[2], &seeds[3]],
+            [&seeds[0].0, &seeds[1].0, &seeds[2].0, &seeds[3].0],
         )
         .expect("called on the AVX2 level only");
-        let mut bufs = Zeroizing::new([[0u8; 680]; 4]);
         let len = blocks * SHAKE256_RATE;
-        let [b0, b1, b2, b3] = &mut *bufs;
+        let [b0, b1, b2, b3] = bufs;
         x.squeeze_blocks([
             &mut b0[..len],
             &mut b1[..len],
             &mut b2[..len],
             &mut b3[..len],
         ]);
-        bufs
     }
 
     /// SHAKE128 output of four streams (reused across calls: no zeroing per call).
@@ -318,18 +328,18 @@ mod x4 {
     }
 
     /// RejBoundedPoly on four SHAKE256 seeds (rho' || nonce) at once.
-    pub(super) fn rej_bounded_polys(seeds: &[[u8; 66]; 4], eta: i32, out: &mut [Poly; 4]) {
+    pub(super) fn rej_bounded_polys(seeds: &[Wiped<66>; 4], eta: i32, out: &mut [Poly; 4]) {
         let mut x = ShakeX4::new(
             Level::Avx2,
             SHAKE256_RATE,
-            [&seeds[0], &seeds[1], &seeds[2], &seeds[3]],
+            [&seeds[0].0, &seeds[1].0, &seeds[2].0, &seeds[3].0],
         )
         .expect("called on the AVX2 level only");
-        let mut bufs = Zeroizing::new([[0u8; ETA_BLOCKS * SHAKE256_RATE]; 4]);
+        let mut bufs: [Wiped<{ ETA_BLOCKS * SHAKE256_RATE }>; 4] = Default::default();
         let mut len = ETA_BLOCKS * SHAKE256_RATE;
         let mut j = [0usize; 4];
         loop {
-            let [b0, b1, b2, b3] = &mut *bufs;
+            let [b0, b1, b2, b3] = &mut bufs;
             x.squeeze_blocks([
                 &mut b0[..len],
                 &mut b1[..len],
@@ -530,8 +540,9 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             if let Some(t) = level.avx2() {
                 use crate::mldsa::avx2 as v;
-                v::pointwise(t, &mut c, &a, &b, false);
-                v::pointwise(t, &mut c, &a, &b, true);
+                v::pointwise(t, &mut c, &a, &b);
+                // A-hat times NTT(y) (y secret): the row product.
+                v::pointwise_dot(t, &mut c, &[&a, &b], &[&b, &a]);
                 v::reduce32(t, &mut c);
                 v::caddq(t, &mut c);
                 v::add_sub(t, &mut c, &b, false);

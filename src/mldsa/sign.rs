@@ -8,6 +8,7 @@ use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
 use super::sampling::{expand_mask, sample_in_ball};
 use crate::simd::keccak::Shake256;
+use crate::simd::wipe::Wiped;
 use crate::Error;
 use zeroize::Zeroizing;
 
@@ -65,9 +66,9 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     // w1, c~ and h of rejected attempts are secret intermediate values too (FIPS 204 3.6.3).
     let mut w1 = Zeroizing::new(PolyVec::<K>::default());
     let mut hint = Zeroizing::new(PolyVec::<K>::default());
-    let mut w1_buf = Zeroizing::new([0u8; 8 * 32 * 6]);
+    let mut w1_buf = Wiped::<{ 8 * 32 * 6 }>::default();
     let w1_bytes = &mut w1_buf[..K * 32 * p.w1_bits()];
-    let mut c_tilde_buf = Zeroizing::new([0u8; 64]);
+    let mut c_tilde_buf = Wiped::<64>::default();
     let c_tilde = &mut c_tilde_buf[..p.c_tilde_len()];
 
     // Line 10: the rejection loop; kappa advances by l per attempt (line 32) and stays far
@@ -80,7 +81,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         kappa += L as u16;
         *z = *y;
         z.ntt();
-        *tmp = matrix_mul(a_hat, &z);
+        matrix_mul(a_hat, &z, &mut tmp);
         tmp.reduce();
         tmp.invntt_tomont();
         tmp.caddq();
@@ -99,12 +100,26 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         let mut c_hat = Zeroizing::new(sample_in_ball(p, c_tilde));
         c_hat.ntt();
 
-        // Lines 18-20: z = y + <<c s1>>; reject when ||z||inf >= gamma1 - beta.
-        z.pointwise_poly_montgomery(&c_hat, s1_hat);
-        z.invntt_tomont();
-        z.add_assign(&y);
-        z.reduce();
-        let z_bad = z.exceeds(gamma1 - beta);
+        // Lines 18-20 and line 23's first bound: z = y + <<c s1>>, one polynomial at a time,
+        // rejecting at the first one with ||z_r||inf >= gamma1 - beta, before <<c s2>> is
+        // computed (as the pq-crystals reference does). The time saved tells which z_r failed,
+        // which says nothing about the key: each coefficient of y is uniform on
+        // (-gamma1, gamma1] and |<<c s1>>_i| <= beta, so exactly 2 beta + 1 of the 2 gamma1
+        // values of y_i give |y_i + <<c s1>>_i| >= gamma1 - beta, whatever <<c s1>>_i is.
+        let mut z_bad = false;
+        for ((zr, yr), sr) in z.0.iter_mut().zip(y.0.iter()).zip(s1_hat.0.iter()) {
+            zr.pointwise_montgomery(&c_hat, sr);
+            zr.invntt_tomont();
+            zr.add_assign(yr);
+            zr.reduce();
+            if zr.exceeds(gamma1 - beta) {
+                z_bad = true;
+                break;
+            }
+        }
+        if z_bad {
+            continue;
+        }
 
         // Line 21: r0 = LowBits(w - <<c s2>>), computed as w0 - <<c s2>>; once ||r0||inf <
         // gamma2 - beta holds, HighBits(w - <<c s2>>) = w1, so w1 serves in MakeHint below.
@@ -112,10 +127,9 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         tmp.invntt_tomont();
         w0.sub_assign(&tmp);
         w0.reduce();
-        let r0_bad = w0.exceeds(gamma2 - beta);
 
-        // Line 23: reject when ||z||inf >= gamma1 - beta or ||r0||inf >= gamma2 - beta.
-        if z_bad | r0_bad {
+        // Line 23, its second bound: reject when ||r0||inf >= gamma2 - beta.
+        if w0.exceeds(gamma2 - beta) {
             continue;
         }
 

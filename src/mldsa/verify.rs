@@ -5,7 +5,7 @@ use super::keys::VerifyKey;
 use super::message::Message;
 use super::packing::{sig_decode, w1_encode};
 use super::params::ParamSet;
-use super::polyvec::matrix_mul;
+use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::use_hint_poly;
 use super::sampling::sample_in_ball;
 use crate::simd::keccak::Shake256;
@@ -46,7 +46,8 @@ pub(super) fn verify_expanded<const K: usize, const L: usize>(
     let mut c_hat = sample_in_ball(p, s.c_tilde);
     c_hat.ntt();
     s.z.ntt();
-    let mut w = matrix_mul(&key.a_hat, &s.z);
+    let mut w = PolyVec::<K>::default();
+    matrix_mul(&key.a_hat, &s.z, &mut w);
     let mut ct1 = key.t1_hat;
     ct1.pointwise_poly_montgomery(&c_hat, &key.t1_hat);
     w.sub_assign(&ct1);

@@ -145,14 +145,22 @@ impl Shake256 {
 }
 
 impl Shake256Reader {
-    pub(crate) fn read(&mut self, out: &mut [u8]) {
-        for o in out.iter_mut() {
+    pub(crate) fn read(&mut self, mut out: &mut [u8]) {
+        // Single bytes up to a word boundary, whole words, then the tail (as `update`).
+        while !out.is_empty() {
             if self.pos == SHAKE256_RATE {
                 f1600(&mut self.s);
                 self.pos = 0;
             }
-            *o = (self.s[self.pos / 8] >> (8 * (self.pos % 8))) as u8;
-            self.pos += 1;
+            if self.pos % 8 == 0 && out.len() >= 8 {
+                out[..8].copy_from_slice(&self.s[self.pos / 8].to_le_bytes());
+                self.pos += 8;
+                out = &mut out[8..];
+            } else {
+                out[0] = (self.s[self.pos / 8] >> (8 * (self.pos % 8))) as u8;
+                self.pos += 1;
+                out = &mut out[1..];
+            }
         }
     }
 }

@@ -30,11 +30,13 @@ impl ShakeX4 {
         assert!(len < rate && rate % 8 == 0 && inputs.iter().all(|i| i.len() == len));
         let mut st = ShakeX4 { s: [0; 100], rate };
         for (j, input) in inputs.iter().enumerate() {
-            for (w, chunk) in input.chunks(8).enumerate() {
-                let mut b = [0u8; 8];
-                b[..chunk.len()].copy_from_slice(chunk);
-                st.s[4 * w + j] ^= u64::from_le_bytes(b);
-                b.zeroize();
+            let mut words = input.chunks_exact(8);
+            for (w, chunk) in words.by_ref().enumerate() {
+                st.s[4 * w + j] ^= u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            }
+            // The tail, a byte at a time (no variable-length copy: that is a call to memcpy).
+            for (b, &x) in words.remainder().iter().enumerate() {
+                st.s[4 * (len / 8) + j] ^= (x as u64) << (8 * b);
             }
             // SHAKE padding: the domain bits 1111 then pad10*1.
             st.s[4 * (len / 8) + j] ^= 0x1f << (8 * (len % 8));
