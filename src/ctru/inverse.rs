@@ -105,13 +105,7 @@ pub(crate) fn invert_portable(f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     let mut v = Zeroizing::new(vec![0i16; n + 1]);
     let mut r = Zeroizing::new(vec![0i16; n + 1]);
     let mut t = Zeroizing::new(vec![0i16; n + 1]);
-    f[0] = 1;
-    f[n - 1] = -1;
-    f[n] = -1;
-    for i in 0..n {
-        g[i] = f_in[n - 1 - i] as i16;
-    }
-    r[0] = 1;
+    start(&mut f, &mut g, &mut r, f_in);
     let mut delta: i32 = 1;
 
     for k in 0..2 * n - 1 {
@@ -156,6 +150,19 @@ pub(crate) fn invert_portable(f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
 
     // Now f = f0 (a nonzero constant) and v * input = f0 in reversed form.
     (unreverse(zq, f[0], &v[..n]), delta == 0)
+}
+
+/// The recip's start (either path; the buffers zeroed, at least n + 1 long): f = x^n - x - 1
+/// and g = the input, both reversed, r = 1 (v = 0 already).
+pub(crate) fn start(f: &mut [i16], g: &mut [i16], r: &mut [i16], f_in: &[i32]) {
+    let n = f_in.len();
+    f[0] = 1;
+    f[n - 1] = -1;
+    f[n] = -1;
+    for (gi, &x) in g.iter_mut().zip(f_in.iter().rev()) {
+        *gi = x as i16;
+    }
+    r[0] = 1;
 }
 
 /// The inverse from the recip's end state (either path): `v` (n coefficients, reversed)

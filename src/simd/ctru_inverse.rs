@@ -56,13 +56,7 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     let mut g = Zeroizing::new(vec![0i16; steps + full]);
     let mut v = Zeroizing::new(vec![0i16; steps + full]);
     let mut r = Zeroizing::new(vec![0i16; full]);
-    f[0] = 1;
-    f[n - 1] = -1;
-    f[n] = -1;
-    for i in 0..n {
-        g[i] = f_in[n - 1 - i] as i16;
-    }
-    r[0] = 1;
+    crate::ctru::inverse::start(&mut f, &mut g, &mut r, f_in);
     let mut delta: i32 = 1;
 
     for k in 0..steps {
