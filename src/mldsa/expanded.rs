@@ -4,7 +4,6 @@
 
 use super::keys::{SignKey, VerifyKey};
 use super::message::Message;
-use super::packing::sk_decode;
 use super::params::ParamSet;
 use super::{sign, verify};
 use crate::Error;
@@ -39,8 +38,7 @@ impl ExpandedSecretKey {
             p: ParamSet,
             sk: &[u8],
         ) -> Result<Box<SignKey<K, L>>, Error> {
-            let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
-            Ok(Box::new(SignKey::from_decoded(&key)))
+            Ok(Box::new(SignKey::decode(p, sk).ok_or(Error::BadKey)?))
         }
         Ok(ExpandedSecretKey(
             p,

@@ -2,7 +2,8 @@
 //! Alg. 8's key-only steps done): built per call by `sign` / `verify`, or once per key by
 //! `expanded`.
 
-use super::packing::{pk_decode, SecretKey};
+use super::packing::{pk_decode, sk_decode_into};
+use super::params::ParamSet;
 use super::polyvec::{Matrix, PolyVec};
 use super::sampling::expand_a;
 use crate::simd::keccak::Shake256;
@@ -22,19 +23,33 @@ pub(super) struct SignKey<const K: usize, const L: usize> {
 }
 
 impl<const K: usize, const L: usize> SignKey<K, L> {
-    pub fn from_decoded(sk: &SecretKey<K, L>) -> Self {
+    /// skDecode (Alg. 25) straight into the working form, then Alg. 7 lines 1-5. `None` when an
+    /// s1/s2 coefficient is out of range. `sk` has the exact length of `p`.
+    pub fn decode(p: ParamSet, sk: &[u8]) -> Option<Self> {
+        let rho: [u8; 32] = sk[..32].try_into().expect("32 bytes");
         let mut k = SignKey {
-            a_hat: expand_a::<K, L>(&sk.rho),
-            s1_hat: sk.s1,
-            s2_hat: sk.s2,
-            t0_hat: sk.t0,
-            key: sk.key,
-            tr: sk.tr,
+            a_hat: expand_a::<K, L>(&rho),
+            s1_hat: PolyVec::default(),
+            s2_hat: PolyVec::default(),
+            t0_hat: PolyVec::default(),
+            key: sk[32..64].try_into().expect("32 bytes"),
+            tr: [0; 64],
         };
+        // Only the verdict branches; a rejected key is zeroized on drop.
+        if !sk_decode_into(
+            p,
+            sk,
+            &mut k.tr,
+            &mut k.s1_hat,
+            &mut k.s2_hat,
+            &mut k.t0_hat,
+        ) {
+            return None;
+        }
         k.s1_hat.ntt();
         k.s2_hat.ntt();
         k.t0_hat.ntt();
-        k
+        Some(k)
     }
 }
 

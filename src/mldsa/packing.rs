@@ -207,14 +207,13 @@ pub fn sk_encode<const K: usize, const L: usize>(
 }
 
 /// skDecode (Alg. 25). Returns `None` when an s1/s2 field exceeds 2 * eta, i.e. a coefficient lies
-/// outside [-eta, eta]. The check accumulates a flag over all coefficients; only the verdict branches.
+/// outside [-eta, eta]. Signing decodes with [`sk_decode_into`] instead; this whole-key form
+/// serves the fuzz targets.
+#[cfg(fuzzing)]
 pub fn sk_decode<const K: usize, const L: usize>(
     p: ParamSet,
     sk: &[u8],
 ) -> Option<SecretKey<K, L>> {
-    let eb = p.eta_bits();
-    let eta = p.eta();
-    let s_at = 64 + p.tr_len();
     let mut out = SecretKey {
         rho: sk[..32].try_into().expect("32 bytes"),
         key: sk[32..64].try_into().expect("32 bytes"),
@@ -223,30 +222,39 @@ pub fn sk_decode<const K: usize, const L: usize>(
         s2: PolyVec::default(),
         t0: PolyVec::default(),
     };
-    out.tr[..p.tr_len()].copy_from_slice(&sk[64..s_at]);
+    sk_decode_into(p, sk, &mut out.tr, &mut out.s1, &mut out.s2, &mut out.t0).then_some(out)
+}
+
+/// skDecode (Alg. 25) of tr, s1, s2 and t0 straight into the caller's buffers (rho and K are
+/// `sk[..32]` and `sk[32..64]`), so a signing key is filled without an intermediate copy.
+/// Returns false when an s1/s2 field exceeds 2 * eta, i.e. a coefficient lies outside
+/// [-eta, eta]. The check accumulates a flag over all coefficients; only the verdict branches.
+pub fn sk_decode_into<const K: usize, const L: usize>(
+    p: ParamSet,
+    sk: &[u8],
+    tr: &mut [u8; 64],
+    s1: &mut PolyVec<L>,
+    s2: &mut PolyVec<K>,
+    t0: &mut PolyVec<K>,
+) -> bool {
+    let eb = p.eta_bits();
+    let eta = p.eta();
+    let s_at = 64 + p.tr_len();
+    tr[..p.tr_len()].copy_from_slice(&sk[64..s_at]);
     let (s_part, t0_part) = sk[s_at..].split_at(32 * eb * (K + L));
     let mut chunks = s_part.chunks_exact(32 * eb);
-    for s in out.s1.0.iter_mut().chain(out.s2.0.iter_mut()) {
+    for s in s1.0.iter_mut().chain(s2.0.iter_mut()) {
         unpack_centered(chunks.next().expect("sized by K + L"), eb, eta, &mut s.0);
     }
     // A field v is valid iff v <= 2 eta, i.e. iff the coefficient eta - v >= -eta.
     let mut bad = 0i32;
-    for s in out.s1.0.iter().chain(out.s2.0.iter()) {
+    for s in s1.0.iter().chain(s2.0.iter()) {
         bad = s.0.iter().fold(bad, |acc, &c| acc | (c + eta));
     }
-    for (t, chunk) in out
-        .t0
-        .0
-        .iter_mut()
-        .zip(t0_part.chunks_exact(32 * D as usize))
-    {
+    for (t, chunk) in t0.0.iter_mut().zip(t0_part.chunks_exact(32 * D as usize)) {
         unpack_centered(chunk, D as usize, 1 << (D - 1), &mut t.0);
     }
-    if bad < 0 {
-        None
-    } else {
-        Some(out)
-    }
+    bad >= 0
 }
 
 /// HintBitPack (Alg. 20): omega indices of the 1s, then k cumulative counts.

@@ -2,7 +2,7 @@
 
 use super::keys::SignKey;
 use super::message::Message;
-use super::packing::{sig_encode, sk_decode, w1_encode};
+use super::packing::{sig_encode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
@@ -21,10 +21,10 @@ pub fn sign<const K: usize, const L: usize>(
     rnd: &[u8; 32],
     sig: &mut [u8],
 ) -> Result<(), Error> {
-    let key = sk_decode::<K, L>(p, sk).ok_or(Error::BadKey)?;
+    let key = SignKey::<K, L>::decode(p, sk).ok_or(Error::BadKey)?;
     // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
     let mu = msg.mu(&key.tr[..p.tr_len()]);
-    sign_mu(p, &SignKey::from_decoded(&key), &mu, rnd, sig)
+    sign_mu(p, &key, &mu, rnd, sig)
 }
 
 /// Most signing attempts for a set with `l` columns: FIPS 204 Appendix C (Table 3)'s minimum
