@@ -5,9 +5,8 @@
 #
 #  1. Calibration (CAL_SECS=4): each target alone on one core, from the shipped seed corpus;
 #     its executions per second there.
-#  2. Cores: every target gets one; each further core goes to the target with the fewest
-#     projected executions that is still below FUZZ_RUNS (greedy max-min), so a fast target
-#     stops taking cores once FUZZ_RUNS is in reach.
+#  2. Cores: as many targets as the cores allow get enough to reach FUZZ_RUNS with a 10 %
+#     margin (smallest need first); the others one core each; cores left over, max-min.
 #  3. FUZZ_SECS (default 200) of fuzzing: per target, one libFuzzer process per core on a shared
 #     corpus (-reload), each capped at its share of FUZZ_RUNS (default 10,000,000) and at the
 #     time left; a process that stops on a finding is restarted for the time left (the finding
@@ -87,17 +86,31 @@ for t in "${targets[@]}"; do fuzz "$t" cal "$cal" "$cap" & done
 wait
 rates=$(for t in "${targets[@]}"; do echo "$t $(execs "$OUT/logs/$t/cal.log")"; done)
 
-# 2. Cores (greedy max-min over projected executions, capped at FUZZ_RUNS).
+# 2. Cores. Each target needs ceil(left / (rate * T * 0.9)) cores to reach FUZZ_RUNS (a 10 %
+#    margin: the rate on one core of a full machine is below the calibration's); targets are
+#    served in order of need, smallest first, while cores last, so that as many as possible
+#    reach the cap; a target that cannot gets one core, and any cores left over go to the
+#    target with the fewest projected executions (max-min).
 alloc=$(echo "$rates" | awk -v n="$ncpu" -v T="$secs" -v cal="$cal" -v cap="$cap" '
-  { t[NR] = $1; done[NR] = $2; r[NR] = ($2 > 0 ? $2 : 1) / cal; k[NR] = 1; m = NR }
+  { t[NR] = $1; done[NR] = $2; r[NR] = ($2 > 0 ? $2 : 1) / cal; m = NR
+    need[NR] = int((cap - $2) / (r[NR] * T * 0.9)) + 1; if (need[NR] < 1) need[NR] = 1 }
   END {
-    for (left = n - m; left > 0; left--) {
+    left = n
+    for (i = 1; i <= m; i++) { k[i] = 0; order[i] = i }
+    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+      if (need[order[j]] < need[order[i]]) { x = order[i]; order[i] = order[j]; order[j] = x }
+    # Cores for the targets that cannot reach the cap: one each, set aside first.
+    for (a = 1; a <= m; a++) {
+      i = order[a]; rest = 0
+      for (b = a + 1; b <= m; b++) rest++
+      if (need[i] + rest <= left) { k[i] = need[i]; left -= need[i] } else { k[i] = 1; left-- }
+    }
+    for (; left > 0; left--) {
       best = 0
       for (i = 1; i <= m; i++) {
-        p = done[i] + r[i] * k[i] * T
-        if (p < cap && (best == 0 || p < bp)) { best = i; bp = p }
+        p = done[i] + r[i] * 0.9 * k[i] * T
+        if (best == 0 || p < bp) { best = i; bp = p }
       }
-      if (best == 0) break
       k[best]++
     }
     for (i = 1; i <= m; i++) printf "%s %d %d %.0f\n", t[i], k[i], done[i], r[i]
