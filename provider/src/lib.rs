@@ -14,7 +14,6 @@
 
 pub mod abi;
 mod async_job;
-mod batch;
 mod caps;
 mod codec;
 mod core;
