@@ -4,9 +4,10 @@
 //! synchronous.
 //!
 //! Inside a job (`openssl speed -async_jobs`, `s_server -async`, SSL_MODE_ASYNC) the caller
-//! runs on a 32 KiB stack: the work goes to a helper thread, the job pauses, and the helper
-//! wakes it through the wait context's callback when the application set one, else through a
-//! file descriptor.
+//! runs on a 32 KiB stack: the work goes elsewhere (pqgpu's dispatcher, or a helper thread),
+//! the job pauses, and whoever finishes the work wakes it through the wait context's callback
+//! when the application set one, else through a file descriptor. Results finished while the
+//! dispatcher reports a batch are woken together when the batch has been reported.
 //!
 //! One descriptor serves all the jobs of an application thread (an eventfd in semaphore mode,
 //! shared by their wait contexts): applications `select()` on the descriptors of all their

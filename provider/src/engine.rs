@@ -7,10 +7,12 @@
 //! - outside OpenSSL async jobs the calling thread makes a blocking call; on a GPU the
 //!   dispatcher coalesces concurrent callers (threads of a server) into batches, and below its
 //!   CPU crossover runs them on the CPU; on the CPU backend it runs in the caller's thread;
-//! - inside async jobs, sign, verify, encaps and decaps requests are queued and coalesced
-//!   (`batch`) while their jobs pause (`async_job::dispatch`); each coalesced batch is one
-//!   submission to the dispatcher, which on a GPU may merge concurrent submissions further.
-//!   Keygen runs alone on a helper thread there. Submissions are traced, so tests see them.
+//! - inside async jobs, each sign, verify, encaps and decaps request is one item submitted to
+//!   the dispatcher while its job pauses (`async_job::dispatch`): the dispatcher's own
+//!   coalescing (maximum wait, batches in flight) makes the batches of all jobs' requests.
+//!   The job submits it itself when that only queues; otherwise (first use of a key, a new
+//!   process) a helper thread does. Keygen runs alone on a helper thread there.
+//! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
 
 use crate::async_job::{self, Done};
 use crate::guard::guard;
