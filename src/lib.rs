@@ -19,7 +19,7 @@ pub mod ffi;
 pub mod fuzzing;
 pub mod gpu;
 pub mod mldsa;
-mod process;
+pub mod process;
 pub mod rng;
 pub mod select;
 pub mod serve;

@@ -1653,3 +1653,71 @@ fn a_large_handle_submit_runs_as_one_batch() {
         pqg_key_free(pk);
     }
 }
+
+#[test]
+fn the_observer_sees_every_run_in_place_or_batched() {
+    // A CPU context: a blocking call runs in place (a run of one, in the caller), submitted
+    // items run on the dispatcher's threads; every item is in exactly one observed run, and
+    // the outputs are the plain function's.
+    use pqgpu::serve::{Class, Op};
+    let kp = pair(Alg::MlDsa(M44), 9);
+    let serve = Serve::new(pqgpu::backend::cpu_backend());
+    let seen: Arc<Mutex<Vec<(Class, usize, bool)>>> = Arc::default();
+    let log = seen.clone();
+    serve.set_observer(Arc::new(move |c, n, inline| {
+        log.lock().unwrap().push((c, n, inline))
+    }));
+    let m = Message::Pure {
+        ctx: b"obs",
+        msg: b"observed",
+    };
+    let mut want = vec![0u8; M44.signature_len()];
+    mldsa::sign(M44, &kp.sk, &m, Some(&ZERO_RND), &mut want).unwrap();
+
+    let mut sig = vec![0u8; M44.signature_len()];
+    serve
+        .sign(KeyArg::Handle(&kp.sk_h), &m, Some(&ZERO_RND), &mut sig)
+        .unwrap();
+    assert_eq!(sig, want);
+    assert_eq!(*seen.lock().unwrap(), vec![(Class::Sign(M44), 1, true)]);
+
+    let n = 40;
+    let mut sigs = vec![vec![0u8; M44.signature_len()]; n];
+    let done = Arc::new(Collect {
+        got: Mutex::new(vec![None; n]),
+        twice: AtomicUsize::new(0),
+        left: AtomicUsize::new(n),
+    });
+    let ops = sigs
+        .iter_mut()
+        .enumerate()
+        // SAFETY: `sigs` and the message outlive the submission: this test waits below until
+        // every item has reported.
+        .map(|(i, s)| {
+            (
+                i,
+                unsafe { Op::sign(KeyArg::Handle(&kp.sk_h), &m, Some(&ZERO_RND), s) }.unwrap(),
+            )
+        })
+        .collect();
+    // SAFETY: as above.
+    unsafe { serve.submit(ops, done.clone()) };
+    let t0 = Instant::now();
+    while done.left.load(Ordering::SeqCst) > 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "items never reported"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(done.twice.load(Ordering::SeqCst), 0);
+    assert!(done.got.lock().unwrap().iter().all(|s| *s == Some(Ok(()))));
+    assert!(sigs.iter().all(|s| *s == want));
+    let runs = seen.lock().unwrap()[1..].to_vec();
+    assert!(
+        runs.iter()
+            .all(|&(c, _, inline)| c == Class::Sign(M44) && !inline),
+        "{runs:?}"
+    );
+    assert_eq!(runs.iter().map(|r| r.1).sum::<usize>(), n, "{runs:?}");
+}

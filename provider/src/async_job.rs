@@ -4,9 +4,10 @@
 //! synchronous.
 //!
 //! Inside a job (`openssl speed -async_jobs`, `s_server -async`, SSL_MODE_ASYNC) the caller
-//! runs on a 32 KiB stack: the work goes to a helper thread, the job pauses, and the helper
-//! wakes it through the wait context's callback when the application set one, else through a
-//! file descriptor.
+//! runs on a 32 KiB stack: the work goes elsewhere (pqgpu's dispatcher, or a helper thread),
+//! the job pauses, and whoever finishes the work wakes it through the wait context's callback
+//! when the application set one, else through a file descriptor. Results finished while the
+//! dispatcher reports a batch are woken together when the batch has been reported.
 //!
 //! One descriptor serves all the jobs of an application thread (an eventfd in semaphore mode,
 //! shared by their wait contexts): applications `select()` on the descriptors of all their
@@ -107,39 +108,102 @@ enum Waker {
     Callback(Callback, usize),
 }
 
-/// One result handed from whoever completes the work to the waiting caller.
+/// One result handed from whoever completes the work to the waiting caller: the result, and
+/// whether it is published (the job may take it). A result is staged first and published
+/// after its wake-up has been given (see `Done::fire`).
 struct Slot<T> {
-    value: Mutex<Option<Result<T, Error>>>,
+    value: Mutex<(Option<Result<T, Error>>, bool)>,
     done: Condvar,
+}
+
+/// Publishing a staged result, whatever its type.
+trait Publish: Send + Sync {
+    fn publish(&self);
+}
+
+impl<T: Send> Publish for Slot<T> {
+    fn publish(&self) {
+        self.value.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.done.notify_all();
+    }
 }
 
 /// The completion of one operation submitted from inside an async job. `complete` wakes the
 /// job; dropping it uncompleted (a panic on the way) completes it with `Error::Panic`, so a
 /// paused job is always woken.
-pub struct Done<T> {
+pub struct Done<T: Send + 'static> {
     slot: Arc<Slot<T>>,
     waker: Option<Waker>,
     fired: bool,
 }
 
-impl<T> Done<T> {
+impl<T: Send + 'static> Done<T> {
     pub fn complete(mut self, r: Result<T, Error>) {
         self.fire(r);
     }
 
+    /// Stages the result, then wakes and publishes: at once, or, when this runs while pqgpu's
+    /// dispatcher reports a batch, together with the batch's other results when it has been
+    /// reported (`flush_batch`): the application then resumes its jobs once for the batch,
+    /// not once per result (`openssl speed` resumes every paused job each time).
     fn fire(&mut self, r: Result<T, Error>) {
         if std::mem::replace(&mut self.fired, true) {
             return;
         }
-        // Count first, then publish: a job takes its count back only after it has seen its
-        // result, so the count never drops below the results not yet taken (and a job that
-        // resumes in between finds no result and pauses again).
-        match self.waker {
-            // SAFETY: the fd is one of this module's eventfds (never closed); writing 8 bytes
-            // adds to its count.
-            Some(Waker::Fd(fd)) => unsafe {
-                let one: u64 = 1;
-                libc::write(fd, (&one as *const u64).cast(), 8);
+        self.slot.value.lock().unwrap_or_else(|e| e.into_inner()).0 = Some(r);
+        let slot: Arc<dyn Publish> = self.slot.clone();
+        let mut entry = Some((self.waker, slot));
+        let _ = HELD.try_with(|h| {
+            let mut h = h.borrow_mut();
+            // An empty list registers the flush for this batch; outside one, nothing is held.
+            if !h.is_empty() || pqgpu::serve::notify::at_batch_end(flush_batch) {
+                h.extend(entry.take());
+            }
+        });
+        if let Some((waker, slot)) = entry {
+            wake(&[waker]);
+            slot.publish();
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for Done<T> {
+    fn drop(&mut self) {
+        self.fire(Err(Error::Panic));
+    }
+}
+
+/// What to wake and publish for one finished operation.
+type Held = (Option<Waker>, Arc<dyn Publish>);
+
+thread_local! {
+    /// Results finished during the batch this thread is reporting, not yet woken.
+    static HELD: std::cell::RefCell<Vec<Held>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The end of a batch: wakes and publishes every result held during it.
+fn flush_batch() {
+    let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    let wakers: Vec<Option<Waker>> = held.iter().map(|(w, _)| *w).collect();
+    wake(&wakers);
+    for (_, slot) in held {
+        slot.publish();
+    }
+}
+
+/// Gives the wake-ups of finished operations whose results are staged, not yet published: an
+/// eventfd gets one write for all its operations, a callback is called for each.
+///
+/// Count first, then publish: a job takes its count back only after it has seen its result,
+/// so the count never drops below the results not yet taken (and a job that resumes in between
+/// finds no result and pauses again).
+fn wake(wakers: &[Option<Waker>]) {
+    let mut counts: Vec<(c_int, u64)> = Vec::new();
+    for w in wakers {
+        match *w {
+            Some(Waker::Fd(fd)) => match counts.iter_mut().find(|(f, _)| *f == fd) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((fd, 1)),
             },
             // SAFETY: the application's callback, with the argument it registered.
             Some(Waker::Callback(cb, arg)) => unsafe {
@@ -147,14 +211,11 @@ impl<T> Done<T> {
             },
             None => {}
         }
-        *self.slot.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-        self.slot.done.notify_all();
     }
-}
-
-impl<T> Drop for Done<T> {
-    fn drop(&mut self) {
-        self.fire(Err(Error::Panic));
+    for (fd, n) in counts {
+        // SAFETY: the fd is one of this module's eventfds (never closed); writing 8 bytes
+        // adds `n` to its count.
+        unsafe { libc::write(fd, (&n as *const u64).cast(), 8) };
     }
 }
 
@@ -162,7 +223,7 @@ impl<T> Drop for Done<T> {
 /// one: `submit(input, done)` hands it to a helper thread or a batch, which calls
 /// `done.complete(..)`; the job pauses meanwhile (never working on its 32 KiB stack). When the
 /// job cannot be woken (no wait context), the caller blocks until `done` completes.
-pub fn dispatch<W, T>(
+pub fn dispatch<W, T: Send + 'static>(
     input: W,
     inline: impl FnOnce(W) -> Result<T, Error>,
     submit: impl FnOnce(W, Done<T>),
@@ -178,7 +239,7 @@ pub fn dispatch<W, T>(
     // SAFETY: `job` is the current job; its wait context lives as long as the job.
     let waker = waker(fns, unsafe { (fns.wait_ctx)(job) });
     let slot = Arc::new(Slot {
-        value: Mutex::new(None),
+        value: Mutex::new((None, false)),
         done: Condvar::new(),
     });
     submit(
@@ -193,12 +254,7 @@ pub fn dispatch<W, T>(
         for _ in 0..MAX_EARLY_RESUMES {
             // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
             unsafe { (fns.pause)() };
-            if slot
-                .value
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_some()
-            {
+            if slot.value.lock().unwrap_or_else(|e| e.into_inner()).1 {
                 break;
             }
             // Resumed early: with a shared descriptor the application resumes every job
@@ -208,10 +264,10 @@ pub fn dispatch<W, T>(
     let mut v = slot.value.lock().unwrap_or_else(|e| e.into_inner());
     // Normally the work has finished when the job is resumed. If pausing is blocked
     // (ASYNC_block_pause: pause returns at once), wait here: the result is close.
-    while v.is_none() {
+    while !v.1 {
         v = slot.done.wait(v).unwrap_or_else(|e| e.into_inner());
     }
-    let r = v.take().expect("checked above");
+    let r = v.0.take().expect("staged before published");
     drop(v);
     if let Some(Waker::Fd(fd)) = waker {
         take_count(fd);
@@ -257,7 +313,7 @@ thread_local! {
 
 /// This thread's shared eventfd in this process (made on first use).
 fn thread_fd() -> Option<c_int> {
-    let pid = std::process::id();
+    let pid = pqgpu::process::id();
     THREAD_FD
         .try_with(|t| {
             if let Some((p, fd)) = t.0.get() {
@@ -310,7 +366,7 @@ fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
         }
     }
     let key = (&FD_KEY as *const u8).cast::<c_void>();
-    let pid = std::process::id() as usize;
+    let pid = pqgpu::process::id() as usize;
     let mut fd: c_int = -1;
     let mut data: *mut c_void = std::ptr::null_mut();
     // SAFETY: ctx is valid; out-pointers are locals.

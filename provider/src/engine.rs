@@ -7,22 +7,24 @@
 //! - outside OpenSSL async jobs the calling thread makes a blocking call; on a GPU the
 //!   dispatcher coalesces concurrent callers (threads of a server) into batches, and below its
 //!   CPU crossover runs them on the CPU; on the CPU backend it runs in the caller's thread;
-//! - inside async jobs, sign, verify, encaps and decaps requests are queued and coalesced
-//!   (`batch`) while their jobs pause (`async_job::dispatch`); each coalesced batch is one
-//!   submission to the dispatcher, which on a GPU may merge concurrent submissions further.
-//!   Keygen runs alone on a helper thread there. Submissions are traced, so tests see them.
+//! - inside async jobs, each sign, verify, encaps and decaps request is one item submitted to
+//!   the dispatcher while its job pauses (`async_job::dispatch`): the dispatcher's own
+//!   coalescing (maximum wait, batches in flight) makes the batches of all jobs' requests.
+//!   The job submits it itself when that only queues; otherwise (first use of a key, a new
+//!   process) a helper thread does. Keygen runs alone on a helper thread there.
+//! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
 
 use crate::async_job::{self, Done};
-use crate::batch::Queue;
 use crate::guard::guard;
 use once_cell::sync::OnceCell;
 use pqgpu::backend::{Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
-use pqgpu::serve::{Completion, Key as Handle, KeyArg, KeyKind, Op, Opt, Serve};
+use pqgpu::serve::{Class, Completion, Key as Handle, KeyArg, KeyKind, Op, Opt, Serve};
 use pqgpu::{Alg, Error, Status};
 use std::io::Write;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use zeroize::Zeroizing;
 
 /// An encoded secret key shared by the key objects that hold it (zeroed when the last goes).
@@ -49,6 +51,11 @@ impl LazyHandle {
             bytes: Zeroizing::new(bytes.to_vec()),
             handle: OnceCell::new(),
         }))
+    }
+
+    /// Whether the handle (or the refusal) has been made: then `get` is cheap.
+    fn is_ready(&self) -> bool {
+        self.0.handle.get().is_some()
     }
 
     fn get(&self) -> Result<Handle, Error> {
@@ -126,24 +133,30 @@ pub fn configure(
 
 /// This process's backend and serving dispatcher (made on first use).
 fn engine() -> Result<(Arc<dyn Backend>, Arc<Serve>), Error> {
-    let pid = std::process::id();
+    let pid = pqgpu::process::id();
     let mut g = BACKEND.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((p, b, s)) = g.as_ref() {
         if *p == pid {
             return Ok((b.clone(), s.clone()));
         }
     }
-    let (kind, opts) = CONFIG
+    let (kind, opts, traced) = CONFIG
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
-        .map_or((BackendKind::Auto, Vec::new()), |c| {
-            (c.backend, c.serve.clone())
+        .map_or((BackendKind::Auto, Vec::new(), false), |c| {
+            (c.backend, c.serve.clone(), c.trace.is_some())
         });
     let b = pqgpu::select::select(kind)?;
     let s = Arc::new(Serve::new(b.clone()));
     for (o, v) in opts {
         s.config.set(o, v)?;
+    }
+    if traced {
+        let kind = b.kind();
+        s.set_observer(Arc::new(move |class, n, inline| {
+            trace_run(class, n, inline, kind)
+        }));
     }
     *g = Some((pid, b.clone(), s.clone()));
     Ok((b, s))
@@ -151,6 +164,10 @@ fn engine() -> Result<(Arc<dyn Backend>, Arc<Serve>), Error> {
 
 fn backend() -> Result<Arc<dyn Backend>, Error> {
     engine().map(|(b, _)| b)
+}
+
+fn serve() -> Result<Arc<Serve>, Error> {
+    engine().map(|(_, s)| s)
 }
 
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
@@ -165,20 +182,26 @@ fn trace(op: &str, name: &str, b: &dyn Backend) {
     }
 }
 
-/// Traces each operation of a batch, and the batch itself ("batch sign ML-DSA-44 Cpu n=K").
-fn trace_batch(op: &str, name: &str, b: &dyn Backend, n: usize) {
+/// The dispatcher's observer when tracing: each run of `n` items of one class is traced as
+/// one line per item ("sign ML-DSA-44 Cpu helper": `caller` when it ran in place in the
+/// calling thread, `helper` on the dispatcher's threads) and one for the run itself ("batch
+/// sign ML-DSA-44 Cpu n=K"; a blocking call run in place is a run of one).
+fn trace_run(class: Class, n: usize, inline: bool, kind: BackendKind) {
+    let (op, name) = match class {
+        Class::Sign(p) => ("sign", p.name()),
+        Class::Verify(p) => ("verify", p.name()),
+        Class::Encaps(p) => ("encaps", p.name()),
+        Class::Decaps(p) => ("decaps", p.name()),
+        Class::Keygen(alg, _) => ("keygen", alg.name()),
+    };
+    let place = if inline { "caller" } else { "helper" };
+    let mut text = String::new();
+    for _ in 0..n {
+        text.push_str(&format!("{op} {name} {kind:?} {place}\n"));
+    }
+    text.push_str(&format!("batch {op} {name} {kind:?} n={n}\n"));
     let mut g = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = g.as_mut().and_then(|c| c.trace.as_mut()) {
-        let place = if crate::pool::is_helper_thread() {
-            "helper"
-        } else {
-            "caller"
-        };
-        let mut text = String::new();
-        for _ in 0..n {
-            text.push_str(&format!("{op} {name} {:?} {place}\n", b.kind()));
-        }
-        text.push_str(&format!("batch {op} {name} {:?} n={n}\n", b.kind()));
         // One write: lines from several processes sharing the file stay whole.
         let _ = f.write_all(text.as_bytes());
     }
@@ -256,35 +279,26 @@ pub struct VerifyReq {
     pub sig: Vec<u8>,
 }
 
-type SignQueue = Queue<(SignReq, Done<Vec<u8>>)>;
-type VerifyQueue = Queue<(VerifyReq, Done<()>)>;
-static SIGN: [SignQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
-static VERIFY: [VerifyQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
-
-fn index(p: ParamSet) -> usize {
-    match p {
-        ParamSet::MlDsa44 | ParamSet::Dilithium2 => 0,
-        ParamSet::MlDsa65 | ParamSet::Dilithium3 => 1,
-        ParamSet::MlDsa87 | ParamSet::Dilithium5 => 2,
-    }
-}
-
-/// Signs (`rnd` all-zero: deterministic) and returns the signature. Inside async jobs,
-/// concurrent requests of one parameter set are signed as one batch.
+/// Signs (`rnd` all-zero: deterministic) and returns the signature. Inside async jobs each
+/// request goes straight to the dispatcher, whose batches take in every job's requests.
 pub fn sign(req: SignReq) -> Result<Vec<u8>, Error> {
-    let q = &SIGN[index(req.set)];
-    async_job::dispatch(req, sign_one, |r, done| q.push((r, done), sign_queued))
+    async_job::dispatch(req, sign_one, |r, done| {
+        let ready = r.sk.is_ready();
+        submit_async(ready, move || sign_async(r, done))
+    })
 }
 
-/// Verifies: `Ok(())` valid, `Err(VerifyFailed)` not. Batched like `sign`.
+/// Verifies: `Ok(())` valid, `Err(VerifyFailed)` not. Submitted like `sign`.
 pub fn verify(req: VerifyReq) -> Result<(), Error> {
-    let q = &VERIFY[index(req.set)];
-    async_job::dispatch(req, verify_one, |r, done| q.push((r, done), verify_queued))
+    async_job::dispatch(req, verify_one, |r, done| {
+        let ready = r.pk.is_ready();
+        submit_async(ready, move || verify_async(r, done))
+    })
 }
 
 /// A blocking call: the dispatcher coalesces it with other threads' calls (on a GPU).
 fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
-    let (b, s) = engine()?;
+    let s = serve()?;
     let mut sig = vec![0u8; r.set.signature_len()];
     let st = s.sign(
         KeyArg::Handle(&r.sk.get()?),
@@ -292,127 +306,121 @@ fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
         Some(&r.rnd),
         &mut sig,
     );
-    trace_batch("sign", r.set.name(), &*b, 1);
     st.map(|()| sig)
 }
 
 fn verify_one(r: VerifyReq) -> Result<(), Error> {
-    let (b, s) = engine()?;
-    let st = s.verify(KeyArg::Handle(&r.pk.get()?), &r.msg.view(), &r.sig);
-    trace_batch("verify", r.set.name(), &*b, 1);
-    st
+    serve()?.verify(KeyArg::Handle(&r.pk.get()?), &r.msg.view(), &r.sig)
 }
 
-fn sign_queued(batch: Vec<(SignReq, Done<Vec<u8>>)>) {
-    let (reqs, dones): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-    for (r, d) in sign_batch(reqs).into_iter().zip(dones) {
-        d.complete(r);
-    }
+fn sign_async(r: SignReq, done: Done<Vec<u8>>) {
+    let key = match r.sk.get() {
+        Ok(k) => k,
+        Err(e) => return done.complete(Err(e)),
+    };
+    let sig = vec![0u8; r.set.signature_len()];
+    submit_one(
+        r,
+        sig,
+        done,
+        |sig, st| st.map(|()| sig),
+        move |r, sig| {
+            // SAFETY: the request and `sig` belong to the submission's completion, which the
+            // dispatcher holds until it has reported the item.
+            unsafe { Op::sign(KeyArg::Handle(&key), &r.msg.view(), Some(&r.rnd), sig) }
+        },
+    )
 }
 
-fn verify_queued(batch: Vec<(VerifyReq, Done<()>)>) {
-    let (reqs, dones): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-    for (r, d) in verify_batch(reqs).into_iter().zip(dones) {
-        d.complete(r);
-    }
+fn verify_async(r: VerifyReq, done: Done<()>) {
+    let key = match r.pk.get() {
+        Ok(k) => k,
+        Err(e) => return done.complete(Err(e)),
+    };
+    submit_one(
+        r,
+        (),
+        done,
+        |(), st| st,
+        move |r, _| {
+            // SAFETY: as in `sign_async`.
+            unsafe { Op::verify(KeyArg::Handle(&key), &r.msg.view(), &r.sig) }
+        },
+    )
 }
 
-/// Waits for every item of one submission to the dispatcher.
-struct BatchWait {
-    state: Mutex<(Vec<Status>, usize)>,
-    done: Condvar,
-}
-
-impl BatchWait {
-    fn new(n: usize) -> Arc<BatchWait> {
-        Arc::new(BatchWait {
-            state: Mutex::new((vec![Err(Error::Panic); n], n)),
-            done: Condvar::new(),
-        })
-    }
-
-    fn wait(&self) -> Vec<Status> {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while g.1 > 0 {
-            g = self.done.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
-        std::mem::take(&mut g.0)
-    }
-}
-
-impl Completion for BatchWait {
-    fn complete(&self, index: usize, status: Status) {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = g.0.get_mut(index) {
-            *s = status;
-            g.1 -= 1;
-            if g.1 == 0 {
-                self.done.notify_all();
+/// Runs `submit` (which hands one request to the dispatcher) here, on the job's stack, when
+/// that only queues it: the request's key handle exists (`ready`) and this process's
+/// dispatcher is up, threads included (`WARM`). Otherwise on a helper thread, which makes
+/// what is missing first.
+fn submit_async(ready: bool, submit: impl FnOnce() + Send + 'static) {
+    if ready && WARM.load(Ordering::Acquire) == pqgpu::process::id() {
+        submit()
+    } else {
+        crate::pool::spawn(Box::new(move || {
+            if serve().is_ok_and(|s| s.start()) {
+                WARM.store(pqgpu::process::id(), Ordering::Release);
             }
+            submit();
+        }))
+    }
+}
+
+/// The process whose backend and dispatcher threads a helper thread has started.
+static WARM: AtomicU32 = AtomicU32::new(0);
+
+/// One asynchronous request in the dispatcher: owns the request the op reads and the output
+/// buffers it writes, until the item reports; then hands the result to the paused job.
+struct Submitted<Req, Out, T: Send + 'static> {
+    req: Req,
+    out: Mutex<Option<(Out, Done<T>)>>,
+    finish: fn(Out, Status) -> Result<T, Error>,
+}
+
+impl<Req: Send + Sync, Out: Send, T: Send + 'static> Completion for Submitted<Req, Out, T> {
+    fn complete(&self, _: usize, status: Status) {
+        let taken = self.out.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((out, done)) = taken {
+            done.complete((self.finish)(out, status));
         }
     }
 }
 
-/// Submits ops built by `make` (item i; an `Err` ends that item at once) as one submission and
-/// waits for all of them: one status per item.
-fn submit_and_wait(
-    s: &Serve,
-    n: usize,
-    mut make: impl FnMut(usize) -> Result<Op, Error>,
-) -> Vec<Status> {
-    let w = BatchWait::new(n);
-    let mut ops = Vec::with_capacity(n);
-    for i in 0..n {
-        match make(i) {
-            Ok(op) => ops.push((i, op)),
-            Err(e) => w.complete(i, Err(e)),
-        }
+/// Submits one request to this process's dispatcher: `make` builds its op from the request
+/// and the output, both kept by the submission until the item reports; `finish` turns the
+/// output and the status into the job's result.
+fn submit_one<Req, Out, T>(
+    req: Req,
+    out: Out,
+    done: Done<T>,
+    finish: fn(Out, Status) -> Result<T, Error>,
+    make: impl FnOnce(&Req, &mut Out) -> Result<Op, Error>,
+) where
+    Req: Send + Sync + 'static,
+    Out: Send + 'static,
+    T: Send + 'static,
+{
+    let s = match serve() {
+        Ok(s) => s,
+        Err(e) => return done.complete(Err(e)),
+    };
+    let sub = Arc::new(Submitted {
+        req,
+        out: Mutex::new(Some((out, done))),
+        finish,
+    });
+    let op = {
+        let mut g = sub.out.lock().unwrap_or_else(|e| e.into_inner());
+        let (out, _) = g.as_mut().expect("not yet completed");
+        make(&sub.req, out)
+    };
+    match op {
+        // SAFETY: the op's buffers are the request's and the output's, owned by `sub`, which
+        // the dispatcher keeps until the item has reported (and which nobody else touches
+        // before then: `complete` takes the output only then).
+        Ok(op) => unsafe { s.submit(vec![(0, op)], sub) },
+        Err(e) => sub.complete(0, Err(e)),
     }
-    // SAFETY: every op's buffers belong to the caller's frame, which `wait` keeps alive (and
-    // untouched) until the dispatcher has reported every item.
-    unsafe { s.submit(ops, w.clone()) };
-    w.wait()
-}
-
-/// One dispatcher submission for requests of one parameter set; one result per request.
-fn sign_batch(reqs: Vec<SignReq>) -> Vec<Result<Vec<u8>, Error>> {
-    let n = reqs.len();
-    let p = reqs[0].set;
-    let (b, s) = match engine() {
-        Ok(e) => e,
-        Err(e) => return vec![Err(e); n],
-    };
-    let mut sigs = vec![vec![0u8; p.signature_len()]; n];
-    let ptrs: Vec<*mut [u8]> = sigs.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
-    let st = submit_and_wait(&s, n, |i| {
-        let r = &reqs[i];
-        // SAFETY: sigs[i] and the request's buffers outlive the submission (see
-        // `submit_and_wait`); each op writes only its own row.
-        let (row, key) = (ptrs[i], r.sk.get()?);
-        unsafe { Op::sign(KeyArg::Handle(&key), &r.msg.view(), Some(&r.rnd), &mut *row) }
-    });
-    trace_batch("sign", p.name(), &*b, n);
-    st.into_iter()
-        .zip(sigs)
-        .map(|(s, sig)| s.map(|()| sig))
-        .collect()
-}
-
-fn verify_batch(reqs: Vec<VerifyReq>) -> Vec<Result<(), Error>> {
-    let n = reqs.len();
-    let p = reqs[0].set;
-    let (b, s) = match engine() {
-        Ok(e) => e,
-        Err(e) => return vec![Err(e); n],
-    };
-    let st = submit_and_wait(&s, n, |i| {
-        let r = &reqs[i];
-        // SAFETY: the request's buffers outlive the submission (see `submit_and_wait`).
-        let key = r.pk.get()?;
-        unsafe { Op::verify(KeyArg::Handle(&key), &r.msg.view(), &r.sig) }
-    });
-    trace_batch("verify", p.name(), &*b, n);
-    st
 }
 
 // ---- CTRU-Prime (a private-OID KEM) ---------------------------------------------------------
@@ -450,33 +458,18 @@ pub struct DecapsReq {
 
 /// (ciphertext, shared secret).
 type Encapsulated = (Vec<u8>, Zeroizing<Vec<u8>>);
-type EncapsQueue = Queue<(EncapsReq, Done<Encapsulated>)>;
-type DecapsQueue = Queue<(DecapsReq, Done<Zeroizing<Vec<u8>>>)>;
-static ENCAPS: [EncapsQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
-static DECAPS: [DecapsQueue; 3] = [Queue::new(), Queue::new(), Queue::new()];
 
-fn kem_index(p: ctru::ParamSet) -> usize {
-    match p {
-        ctru::ParamSet::Ctru653 => 0,
-        ctru::ParamSet::Ctru761 => 1,
-        ctru::ParamSet::Ctru1277 => 2,
-    }
-}
-
-/// CTRU-Prime Encaps: (ciphertext, shared secret). Inside async jobs, concurrent requests of
-/// one parameter set are one submission (as for `sign`).
+/// CTRU-Prime Encaps: (ciphertext, shared secret). Inside async jobs each request goes to the
+/// dispatcher on its own (as for `sign`).
 pub fn kem_encaps(
     p: ctru::ParamSet,
     pk: Arc<Vec<u8>>,
     coins: Option<Zeroizing<[u8; 32]>>,
 ) -> Result<Encapsulated, Error> {
-    let q = &ENCAPS[kem_index(p)];
     let req = EncapsReq { set: p, pk, coins };
-    async_job::dispatch(
-        req,
-        |r| encaps_batch(vec![r]).pop().expect("one result per request"),
-        |r, done| q.push((r, done), encaps_queued),
-    )
+    async_job::dispatch(req, encaps_one, |r, done| {
+        submit_async(true, move || encaps_async(r, done))
+    })
 }
 
 /// CTRU-Prime Decaps: the shared secret (the implicit-rejection key for a wrong ciphertext).
@@ -485,95 +478,56 @@ pub fn kem_decaps(
     sk: SecretKey,
     ct: Vec<u8>,
 ) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let q = &DECAPS[kem_index(p)];
     let req = DecapsReq { set: p, sk, ct };
-    async_job::dispatch(
-        req,
-        |r| decaps_batch(vec![r]).pop().expect("one result per request"),
-        |r, done| q.push((r, done), decaps_queued),
+    async_job::dispatch(req, decaps_one, |r, done| {
+        submit_async(true, move || decaps_async(r, done))
+    })
+}
+
+fn encaps_one(r: EncapsReq) -> Result<Encapsulated, Error> {
+    let p = r.set;
+    let mut ct = vec![0u8; p.ciphertext_len()];
+    let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
+    let key = KeyArg::Bytes(Alg::Ctru(p), &r.pk);
+    serve()?.encaps(key, r.coins.as_deref(), &mut ct, &mut ss)?;
+    Ok((ct, ss))
+}
+
+fn decaps_one(r: DecapsReq) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let mut ss = Zeroizing::new(vec![0u8; r.set.shared_secret_len()]);
+    serve()?.decaps(KeyArg::Bytes(Alg::Ctru(r.set), &r.sk), &r.ct, &mut ss)?;
+    Ok(ss)
+}
+
+fn encaps_async(r: EncapsReq, done: Done<Encapsulated>) {
+    let p = r.set;
+    let out = (
+        vec![0u8; p.ciphertext_len()],
+        Zeroizing::new(vec![0u8; p.shared_secret_len()]),
+    );
+    submit_one(
+        r,
+        out,
+        done,
+        |out, st| st.map(|()| out),
+        |r, (ct, ss)| {
+            let key = KeyArg::Bytes(Alg::Ctru(r.set), &r.pk);
+            // SAFETY: as in `sign_async`.
+            unsafe { Op::encaps(key, r.coins.as_deref(), ct, ss) }
+        },
     )
 }
 
-fn encaps_queued(batch: Vec<(EncapsReq, Done<Encapsulated>)>) {
-    let (reqs, dones): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-    for (r, d) in encaps_batch(reqs).into_iter().zip(dones) {
-        d.complete(r);
-    }
-}
-
-fn decaps_queued(batch: Vec<(DecapsReq, Done<Zeroizing<Vec<u8>>>)>) {
-    let (reqs, dones): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-    for (r, d) in decaps_batch(reqs).into_iter().zip(dones) {
-        d.complete(r);
-    }
-}
-
-/// One dispatcher submission (a blocking call for one request) of one parameter set.
-fn encaps_batch(reqs: Vec<EncapsReq>) -> Vec<Result<Encapsulated, Error>> {
-    let n = reqs.len();
-    let p = reqs[0].set;
-    let (b, s) = match engine() {
-        Ok(e) => e,
-        Err(e) => return vec![Err(e); n],
-    };
-    let mut cts = vec![vec![0u8; p.ciphertext_len()]; n];
-    let mut sss: Vec<Zeroizing<Vec<u8>>> = (0..n)
-        .map(|_| Zeroizing::new(vec![0u8; p.shared_secret_len()]))
-        .collect();
-    let st = if n == 1 {
-        let r = &reqs[0];
-        let key = KeyArg::Bytes(Alg::Ctru(p), &r.pk);
-        vec![s.encaps(key, r.coins.as_deref(), &mut cts[0], &mut sss[0])]
-    } else {
-        let ct_rows: Vec<*mut [u8]> = cts.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
-        let ss_rows: Vec<*mut [u8]> = sss.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
-        submit_and_wait(&s, n, |i| {
-            let r = &reqs[i];
-            let (ct, ss) = (ct_rows[i], ss_rows[i]);
-            // SAFETY: the rows and the request's buffers outlive the submission (see
-            // `submit_and_wait`); each op writes only its own rows.
-            unsafe {
-                Op::encaps(
-                    KeyArg::Bytes(Alg::Ctru(p), &r.pk),
-                    r.coins.as_deref(),
-                    &mut *ct,
-                    &mut *ss,
-                )
-            }
-        })
-    };
-    trace_batch("encaps", p.name(), &*b, n);
-    st.into_iter()
-        .zip(cts.into_iter().zip(sss))
-        .map(|(st, out)| st.map(|()| out))
-        .collect()
-}
-
-fn decaps_batch(reqs: Vec<DecapsReq>) -> Vec<Result<Zeroizing<Vec<u8>>, Error>> {
-    let n = reqs.len();
-    let p = reqs[0].set;
-    let (b, s) = match engine() {
-        Ok(e) => e,
-        Err(e) => return vec![Err(e); n],
-    };
-    let mut sss: Vec<Zeroizing<Vec<u8>>> = (0..n)
-        .map(|_| Zeroizing::new(vec![0u8; p.shared_secret_len()]))
-        .collect();
-    let st = if n == 1 {
-        let r = &reqs[0];
-        vec![s.decaps(KeyArg::Bytes(Alg::Ctru(p), &r.sk), &r.ct, &mut sss[0])]
-    } else {
-        let rows: Vec<*mut [u8]> = sss.iter_mut().map(|v| &mut v[..] as *mut [u8]).collect();
-        submit_and_wait(&s, n, |i| {
-            let r = &reqs[i];
-            let ss = rows[i];
-            // SAFETY: as in `encaps_batch`.
-            unsafe { Op::decaps(KeyArg::Bytes(Alg::Ctru(p), &r.sk), &r.ct, &mut *ss) }
-        })
-    };
-    trace_batch("decaps", p.name(), &*b, n);
-    st.into_iter()
-        .zip(sss)
-        .map(|(st, ss)| st.map(|()| ss))
-        .collect()
+fn decaps_async(r: DecapsReq, done: Done<Zeroizing<Vec<u8>>>) {
+    let ss = Zeroizing::new(vec![0u8; r.set.shared_secret_len()]);
+    submit_one(
+        r,
+        ss,
+        done,
+        |ss, st| st.map(|()| ss),
+        |r, ss| {
+            // SAFETY: as in `sign_async`.
+            unsafe { Op::decaps(KeyArg::Bytes(Alg::Ctru(r.set), &r.sk), &r.ct, ss) }
+        },
+    )
 }

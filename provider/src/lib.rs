@@ -6,7 +6,7 @@
 //!
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
 //! `guard` (panic boundary), `keymgmt` and `signature` (the algorithms), `engine` (the one
-//! door into pqgpu), `caps` (TLS signature schemes), `async_job`, `batch` and `pool` (OpenSSL async jobs, coalescing, helper threads).
+//! door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool` (OpenSSL async jobs, helper threads).
 //!
 //! CTRU-Prime-653/761/1277, which OpenSSL does not know, are served whole under a private OID
 //! arc: key management (`ctru_key`), the KEM (`kem`), and encoders/decoders (`codec` over
@@ -14,7 +14,6 @@
 
 pub mod abi;
 mod async_job;
-mod batch;
 mod caps;
 mod codec;
 mod core;

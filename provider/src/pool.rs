@@ -31,7 +31,7 @@ pub fn is_helper_thread() -> bool {
 
 /// Queues `work` on a helper thread.
 pub fn spawn(work: Work) {
-    let pid = std::process::id();
+    let pid = pqgpu::process::id();
     let mut g = POOL.lock().unwrap_or_else(|e| e.into_inner());
     if g.as_ref().is_none_or(|p| p.pid != pid) {
         let (tx, rx) = channel::<Work>();

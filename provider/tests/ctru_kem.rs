@@ -504,8 +504,8 @@ fn key_files_are_checked() {
 }
 
 /// `openssl speed` drives the KEM inside async jobs: every counted encapsulation and
-/// decapsulation went through pqgpu, on helper threads, and concurrent jobs' requests were
-/// submitted together.
+/// decapsulation went through pqgpu, on helper threads, and concurrent jobs' requests ran
+/// together in a dispatcher batch.
 #[test]
 fn speed_with_async_jobs() {
     let Some(e) = Env::new("ctru-speed") else {
@@ -545,7 +545,7 @@ fn speed_with_async_jobs() {
             .map(|n| n.parse::<usize>().unwrap())
             .max()
             .unwrap_or(0);
-        println!("{op}: largest submission {max}");
-        assert!(max > 1, "{op}: no submission of more than one request");
+        println!("{op}: largest batch {max}");
+        assert!(max > 1, "{op}: no batch of more than one request");
     }
 }

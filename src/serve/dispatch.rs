@@ -15,7 +15,7 @@
 
 use super::config::{Config, Opt};
 use super::exec;
-use super::item::{Completion, Item, Op};
+use super::item::{Class, Completion, Item, Op};
 use crate::backend::Backend;
 use crate::{Error, Status};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -72,9 +72,15 @@ struct Shared {
     /// The process whose workers are running (0: none yet).
     started: AtomicU32,
     epoch: Instant,
+    observer: OnceLock<Observer>,
     gate: Mutex<Gate>,
     wake: Condvar,
 }
+
+/// Told of every run of items, before they run: their class, how many, and whether they run
+/// in the calling thread (a blocking call run in place) rather than a dispatcher thread. For
+/// tracing and statistics; it runs on the path of every item, so it must be quick.
+pub type Observer = Arc<dyn Fn(Class, usize, bool) + Send + Sync>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -83,6 +89,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Tells the observer, if any, of one op run in the calling thread.
+    fn observe_one(&self, op: &Op) {
+        if let Some(f) = self.observer.get() {
+            f(op.class(), 1, true);
+        }
+    }
+
+    /// Tells the observer, if any, of a batch: one call per class, in order of first appearance.
+    fn observe(&self, items: &[&mut Item], inline: bool) {
+        let Some(f) = self.observer.get() else { return };
+        let mut counts: Vec<(Class, usize)> = Vec::new();
+        for it in items {
+            let c = it.op.class();
+            match counts.iter_mut().find(|(k, _)| *k == c) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((c, 1)),
+            }
+        }
+        for (c, n) in counts {
+            f(c, n, inline);
+        }
     }
 
     /// Starts the dispatcher threads if this process has none; false if none could start.
@@ -266,6 +295,7 @@ impl Dispatcher {
                 rotate: AtomicUsize::new(0),
                 started: AtomicU32::new(0),
                 epoch: Instant::now(),
+                observer: OnceLock::new(),
                 gate: Mutex::new(Gate {
                     workers: 0,
                     pid: crate::process::id(),
@@ -282,8 +312,12 @@ impl Dispatcher {
         op.check()?;
         let sh = &self.sh;
         match sh.route {
-            Route::Cpu => return run_inline(op),
+            Route::Cpu => {
+                sh.observe_one(&op);
+                return run_inline(op);
+            }
             Route::Other => {
+                sh.observe_one(&op);
                 let waiter = Waiter::new();
                 let mut item = Item::new(op, waiter.clone(), 0);
                 exec::run_backend(&*sh.backend, vec![&mut item], false);
@@ -295,6 +329,7 @@ impl Dispatcher {
         let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
         let load = sh.pending.load(Ordering::Acquire) + sh.running.load(Ordering::Acquire);
         if load < crossover {
+            sh.observe_one(&op);
             sh.running.fetch_add(1, Ordering::AcqRel);
             let st = run_inline(op);
             sh.running.fetch_sub(1, Ordering::AcqRel);
@@ -305,6 +340,17 @@ impl Dispatcher {
         // The item reports exactly once (finish, or its Drop), so this wait ends, and only
         // after the dispatcher has stopped touching the op's buffers.
         waiter.wait()
+    }
+
+    /// Starts this process's dispatcher threads now rather than at the first queued item;
+    /// false if none could start.
+    pub fn start(&self) -> bool {
+        self.sh.ensure_workers()
+    }
+
+    /// Sets the observer of this dispatcher's runs (once; later calls are ignored).
+    pub fn set_observer(&self, f: Observer) {
+        let _ = self.sh.observer.set(f);
     }
 
     /// Queues ops, each reporting to `done` under its index. Ops that fail their checks
@@ -341,7 +387,7 @@ impl Dispatcher {
             // No thread to be had: run the items here rather than lose them.
             let seg = items.into_vec();
             sh.running.fetch_add(added, Ordering::AcqRel);
-            run_batch(sh, vec![seg]);
+            run_batch(sh, vec![seg], true);
             sh.running.fetch_sub(added, Ordering::AcqRel);
             return;
         }
@@ -396,8 +442,9 @@ fn run_inline(op: Op) -> Status {
 /// Runs a batch (the segments taken from the shards) where it is fastest: the CPU for a CPU
 /// context or a batch under the crossover, the backend otherwise (with CPU retries of what
 /// it fails).
-fn run_batch(sh: &Shared, mut segs: Vec<Vec<Item>>) {
+fn run_batch(sh: &Shared, mut segs: Vec<Vec<Item>>, inline: bool) {
     let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.iter_mut()).collect();
+    sh.observe(&items, inline);
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
     match sh.route {
         Route::Cpu => exec::run_cpu(&mut items),
@@ -440,7 +487,7 @@ fn worker(sh: Arc<Shared>) {
         }
         // Items report from here; a panic escaping the batch still reports through their Drop.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            super::notify::coalesced(|| run_batch(&sh, batch))
+            super::notify::coalesced(|| run_batch(&sh, batch, false))
         }));
         sh.running.fetch_sub(n, Ordering::AcqRel);
         g = lock(&sh.gate);

@@ -20,13 +20,20 @@ pub fn run_one(item: &mut Item) {
     item.finish(st);
 }
 
-/// Runs the items on the CPU: inline for one, on all cores otherwise.
+/// Runs the items on the CPU: inline for one, on all cores otherwise. A batch's items report
+/// together when all have run (as a backend batch's do), so their wake-ups are given at once
+/// (`report`) rather than one by one while the rest still run.
 pub fn run_cpu(items: &mut [&mut Item]) {
     if items.len() <= 1 {
         items.iter_mut().for_each(|i| run_one(i));
-    } else {
-        items.par_iter_mut().for_each(|i| run_one(i));
+        return;
     }
+    let st: Vec<Status> = items
+        .par_iter_mut()
+        .map(|i| catch_unwind(AssertUnwindSafe(|| i.op.run_cpu())).unwrap_or(Err(Error::Panic)))
+        .collect();
+    let mut ended: Vec<(&mut Item, Status)> = items.iter_mut().map(|i| &mut **i).zip(st).collect();
+    report(&mut ended);
 }
 
 /// Whether a failure is the engine's rather than the item's (worth a retry on the CPU).

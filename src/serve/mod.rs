@@ -13,7 +13,8 @@ pub mod key;
 pub mod notify;
 
 pub use config::{Config, Opt};
-pub use item::{Completion, KeyArg, Op};
+pub use dispatch::Observer;
+pub use item::{Class, Completion, KeyArg, Op};
 pub use key::{Key, KeyKind};
 
 use crate::backend::Backend;
@@ -101,6 +102,18 @@ impl Serve {
             unsafe { zeroize::Zeroize::zeroize(&mut *ss) };
         }
         st
+    }
+
+    /// Starts the dispatcher's threads now (otherwise they start with the first queued item),
+    /// so that later submits only queue; false if none could start.
+    pub fn start(&self) -> bool {
+        self.dispatcher.start()
+    }
+
+    /// Sets the observer told of every run of items (once per context; later calls are
+    /// ignored). Tracing: it sees the batches the dispatcher forms.
+    pub fn set_observer(&self, f: Observer) {
+        self.dispatcher.set_observer(f)
     }
 
     /// Queues ops for asynchronous completion; each reports to `done` under its index.

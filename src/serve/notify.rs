@@ -75,7 +75,7 @@ impl Notify {
     pub fn after_complete(self: &Arc<Self>) {
         let Some(e) = self.event.get() else { return };
         let unheld = HELD.with(|h| {
-            let Held::On(slot) = &mut *h.borrow_mut() else {
+            let Held::On(slot, _) = &mut *h.borrow_mut() else {
                 return true;
             };
             match slot {
@@ -102,10 +102,11 @@ impl Notify {
     }
 }
 
-/// Whether this thread holds back eventfd signals, and the ones held (one context at a time).
+/// Whether this thread holds back eventfd signals, and the ones held (one context at a time),
+/// with the hooks to run when the batch has been reported ([`at_batch_end`]).
 enum Held {
     Off,
-    On(Option<(Arc<Notify>, u64)>),
+    On(Option<(Arc<Notify>, u64)>, Vec<fn()>),
 }
 
 thread_local! {
@@ -120,8 +121,14 @@ pub fn coalesced<R>(f: impl FnOnce() -> R) -> R {
     impl Drop for Release {
         fn drop(&mut self) {
             let held = HELD.with(|h| std::mem::replace(&mut *h.borrow_mut(), Held::Off));
-            if let Held::On(Some((n, count))) = held {
-                n.flush(count);
+            if let Held::On(signal, hooks) = held {
+                if let Some((n, count)) = signal {
+                    n.flush(count);
+                }
+                for f in hooks {
+                    // A hook that panics must not stop the others (nor unwind out of a drop).
+                    let _ = std::panic::catch_unwind(f);
+                }
             }
         }
     }
@@ -130,13 +137,28 @@ pub fn coalesced<R>(f: impl FnOnce() -> R) -> R {
         let mut h = h.borrow_mut();
         let off = matches!(*h, Held::Off);
         if off {
-            *h = Held::On(None);
+            *h = Held::On(None, Vec::new());
         }
         off
     });
     // `then`, not `then_some`: an unused Release must not even be built (its drop releases).
     let _release = outermost.then(|| Release);
     f()
+}
+
+/// Runs `f` when the batch being reported on this thread has been reported (after its items
+/// have completed and the eventfd signals above are written), so a submitter with wake-ups of
+/// its own (the OpenSSL provider's) can hold them back and give them at once; true if so.
+/// Outside a batch it keeps nothing and returns false: the caller wakes at once. Each call
+/// adds one run; callers register once per batch.
+pub fn at_batch_end(f: fn()) -> bool {
+    HELD.with(|h| match &mut *h.borrow_mut() {
+        Held::On(_, hooks) => {
+            hooks.push(f);
+            true
+        }
+        Held::Off => false,
+    })
 }
 
 #[cfg(test)]
@@ -183,5 +205,33 @@ mod tests {
         assert_eq!(take(fb), 1, "a panic still writes");
         b.after_complete();
         assert_eq!(take(fb), 1, "the thread holds nothing afterwards");
+    }
+
+    #[test]
+    fn batch_end_hooks_run_after_the_batch_and_only_inside_one() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        fn hook() {
+            RUNS.fetch_add(1, Ordering::SeqCst);
+        }
+        fn panics() {
+            panic!("a hook that dies");
+        }
+        assert!(!at_batch_end(hook), "outside a batch nothing is kept");
+        coalesced(|| {
+            assert!(at_batch_end(panics));
+            assert!(
+                coalesced(|| at_batch_end(hook)),
+                "a nested scope holds for the outer"
+            );
+            assert_eq!(RUNS.load(Ordering::SeqCst), 0, "held until the batch ends");
+        });
+        assert_eq!(
+            RUNS.load(Ordering::SeqCst),
+            1,
+            "run once, past a panicking hook"
+        );
+        coalesced(|| {});
+        assert_eq!(RUNS.load(Ordering::SeqCst), 1, "not kept past its batch");
     }
 }
