@@ -398,3 +398,56 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
 }
 
 const _: () = assert!(PQG_ERR_TIMEOUT == Error::Timeout.code());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::null_mut;
+
+    #[test]
+    fn a_dispatched_job_completes_at_its_last_count_and_wakes_every_waiter() {
+        let mut statuses = [PQG_PENDING; 2];
+        let job = dispatched(3, statuses.as_mut_ptr(), Arc::default());
+        let mut out = null_mut();
+        // SAFETY: `out` is a live local.
+        unsafe { hand_out(job.clone(), &mut out) };
+        let handle = out as usize;
+        // SAFETY (the C calls below): `handle` is live until the pqg_job_free at the end.
+        assert_eq!(unsafe { pqg_job_poll(out) }, PQG_PENDING);
+        assert_eq!(unsafe { pqg_job_wait(out, 5) }, PQG_ERR_TIMEOUT);
+        let waiters: Vec<_> = (0..3)
+            .map(|_| thread::spawn(move || unsafe { pqg_job_wait(handle as *mut pqg_job, -1) }))
+            .collect();
+        thread::sleep(Duration::from_millis(20));
+        job.complete(1, Err(Error::VerifyFailed));
+        job.complete(0, Ok(()));
+        // One count is still held back (as a submit does while it queues items).
+        assert_eq!(unsafe { pqg_job_poll(out) }, PQG_PENDING);
+        release(&job);
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), PQG_OK);
+        }
+        assert_eq!(unsafe { pqg_job_poll(out) }, PQG_OK);
+        assert_eq!(statuses, [PQG_OK, Error::VerifyFailed.code()]);
+        // The handle and the items' reference go in either order.
+        unsafe { pqg_job_free(out) };
+        drop(job);
+    }
+
+    #[test]
+    fn a_timed_wait_on_a_job_finished_meanwhile_sees_it_done() {
+        let mut status = PQG_PENDING;
+        let job = dispatched(1, &mut status, Arc::default());
+        let finisher = {
+            let job = job.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(10));
+                job.complete(0, Ok(()));
+            })
+        };
+        assert!(job.state.wait(Some(Duration::from_secs(10))));
+        finisher.join().unwrap();
+        assert!(job.state.wait(Some(Duration::ZERO)));
+        assert_eq!(status, PQG_OK);
+    }
+}
