@@ -1,8 +1,12 @@
-//! `pqg_job`: a batch running on its own thread, with poll / wait / free.
+//! `pqg_job`: asynchronous work with poll / wait / free.
 //!
-//! A submit call validates, builds the work as a closure and starts a thread for it; the
-//! backend's batch call is blocking, so the thread simply runs it. The statuses are written
-//! into the caller's array once, when the work ends, and only then is the job marked done.
+//! Two kinds of job share the handle. A batch job ([`start`]): the submit call validates,
+//! builds the work as a closure and starts a thread for it; the backend's batch call is
+//! blocking, so the thread simply runs it; the statuses are written into the caller's array
+//! once, when the work ends, and only then is the job marked done. A dispatched job
+//! ([`dispatched`]): its items go through the context's serving dispatcher and report to the
+//! job one by one; the last report completes it. The latter is the asynchronous single item,
+//! so it is one allocation and a few atomic operations.
 
 use super::guard::{boundary, boundary_or};
 use super::{pqg_status, PQG_ERR_PANIC, PQG_ERR_TIMEOUT, PQG_OK, PQG_PENDING};
@@ -21,10 +25,11 @@ use std::time::{Duration, Instant};
 /// Poll it with `pqg_job_poll`, wait for it with `pqg_job_wait` (from any thread, also from
 /// several at once) and release it with `pqg_job_free`, exactly once. Every buffer named in
 /// the submitted requests must stay valid and untouched until the job has completed.
-///
-/// The C handle is this struct's address in an `Arc` (`Arc::into_raw`): the handle owns one
-/// reference, whoever finishes the job (a job thread, a queued item) another, so a job is one
-/// allocation however it runs, and is freed by whichever of the two lets go last.
+//
+// (Not in the header:) the C handle is this struct's address in an `Arc` (`Arc::into_raw`):
+// the handle owns one reference, whoever finishes the job (a job thread, a queued item)
+// another, so a job is one allocation however it runs, and is freed by whichever of the two
+// lets go last.
 pub struct pqg_job {
     state: JobState,
     /// The thread of a job run by [`start`]; `None` for a job the dispatcher completes.
