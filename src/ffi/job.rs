@@ -284,6 +284,19 @@ impl pqg_job {
     }
 }
 
+impl Drop for pqg_job {
+    /// A dispatched job freed before its last report (only a submit that panicked while
+    /// building its items: a handed-out job is freed after it completes) leaves the
+    /// jobs-in-flight count all the same, so that no `pqg_host_unregister` waits for it.
+    fn drop(&mut self) {
+        if let Some(items) = &mut self.items {
+            if *items.remaining.get_mut() > 0 && self.pid == crate::process::id() {
+                crate::backend::jobs_in_flight().leave(items.lease);
+            }
+        }
+    }
+}
+
 impl Completion for pqg_job {
     fn complete(&self, index: usize, status: Status) {
         let Some(items) = &self.items else { return };
@@ -437,6 +450,24 @@ mod tests {
         // The handle and the items' reference go in either order.
         unsafe { pqg_job_free(out) };
         drop(job);
+    }
+
+    #[test]
+    fn a_dispatched_job_dropped_unfinished_is_no_longer_in_flight() {
+        let mut statuses = [PQG_PENDING; 2];
+        let job = dispatched(3, statuses.as_mut_ptr(), Arc::default());
+        job.complete(0, Ok(()));
+        // As a submit that panics while building its items: the job goes, unfinished.
+        drop(job);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = thread::spawn(move || {
+            crate::backend::jobs_in_flight().wait_for_earlier();
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("an unregister would wait for the dropped job");
+        waiter.join().unwrap();
+        assert_eq!(statuses, [PQG_OK, PQG_PENDING]);
     }
 
     #[test]

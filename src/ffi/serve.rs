@@ -187,8 +187,6 @@ unsafe fn start(
     // job cannot complete while items are still being built.
     let job = job::dispatched(n + 1, statuses, c.serve.notify.clone());
     let sink: Arc<dyn Completion> = job.clone();
-    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
-    unsafe { hand_out(job.clone(), out) };
     let _submitting = Submitting(&job);
     let mut ops = Vec::with_capacity(n);
     for i in 0..n {
@@ -200,6 +198,10 @@ unsafe fn start(
             }
         }
     }
+    // Handed out only now, so that a submit that fails on the way gives no job. The job
+    // cannot complete (nor its callback run) before this: the submitter's count is still held.
+    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
+    unsafe { hand_out(job.clone(), out) };
     // SAFETY: the ops' buffers are valid until the job completes (caller's promise).
     unsafe { c.serve.submit(ops, sink) };
     Ok(())
