@@ -98,6 +98,13 @@ struct Padded(AtomicUsize);
 #[derive(Debug)]
 pub struct Ticket {
     owner: &'static InFlight,
+    lease: Lease,
+}
+
+/// A running job's place in [`InFlight`] without an owner or a `Drop`: a job that ends from
+/// a `&self` method keeps this and calls [`InFlight::leave`] exactly once.
+#[derive(Clone, Copy, Debug)]
+pub struct Lease {
     set: usize,
     shard: usize,
 }
@@ -110,14 +117,31 @@ fn my_shard() -> usize {
 impl InFlight {
     /// Enters a job (at submit time, on the caller's thread).
     pub fn enter(&'static self) -> Ticket {
+        Ticket {
+            owner: self,
+            lease: self.lease(),
+        }
+    }
+
+    /// Enters a job that will [`leave`](Self::leave) by hand.
+    pub fn lease(&self) -> Lease {
         // SeqCst (here and in the waiter): a job whose enter returned before a waiter
         // switched sets is seen in the set that waiter drains.
         let (set, shard) = (self.current.load(Ordering::SeqCst), my_shard());
         self.running[set][shard].0.fetch_add(1, Ordering::SeqCst);
-        Ticket {
-            owner: self,
-            set,
-            shard,
+        Lease { set, shard }
+    }
+
+    /// Ends a job entered with [`lease`](Self::lease); once per lease.
+    pub fn leave(&self, l: Lease) {
+        let left = self.running[l.set][l.shard]
+            .0
+            .fetch_sub(1, Ordering::SeqCst)
+            - 1;
+        // A shard that empties wakes the waiter, which checks all of them.
+        if left == 0 && self.waiters.load(Ordering::SeqCst) > 0 {
+            drop(self.turn.lock().unwrap_or_else(|e| e.into_inner()));
+            self.drained.notify_all();
         }
     }
 
@@ -157,16 +181,7 @@ impl InFlight {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let o = self.owner;
-        let left = o.running[self.set][self.shard]
-            .0
-            .fetch_sub(1, Ordering::SeqCst)
-            - 1;
-        // A shard that empties wakes the waiter, which checks all of them.
-        if left == 0 && o.waiters.load(Ordering::SeqCst) > 0 {
-            drop(o.turn.lock().unwrap_or_else(|e| e.into_inner()));
-            o.drained.notify_all();
-        }
+        self.owner.leave(self.lease);
     }
 }
 

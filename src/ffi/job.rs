@@ -1,15 +1,21 @@
-//! `pqg_job`: a batch running on its own thread, with poll / wait / free.
+//! `pqg_job`: asynchronous work with poll / wait / free.
 //!
-//! A submit call validates, builds the work as a closure and starts a thread for it; the
-//! backend's batch call is blocking, so the thread simply runs it. The statuses are written
-//! into the caller's array once, when the work ends, and only then is the job marked done.
+//! Two kinds of job share the handle. A batch job ([`start`]): the submit call validates,
+//! builds the work as a closure and starts a thread for it; the backend's batch call is
+//! blocking, so the thread simply runs it; the statuses are written into the caller's array
+//! once, when the work ends, and only then is the job marked done. A dispatched job
+//! ([`dispatched`]): its items go through the context's serving dispatcher and report to the
+//! job one by one; the last report completes it. The latter is the asynchronous single item,
+//! so it is one allocation and a few atomic operations.
 
 use super::guard::{boundary, boundary_or};
 use super::{pqg_status, PQG_ERR_PANIC, PQG_ERR_TIMEOUT, PQG_OK, PQG_PENDING};
+use crate::backend::registry::Lease;
 use crate::serve::notify::Notify;
+use crate::serve::Completion;
 use crate::{Error, Status};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -19,12 +25,20 @@ use std::time::{Duration, Instant};
 /// Poll it with `pqg_job_poll`, wait for it with `pqg_job_wait` (from any thread, also from
 /// several at once) and release it with `pqg_job_free`, exactly once. Every buffer named in
 /// the submitted requests must stay valid and untouched until the job has completed.
+//
+// (Not in the header:) the C handle is this struct's address in an `Arc` (`Arc::into_raw`):
+// the handle owns one reference, whoever finishes the job (a job thread, a queued item)
+// another, so a job is one allocation however it runs, and is freed by whichever of the two
+// lets go last.
 pub struct pqg_job {
-    state: Arc<JobState>,
-    worker: Mutex<Option<JoinHandle<()>>>,
+    state: JobState,
+    /// The thread of a job run by [`start`]; `None` for a job the dispatcher completes.
+    worker: Option<Mutex<Option<JoinHandle<()>>>>,
     /// The process that started the job: a child after `fork()` inherits the handle but not
     /// the worker thread, so there an unfinished job fails instead of waiting for ever.
     pid: u32,
+    /// A job completed by the serving dispatcher: its items' bookkeeping.
+    items: Option<Items>,
 }
 
 impl pqg_job {
@@ -33,46 +47,55 @@ impl pqg_job {
     fn orphaned(&self) -> bool {
         self.pid != crate::process::id() && !self.state.done()
     }
+
+    /// The job's identity for the completion callback: its C handle.
+    fn id(&self) -> usize {
+        self as *const pqg_job as usize
+    }
 }
 
-#[derive(Default)]
+/// Whether a job is done, and who waits for it, in one word: done is one atomic operation
+/// (a single item's job is finished by a dispatcher thread and then polled from another, so
+/// every operation on it is a cache line fetched from the other core).
 struct JobState {
-    flags: Mutex<Flags>,
+    /// [`DONE`], plus [`WAITER`] per thread in `wait`.
+    word: AtomicUsize,
+    /// Taken by waiters, and by `finish` only when there are any (no lost wake-up).
+    lock: Mutex<()>,
     finished: Condvar,
-    /// `flags.done`, readable without the lock: polling, waiting on and freeing a completed
-    /// job (the usual order for asynchronous single items) then take no lock, whose cache
-    /// line the finishing thread has just written.
-    complete: AtomicBool,
 }
 
-#[derive(Default)]
-struct Flags {
-    done: bool,
-    /// Threads in `wait`. Finishing wakes only when there are any: a single-item job is
-    /// usually collected after it completed (the callback or eventfd said so), and an
-    /// unconditional wake is a system call per item.
-    waiting: usize,
-}
+const DONE: usize = 1;
+const WAITER: usize = 2;
 
 impl JobState {
-    /// The flags; a poisoned lock still holds valid ones (nothing panics while holding it).
-    fn lock(&self) -> MutexGuard<'_, Flags> {
-        self.flags.lock().unwrap_or_else(|e| e.into_inner())
+    fn new() -> JobState {
+        JobState {
+            word: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            finished: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        // A poisoned lock guards nothing here (the state is in `word`).
+        self.lock.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn done(&self) -> bool {
-        // Acquire: pairs with the Release in `finish`, so the job's outputs are visible.
-        self.complete.load(Ordering::Acquire)
+        // Acquire: pairs with the release in `finish`, so the job's outputs are visible.
+        self.word.load(Ordering::Acquire) & DONE != 0
     }
 
     fn finish(&self) {
-        let waiting = {
-            let mut f = self.lock();
-            f.done = true;
-            self.complete.store(true, Ordering::Release);
-            f.waiting
-        };
-        if waiting > 0 {
+        // Release: the outputs and statuses written before this are seen by `done`.
+        let before = self.word.fetch_or(DONE, Ordering::AcqRel);
+        // A single-item job is usually collected after it completed (polled, or the callback
+        // or eventfd said so): waking only when a thread waits saves a system call per item.
+        if before >= WAITER {
+            // A waiter counted itself under the lock and sleeps in `finished` until woken:
+            // taking the lock here means it is asleep (or has not yet checked `word`).
+            drop(self.lock());
             self.finished.notify_all();
         }
     }
@@ -82,39 +105,29 @@ impl JobState {
         if self.done() {
             return true;
         }
-        let mut f = self.lock();
-        if f.done {
-            return true;
-        }
-        f.waiting += 1;
-        let (mut f, done) = self.wait_locked(f, timeout);
-        f.waiting -= 1;
-        done
-    }
-
-    fn wait_locked<'a>(
-        &'a self,
-        mut f: MutexGuard<'a, Flags>,
-        timeout: Option<Duration>,
-    ) -> (MutexGuard<'a, Flags>, bool) {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        while !f.done {
-            f = match deadline {
-                None => self.finished.wait(f).unwrap_or_else(|e| e.into_inner()),
+        let mut g = self.lock();
+        let mut done = self.word.fetch_add(WAITER, Ordering::AcqRel) & DONE != 0;
+        while !done {
+            g = match deadline {
+                None => self.finished.wait(g).unwrap_or_else(|e| e.into_inner()),
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return (f, false);
+                        break;
                     }
                     let (g, _) = self
                         .finished
-                        .wait_timeout(f, left)
+                        .wait_timeout(g, left)
                         .unwrap_or_else(|e| e.into_inner());
                     g
                 }
             };
+            done = self.done();
         }
-        (f, true)
+        self.word.fetch_sub(WAITER, Ordering::AcqRel);
+        drop(g);
+        done
     }
 }
 
@@ -162,36 +175,35 @@ pub(crate) fn start(
     statuses: *mut pqg_status,
     work: Work,
     notify: Option<Arc<Notify>>,
-) -> Box<pqg_job> {
-    let state = Arc::new(JobState::default());
-    let job = Box::new(pqg_job {
-        state: state.clone(),
-        worker: Mutex::new(None),
+) -> Arc<pqg_job> {
+    let job = Arc::new(pqg_job {
+        state: JobState::new(),
+        worker: Some(Mutex::new(None)),
         pid: crate::process::id(),
+        items: None,
     });
-    // The callback names the job by its handle's address, which the box keeps.
-    let id = &*job as *const pqg_job as usize;
     let sink = StatusSink { ptr: statuses, n };
     // Entered here, on the submitting thread, and left once the job is done: an unregister
     // called after this submit returns waits for it (`pqg_host_unregister`).
     let ticket = crate::backend::jobs_in_flight().enter();
     // The work sits in a slot so that, if no thread can be started, it can still be run here.
     let slot = Arc::new(Mutex::new(Some((work, sink, ticket))));
+    let me = job.clone();
     let run = move || {
         let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some((work, sink, ticket)) = taken {
             let statuses = catch_unwind(AssertUnwindSafe(work)).ok();
             let _ = catch_unwind(AssertUnwindSafe(|| sink.write(statuses)));
             if let Some(n) = &notify {
-                n.before_complete(id);
+                n.before_complete(me.id());
             }
-            state.finish();
+            me.state.finish();
             drop(ticket);
             if let Some(n) = &notify {
                 n.after_complete();
             }
         } else {
-            state.finish();
+            me.state.finish();
         }
     };
     let spawned = match thread::Builder::new()
@@ -205,32 +217,96 @@ pub(crate) fn start(
             None
         }
     };
-    *job.worker.lock().unwrap_or_else(|e| e.into_inner()) = spawned;
+    if let Some(w) = &job.worker {
+        *w.lock().unwrap_or_else(|e| e.into_inner()) = spawned;
+    }
     job
 }
 
-/// A job completed from elsewhere (the serving dispatcher, `ffi::serve`): the handle, and
-/// the token whose drop marks it complete.
-pub(crate) fn external() -> (Box<pqg_job>, JobDone) {
-    let state = Arc::new(JobState::default());
-    let job = Box::new(pqg_job {
-        state: state.clone(),
-        worker: Mutex::new(None),
-        pid: crate::process::id(),
-    });
-    // Counted like any job, so that pqg_host_unregister waits for it.
-    let ticket = crate::backend::jobs_in_flight().enter();
-    (job, JobDone(state, Some(ticket)))
+/// The caller's status array of a dispatched job.
+#[derive(Clone, Copy)]
+struct Statuses(*mut pqg_status);
+
+// SAFETY: the caller keeps the array valid until the job completes; each entry is written
+// once, by the thread finishing that item.
+unsafe impl Send for Statuses {}
+unsafe impl Sync for Statuses {}
+
+/// A dispatched job's side of its items: it writes their statuses; the last completes it.
+struct Items {
+    remaining: AtomicUsize,
+    statuses: Statuses,
+    notify: Arc<Notify>,
+    /// Its place among the jobs `pqg_host_unregister` waits for.
+    lease: Lease,
 }
 
-/// Completes its job when dropped (so a lost token cannot leave waiters hanging).
-pub(crate) struct JobDone(Arc<JobState>, Option<crate::backend::registry::Ticket>);
+/// A job completed by the serving dispatcher (`ffi::serve`), as the completion of its items:
+/// each item reports to it (`Completion::complete`); when `count` reports have come (the
+/// items, plus any [`release`] the submitter holds back while it is still queuing items) the
+/// job completes. `statuses` holds an entry for every item index reported.
+pub(crate) fn dispatched(
+    count: usize,
+    statuses: *mut pqg_status,
+    notify: Arc<Notify>,
+) -> Arc<pqg_job> {
+    Arc::new(pqg_job {
+        state: JobState::new(),
+        worker: None,
+        pid: crate::process::id(),
+        items: Some(Items {
+            remaining: AtomicUsize::new(count),
+            statuses: Statuses(statuses),
+            notify,
+            // Counted like any job, so that pqg_host_unregister waits for it.
+            lease: crate::backend::jobs_in_flight().lease(),
+        }),
+    })
+}
 
-impl Drop for JobDone {
-    fn drop(&mut self) {
+/// Gives up one of a dispatched job's counts that is not an item's (see [`dispatched`]).
+pub(crate) fn release(job: &pqg_job) {
+    if let Some(items) = &job.items {
+        job.count_down(items);
+    }
+}
+
+impl pqg_job {
+    fn count_down(&self, items: &Items) {
+        if items.remaining.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        items.notify.before_complete(self.id());
         // The job's outputs are written: it no longer holds any registered buffer.
-        drop(self.1.take());
-        self.0.finish();
+        crate::backend::jobs_in_flight().leave(items.lease);
+        self.state.finish();
+        items.notify.after_complete();
+    }
+}
+
+impl Drop for pqg_job {
+    /// A dispatched job freed before its last report (only a submit that panicked while
+    /// building its items: a handed-out job is freed after it completes) leaves the
+    /// jobs-in-flight count all the same, so that no `pqg_host_unregister` waits for it.
+    fn drop(&mut self) {
+        if let Some(items) = &mut self.items {
+            if *items.remaining.get_mut() > 0 && self.pid == crate::process::id() {
+                crate::backend::jobs_in_flight().leave(items.lease);
+            }
+        }
+    }
+}
+
+impl Completion for pqg_job {
+    fn complete(&self, index: usize, status: Status) {
+        let Some(items) = &self.items else { return };
+        let code = match status {
+            Ok(()) => PQG_OK,
+            Err(e) => e.code(),
+        };
+        // SAFETY: the submitter gave an entry for every index it reports (`dispatched`).
+        unsafe { items.statuses.0.add(index).write(code) };
+        self.count_down(items);
     }
 }
 
@@ -238,9 +314,10 @@ impl Drop for JobDone {
 ///
 /// # Safety
 /// `out` must be non-NULL and writable.
-pub(crate) unsafe fn hand_out(job: Box<pqg_job>, out: *mut *mut pqg_job) {
-    // SAFETY: forwarded from the caller.
-    unsafe { out.write(Box::into_raw(job)) };
+pub(crate) unsafe fn hand_out(job: Arc<pqg_job>, out: *mut *mut pqg_job) {
+    // SAFETY: forwarded from the caller. The handle keeps the job's reference until
+    // pqg_job_free.
+    unsafe { out.write(Arc::into_raw(job).cast_mut()) };
 }
 
 /// Checks the `job` out-pointer of a submit call and clears it: NULL is `NullPointer`.
@@ -259,7 +336,7 @@ pub(crate) unsafe fn clear_out(out: *mut *mut pqg_job) -> Result<(), Error> {
 /// # Safety
 /// A non-NULL `job` must be a live job from a submit call.
 unsafe fn job_ref<'a>(job: *const pqg_job) -> Result<&'a pqg_job, Error> {
-    // SAFETY: a live job is a valid Box allocation, shared read-only until pqg_job_free.
+    // SAFETY: a live job is an Arc allocation the handle keeps, shared until pqg_job_free.
     unsafe { job.as_ref() }.ok_or(Error::NullPointer)
 }
 
@@ -320,8 +397,8 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
     if job.is_null() {
         return;
     }
-    // SAFETY: a non-NULL job came from a submit call (Box::into_raw) and is freed once.
-    let job = unsafe { Box::from_raw(job) };
+    // SAFETY: a non-NULL job came from a submit call (`hand_out`) and is freed once.
+    let job = unsafe { Arc::from_raw(job.cast_const()) };
     boundary_or((), move || {
         if job.pid != crate::process::id() {
             // Inherited across fork(): the worker thread does not exist here, so neither wait
@@ -330,11 +407,83 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
             return;
         }
         job.state.wait(None);
-        let worker = job.worker.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(handle) = worker {
+        let worker = job.worker.as_ref();
+        let thread = worker.and_then(|w| w.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if let Some(handle) = thread {
             let _ = handle.join();
         }
     });
 }
 
 const _: () = assert!(PQG_ERR_TIMEOUT == Error::Timeout.code());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::null_mut;
+
+    #[test]
+    fn a_dispatched_job_completes_at_its_last_count_and_wakes_every_waiter() {
+        let mut statuses = [PQG_PENDING; 2];
+        let job = dispatched(3, statuses.as_mut_ptr(), Arc::default());
+        let mut out = null_mut();
+        // SAFETY: `out` is a live local.
+        unsafe { hand_out(job.clone(), &mut out) };
+        let handle = out as usize;
+        // SAFETY (the C calls below): `handle` is live until the pqg_job_free at the end.
+        assert_eq!(unsafe { pqg_job_poll(out) }, PQG_PENDING);
+        assert_eq!(unsafe { pqg_job_wait(out, 5) }, PQG_ERR_TIMEOUT);
+        let waiters: Vec<_> = (0..3)
+            .map(|_| thread::spawn(move || unsafe { pqg_job_wait(handle as *mut pqg_job, -1) }))
+            .collect();
+        thread::sleep(Duration::from_millis(20));
+        job.complete(1, Err(Error::VerifyFailed));
+        job.complete(0, Ok(()));
+        // One count is still held back (as a submit does while it queues items).
+        assert_eq!(unsafe { pqg_job_poll(out) }, PQG_PENDING);
+        release(&job);
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), PQG_OK);
+        }
+        assert_eq!(unsafe { pqg_job_poll(out) }, PQG_OK);
+        assert_eq!(statuses, [PQG_OK, Error::VerifyFailed.code()]);
+        // The handle and the items' reference go in either order.
+        unsafe { pqg_job_free(out) };
+        drop(job);
+    }
+
+    #[test]
+    fn a_dispatched_job_dropped_unfinished_is_no_longer_in_flight() {
+        let mut statuses = [PQG_PENDING; 2];
+        let job = dispatched(3, statuses.as_mut_ptr(), Arc::default());
+        job.complete(0, Ok(()));
+        // As a submit that panics while building its items: the job goes, unfinished.
+        drop(job);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = thread::spawn(move || {
+            crate::backend::jobs_in_flight().wait_for_earlier();
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("an unregister would wait for the dropped job");
+        waiter.join().unwrap();
+        assert_eq!(statuses, [PQG_OK, PQG_PENDING]);
+    }
+
+    #[test]
+    fn a_timed_wait_on_a_job_finished_meanwhile_sees_it_done() {
+        let mut status = PQG_PENDING;
+        let job = dispatched(1, &mut status, Arc::default());
+        let finisher = {
+            let job = job.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(10));
+                job.complete(0, Ok(()));
+            })
+        };
+        assert!(job.state.wait(Some(Duration::from_secs(10))));
+        finisher.join().unwrap();
+        assert!(job.state.wait(Some(Duration::ZERO)));
+        assert_eq!(status, PQG_OK);
+    }
+}

@@ -7,17 +7,16 @@ use super::context::{context, pqg_context};
 use super::guard::{
     boundary, context_string, input, optional, requests, required, signature, zero_secret, Out,
 };
-use super::job::{self, clear_out, hand_out, pqg_job, JobDone};
+use super::job::{self, clear_out, hand_out, pqg_job};
 use super::key::{key_for, key_ref, pqg_key};
 use super::recycle::give;
 use super::{pqg_status, PQG_OK};
 use crate::backend::{BackendKind, SignItem, VerifyItem};
 use crate::mldsa::Message;
 use crate::serve::{Completion, Key, KeyArg, KeyKind, Op, Opt};
-use crate::{api, Alg, Error, Status};
+use crate::{api, Alg, Error};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The longest time, in microseconds, the first item of a forming batch waits for more
 /// items (default 500; 0..1000000).
@@ -157,43 +156,13 @@ pub unsafe extern "C" fn pqg_context_event_fd(ctx: *mut pqg_context, fd: *mut i3
 // Jobs completed by the dispatcher
 // ---------------------------------------------------------------------------------------
 
-/// The caller's status array of a job.
-#[derive(Clone, Copy)]
-struct Statuses(*mut pqg_status);
+/// Gives up the submitter's count of a dispatched job when dropped (also when unwinding),
+/// so that the job completes once its queued items have.
+struct Submitting<'a>(&'a pqg_job);
 
-// SAFETY: the caller keeps the array valid until the job completes; each entry is written
-// once, by the thread finishing that item.
-unsafe impl Send for Statuses {}
-unsafe impl Sync for Statuses {}
-
-/// A job's side of its items: writes their statuses; the last one completes the job.
-struct JobSink {
-    remaining: AtomicUsize,
-    statuses: Statuses,
-    done: Mutex<Option<JobDone>>,
-    notify: Arc<crate::serve::notify::Notify>,
-    id: usize,
-}
-
-impl JobSink {
-    fn complete_job(&self) {
-        self.notify.before_complete(self.id);
-        drop(self.done.lock().unwrap_or_else(|e| e.into_inner()).take());
-        self.notify.after_complete();
-    }
-}
-
-impl Completion for JobSink {
-    fn complete(&self, index: usize, status: Status) {
-        let code = match status {
-            Ok(()) => PQG_OK,
-            Err(e) => e.code(),
-        };
-        // SAFETY: index < n and the array holds n writable entries (checked at submit).
-        unsafe { self.statuses.0.add(index).write(code) };
-        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.complete_job();
-        }
+impl Drop for Submitting<'_> {
+    fn drop(&mut self) {
+        job::release(self.0);
     }
 }
 
@@ -214,19 +183,11 @@ unsafe fn start(
     if n > 0 && statuses.is_null() {
         return Err(Error::NullPointer);
     }
-    let (handle, done) = job::external();
-    let ptr = Box::into_raw(handle);
-    let sink = Arc::new(JobSink {
-        // One extra count, released below once every item is handed over, so that the job
-        // cannot complete while items are still being built.
-        remaining: AtomicUsize::new(n + 1),
-        statuses: Statuses(statuses),
-        done: Mutex::new(Some(done)),
-        notify: c.serve.notify.clone(),
-        id: ptr as usize,
-    });
-    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
-    unsafe { out.write(ptr) };
+    // One count more than the items, given up once every item is handed over, so that the
+    // job cannot complete while items are still being built.
+    let job = job::dispatched(n + 1, statuses, c.serve.notify.clone());
+    let sink: Arc<dyn Completion> = job.clone();
+    let _submitting = Submitting(&job);
     let mut ops = Vec::with_capacity(n);
     for i in 0..n {
         match build(i) {
@@ -237,11 +198,33 @@ unsafe fn start(
             }
         }
     }
+    // Handed out only now, so that a submit that fails on the way gives no job. The job
+    // cannot complete (nor its callback run) before this: the submitter's count is still held.
+    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
+    unsafe { hand_out(job.clone(), out) };
     // SAFETY: the ops' buffers are valid until the job completes (caller's promise).
-    unsafe { c.serve.submit(ops, sink.clone()) };
-    if sink.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-        sink.complete_job();
-    }
+    unsafe { c.serve.submit(ops, sink) };
+    Ok(())
+}
+
+/// Starts a job of one item, `op`, which has passed [`Op::check`]: the asynchronous single
+/// item's path, with nothing allocated but the job (the op goes into its queue shard as it is).
+///
+/// # Safety
+/// `status` is writable, `out` is writable, and the op's buffers stay valid until the job
+/// completes.
+unsafe fn start_one(
+    c: &pqg_context,
+    status: *mut pqg_status,
+    out: *mut *mut pqg_job,
+    op: Op,
+) -> Result<(), Error> {
+    let job = job::dispatched(1, status, c.serve.notify.clone());
+    // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
+    unsafe { hand_out(job.clone(), out) };
+    // SAFETY: the op's buffers are valid until the job completes (caller's promise); it has
+    // passed its checks (this function's contract).
+    unsafe { c.serve.submit_one(op, job) };
     Ok(())
 }
 
@@ -666,15 +649,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign_async(
             }
             let op = sign_op(k, &r)?;
             op.check()?;
-            let mut op = Some(op);
-            start(
-                c,
-                1,
-                status,
-                job,
-                |_| Ok(op.take().expect("one item")),
-                |_| {},
-            )
+            start_one(c, status, job, op)
         }
     })
 }
@@ -712,15 +687,7 @@ pub unsafe extern "C" fn pqg_mldsa_verify_async(
             }
             let op = verify_op(k, &r)?;
             op.check()?;
-            let mut op = Some(op);
-            start(
-                c,
-                1,
-                status,
-                job,
-                |_| Ok(op.take().expect("one item")),
-                |_| {},
-            )
+            start_one(c, status, job, op)
         }
     })
 }
@@ -758,15 +725,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_async(
             }
             let op = encaps_op(k, &r)?;
             op.check()?;
-            let mut op = Some(op);
-            start(
-                c,
-                1,
-                status,
-                job,
-                |_| Ok(op.take().expect("one item")),
-                |_| {},
-            )
+            start_one(c, status, job, op)
         }
     });
     if st != PQG_OK {
@@ -808,15 +767,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_async(
             }
             let op = decaps_op(k, &r)?;
             op.check()?;
-            let mut op = Some(op);
-            start(
-                c,
-                1,
-                status,
-                job,
-                |_| Ok(op.take().expect("one item")),
-                |_| {},
-            )
+            start_one(c, status, job, op)
         }
     });
     if st != PQG_OK {

@@ -353,6 +353,13 @@ impl Dispatcher {
         let _ = self.sh.observer.set(f);
     }
 
+    /// Queues one op that has passed its checks (the asynchronous single item: the caller
+    /// checked it to return the error from its own call), reporting to `done` under index 0.
+    pub fn submit_one(&self, op: Op, done: Arc<dyn Completion>) {
+        debug_assert!(op.check().is_ok());
+        self.enqueue(Items::One(Item::new(op, done, 0)))
+    }
+
     /// Queues ops, each reporting to `done` under its index. Ops that fail their checks
     /// report at once.
     pub fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {

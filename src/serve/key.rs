@@ -23,6 +23,10 @@ enum Form {
     CtruSk(ctru::ExpandedSecretKey),
 }
 
+/// Aligned past a cache line: the `Arc`'s reference count (written by every call that queues
+/// an item with the handle, from all submitting threads) then sits on a line of its own, away
+/// from the fields every call reads.
+#[repr(align(128))]
 struct Inner {
     alg: Alg,
     bytes: Zeroizing<Vec<u8>>,

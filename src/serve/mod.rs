@@ -123,4 +123,12 @@ impl Serve {
     pub unsafe fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
         self.dispatcher.submit(ops, done)
     }
+
+    /// Queues one op that has passed [`Op::check`]; it reports to `done` under index 0.
+    ///
+    /// # Safety
+    /// As [`Serve::submit`].
+    pub unsafe fn submit_one(&self, op: Op, done: Arc<dyn Completion>) {
+        self.dispatcher.submit_one(op, done)
+    }
 }

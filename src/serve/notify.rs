@@ -1,10 +1,13 @@
 //! Completion notification for event loops: a per-context callback and an eventfd.
 
 use crate::Error;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// Called with a job's identity (its C handle's address) when the job's results are written.
+/// A callback that was replaced may still be held (not called) by threads that completed
+/// jobs under it, until they complete another: it must own nothing whose drop matters.
 pub type Callback = Arc<dyn Fn(usize) + Send + Sync>;
 
 /// A Linux eventfd, closed on drop.
@@ -36,16 +39,50 @@ impl Drop for EventFd {
     }
 }
 
-/// The notification settings of one context, shared with its outstanding jobs.
-#[derive(Default)]
+/// The notification settings of one context, shared with its outstanding jobs. Aligned past
+/// a cache line, so that the `Arc`'s count (written as jobs start and end) is on a line of its
+/// own, away from the fields read as they complete.
+#[repr(align(128))]
 pub struct Notify {
     callback: RwLock<Option<Callback>>,
+    /// Names the current `callback`: drawn from [`SETTINGS`], so no two settings of any
+    /// context share one. Completing threads keep the last callback they read under it.
+    setting: AtomicU64,
     event: OnceLock<EventFd>,
+}
+
+/// Callback settings made so far, in all contexts.
+static SETTINGS: AtomicU64 = AtomicU64::new(0);
+
+fn next_setting() -> u64 {
+    SETTINGS.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+thread_local! {
+    /// The callback this thread last read, and the setting it belongs to: jobs completing
+    /// one after another on a thread (a batch's items) read one atomic instead of taking the
+    /// lock and a reference to the callback each (both written on a line every completing
+    /// thread shares).
+    static LAST_CALLBACK: Cell<Option<(u64, Option<Callback>)>> = const { Cell::new(None) };
+}
+
+impl Default for Notify {
+    fn default() -> Notify {
+        Notify {
+            callback: RwLock::new(None),
+            setting: AtomicU64::new(next_setting()),
+            event: OnceLock::new(),
+        }
+    }
 }
 
 impl Notify {
     pub fn set_callback(&self, cb: Option<Callback>) {
-        *self.callback.write().unwrap_or_else(|e| e.into_inner()) = cb;
+        let mut slot = self.callback.write().unwrap_or_else(|e| e.into_inner());
+        *slot = cb;
+        // Under the lock, after the callback: a thread that reads this setting and then the
+        // callback (under the lock) gets this callback or a later one, never an earlier one.
+        self.setting.store(next_setting(), Ordering::Release);
     }
 
     /// The context's eventfd, created at the first call.
@@ -60,14 +97,22 @@ impl Notify {
 
     /// Runs the callback for job `id` (its results are written, it is not yet complete).
     pub fn before_complete(&self, id: usize) {
-        let cb = self
-            .callback
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if let Some(cb) = cb {
+        let setting = self.setting.load(Ordering::Acquire);
+        // Taken out of the thread's slot while it is called (a callback may complete other
+        // jobs on this thread: those then read the callback afresh).
+        let last = LAST_CALLBACK.try_with(Cell::take).ok().flatten();
+        let cb = match last {
+            Some((s, cb)) if s == setting => cb,
+            _ => self
+                .callback
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        };
+        if let Some(cb) = &cb {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(id)));
         }
+        let _ = LAST_CALLBACK.try_with(|c| c.set(Some((setting, cb))));
     }
 
     /// Makes the eventfd readable (after the job completed). Inside [`coalesced`] the
@@ -175,6 +220,33 @@ mod tests {
         } else {
             0
         }
+    }
+
+    #[test]
+    fn the_callback_called_is_the_one_set_last() {
+        use std::sync::Mutex;
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let cb = |tag: usize| {
+            let calls = calls.clone();
+            Some(Arc::new(move |id: usize| calls.lock().unwrap().push((tag, id))) as Callback)
+        };
+        let (n, other) = (Notify::default(), Notify::default());
+        n.before_complete(1);
+        n.set_callback(cb(10));
+        n.before_complete(2);
+        n.before_complete(3);
+        n.set_callback(cb(20));
+        n.before_complete(4);
+        // Another context in between (this thread's copy is then its callback, none).
+        other.before_complete(5);
+        n.before_complete(6);
+        // Set again from another thread, after this one read it.
+        std::thread::scope(|s| s.spawn(|| n.set_callback(cb(30))).join().unwrap());
+        n.before_complete(7);
+        n.set_callback(None);
+        n.before_complete(8);
+        let want: [(usize, usize); 5] = [(10, 2), (10, 3), (20, 4), (20, 6), (30, 7)];
+        assert_eq!(*calls.lock().unwrap(), want);
     }
 
     #[test]

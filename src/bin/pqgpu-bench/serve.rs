@@ -555,7 +555,8 @@ impl Hasher for AddrHash {
 }
 
 /// Completed jobs, handed from the callback to the driver. The callback wakes the driver only
-/// when it sleeps (a wake per job would be a system call per item, as an event loop avoids).
+/// when it sleeps, and only the first callback after it fell asleep does (a wake per job would
+/// be a system call per item, as an event loop avoids).
 #[derive(Default)]
 struct Done {
     jobs: Mutex<(Vec<usize>, bool)>,
@@ -568,7 +569,7 @@ extern "C" fn on_done(user: *mut c_void, job: *mut pqg_job) {
     let sleeping = {
         let mut g = d.jobs.lock().unwrap_or_else(|e| e.into_inner());
         g.0.push(job as usize);
-        g.1
+        std::mem::replace(&mut g.1, false)
     };
     if sleeping {
         d.cv.notify_one();
@@ -623,6 +624,7 @@ fn asynchronous(
             while g.0.is_empty() {
                 g.1 = true;
                 g = done.cv.wait_timeout(g, Duration::from_secs(30)).unwrap().0;
+                // Cleared by the waking callback; here too after a timeout.
                 g.1 = false;
                 if g.0.is_empty() {
                     return Err("no completion within 30 s".into());
