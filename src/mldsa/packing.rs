@@ -336,6 +336,8 @@ pub struct Signature<'a, const K: usize, const L: usize> {
 }
 
 /// sigDecode (Alg. 27). The caller has checked the length; `None` for a malformed hint.
+/// Inlined, so that z and h are built in the caller's frame (not returned as an 8-16 KiB copy).
+#[inline(always)]
 pub fn sig_decode<const K: usize, const L: usize>(
     p: ParamSet,
     sig: &[u8],
