@@ -8,6 +8,7 @@
 //! eight independent butterfly halves, with one twiddle per lane. Eight levels take two passes
 //! over memory, three or five levels in registers each.
 
+use super::ntt::{INV_F, INV_F_ZETA1};
 use super::zetas::ZETAS;
 use crate::simd::Avx2;
 use core::arch::x86_64::*;
@@ -16,8 +17,6 @@ const N: usize = 256;
 const Q: i32 = 8_380_417;
 /// q^-1 mod 2^32.
 const QINV: i32 = 58_728_449;
-/// mont^2 / 256 mod q (the final factor of NTT^-1).
-const F: i32 = 41_978;
 
 /// A vector of eight twiddles in the form `montmul_z` uses, computed at build time: the
 /// twiddles, their products with q^-1 mod 2^32, and both with the odd lanes moved down (as
@@ -270,6 +269,17 @@ fn zk(k: usize) -> Z {
     Z(z, zq, z, zq)
 }
 
+/// The constant `c` on every lane.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zc(c: i32) -> Z {
+    let (z, zq) = (
+        _mm256_set1_epi32(c),
+        _mm256_set1_epi32(c.wrapping_mul(QINV)),
+    );
+    Z(z, zq, z, zq)
+}
+
 /// -ZETAS[k] on every lane ((-z) q^-1 = -(z q^-1) mod 2^32).
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -342,7 +352,7 @@ fn ntt_avx2(a: &mut [i32; N]) {
 }
 
 /// The mirror of `ntt_avx2`, with the twiddles of `mldsa::ntt::invntt_tomont` and its final
-/// factor applied as the second pass stores.
+/// factor merged into the last level, as there.
 #[target_feature(enable = "avx2")]
 fn invntt_avx2(a: &mut [i32; N]) {
     for (g, zt) in INV.iter().enumerate() {
@@ -379,11 +389,9 @@ fn invntt_avx2(a: &mut [i32; N]) {
         gs(r5, r7, z1);
         store8(a, 64 * g, 8, &r);
     }
-    let (f, fq) = (
-        _mm256_set1_epi32(F),
-        _mm256_set1_epi32(F.wrapping_mul(QINV)),
-    );
-    let f = Z(f, fq, f, fq);
+    // The last level merges the final factor, as `mldsa::ntt::invntt_tomont` does.
+    let f = zc(INV_F as i32);
+    let fz = zc(INV_F_ZETA1 as i32);
     for c in 0..4 {
         let mut r = load8(a, 8 * c, 32);
         {
@@ -397,14 +405,11 @@ fn invntt_avx2(a: &mut [i32; N]) {
             gs(r1, r3, z0);
             gs(r4, r6, z1);
             gs(r5, r7, z1);
-            let z = zk_inv(1);
-            gs(r0, r4, z);
-            gs(r1, r5, z);
-            gs(r2, r6, z);
-            gs(r3, r7, z);
-        }
-        for v in r.iter_mut() {
-            *v = montmul_z(*v, f);
+            for (x, y) in [(r0, r4), (r1, r5), (r2, r6), (r3, r7)] {
+                let t = *x;
+                *x = montmul_z(_mm256_add_epi32(t, *y), f);
+                *y = montmul_z(_mm256_sub_epi32(t, *y), fz);
+            }
         }
         store8(a, 8 * c, 32, &r);
     }

@@ -37,7 +37,9 @@ pub(crate) fn ntt_with(level: Level, a: &mut [i32; N]) {
     }
 }
 
-/// NTT^-1 (Alg. 42) followed by multiplication with the Montgomery factor 2^32, in place.
+/// NTT^-1 (Alg. 42) followed by multiplication with the Montgomery factor 2^32, in place. The
+/// final factor is merged into the last level, as the pq-crystals reference does (outputs are
+/// the same mod q, and still below q in absolute value).
 /// Input coefficients must be below q in absolute value; outputs are again below q.
 pub fn invntt_tomont(a: &mut [i32; N]) {
     invntt_tomont_with(simd::level(), a)
@@ -50,11 +52,9 @@ pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
         return super::avx2::invntt_tomont(t, a);
     }
     let _ = level;
-    // mont^2 / 256 mod q: undoes one Montgomery reduction and divides by n.
-    const F: i64 = 41_978;
     let mut k = N;
     let mut len = 1;
-    while len < N {
+    while len < N / 2 {
         let mut start = 0;
         while start < N {
             k -= 1;
@@ -68,10 +68,30 @@ pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
         }
         len <<= 1;
     }
-    for c in a.iter_mut() {
-        *c = montgomery_reduce(F * *c as i64);
+    // The last level (128 apart, twiddle -ZETAS[1]) with the final factor merged into it.
+    for j in 0..N / 2 {
+        let (t, u) = (a[j] as i64, a[j + N / 2] as i64);
+        a[j] = montgomery_reduce(INV_F * (t + u));
+        a[j + N / 2] = montgomery_reduce(INV_F_ZETA1 * (t - u));
     }
 }
+
+/// mont^2 / 256 mod q: undoes the Montgomery factor of the pointwise products and divides by n.
+pub(crate) const INV_F: i64 = 41_978;
+/// INV_F * -ZETAS[1] * 2^-32 mod q, centred: one Montgomery product gives what INV_F times the
+/// last level's product gives (the same value mod q; |INV_F_ZETA1| < q / 2 keeps the product
+/// within montgomery_reduce's 2^31 q, since |t - u| < 2^8 q there).
+pub(crate) const INV_F_ZETA1: i64 = {
+    let c = montgomery_reduce(-(ZETAS[1] as i64) * INV_F) as i64;
+    let q = super::params::Q as i64;
+    if c > q / 2 {
+        c - q
+    } else if c < -q / 2 {
+        c + q
+    } else {
+        c
+    }
+};
 
 /// c = a * b * 2^-32 coefficient-wise (MultiplyNTT with one Montgomery factor absorbed).
 #[inline]

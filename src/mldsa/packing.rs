@@ -126,6 +126,12 @@ fn unpack_any(buf: &[u8], bits: usize, out: &mut [i32; N], value: impl Fn(u32) -
 
 /// SimpleBitPack (Alg. 16) for coefficients in [0, 2^bits).
 pub fn simple_bit_pack(a: &[i32; N], bits: usize, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if bits == 10 {
+        if let Some(t) = crate::simd::level().avx2() {
+            return super::packing_avx2::pack_key(t, a, bits, None, out);
+        }
+    }
     pack_with(a, bits, out, |c| c as u32);
 }
 
@@ -136,6 +142,12 @@ pub fn simple_bit_unpack(buf: &[u8], bits: usize, out: &mut [i32; N]) {
 
 /// BitPack (Alg. 17) for coefficients in [-(2^bits - 1 - b), b]: stores b - c.
 pub fn bit_pack(a: &[i32; N], bits: usize, b: i32, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if matches!(bits, 3 | 4 | 13) {
+        if let Some(t) = crate::simd::level().avx2() {
+            return super::packing_avx2::pack_key(t, a, bits, Some(b), out);
+        }
+    }
     pack_with(a, bits, out, |c| (b - c) as u32);
 }
 
@@ -324,6 +336,8 @@ pub struct Signature<'a, const K: usize, const L: usize> {
 }
 
 /// sigDecode (Alg. 27). The caller has checked the length; `None` for a malformed hint.
+/// Inlined, so that z and h are built in the caller's frame (not returned as an 8-16 KiB copy).
+#[inline(always)]
 pub fn sig_decode<const K: usize, const L: usize>(
     p: ParamSet,
     sig: &[u8],
@@ -410,6 +424,40 @@ mod tests {
                 pack_with(&a, bits, &mut want, |c| c as u32);
                 super::super::packing_avx2::pack_w1(t, &a, bits, &mut got);
                 assert_eq!(got, want, "w1 bits {bits}");
+            }
+        }
+    }
+
+    /// The AVX2 packing of s1/s2 (3, 4 bits), t0 (13) and t1 (10) against the portable one,
+    /// over each width's whole field range.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_key_pack_matches_portable() {
+        let Some(t) = crate::simd::available().last().and_then(|l| l.avx2()) else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let mut seed = 17u64;
+        for round in 0..400 {
+            for (bits, b) in [(3usize, 2i32), (4, 4), (13, 1 << 12), (10, 0)] {
+                let top = (1i32 << bits) - 1;
+                let f: [i32; N] = core::array::from_fn(|i| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    match round % 4 {
+                        0 => top,
+                        1 => (i as i32 % 2) * top,
+                        _ => (seed >> 33) as i32 & top,
+                    }
+                });
+                let sub = (bits != 10).then_some(b);
+                // Coefficients whose fields are f: c = b - f for BitPack, f for SimpleBitPack.
+                let a: [i32; N] = core::array::from_fn(|i| sub.map_or(f[i], |b| b - f[i]));
+                let (mut want, mut got) = (vec![0u8; 32 * bits], vec![0u8; 32 * bits]);
+                pack_with(&a, bits, &mut want, |c| sub.map_or(c, |b| b - c) as u32);
+                super::super::packing_avx2::pack_key(t, &a, bits, sub, &mut got);
+                assert_eq!(got, want, "bits {bits} round {round}");
             }
         }
     }

@@ -134,3 +134,52 @@ pub(crate) fn pack_w1(_: Avx2, a: &[i32; N], bits: usize, out: &mut [u8]) {
     // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
     unsafe { pack_w1_avx2(a, bits, out) }
 }
+
+/// Eight fields of `B` bits (B <= 16) from a[i..i + 8] (mapped to b - c when `sub`), packed
+/// into `B` bytes at out[0..B]: pairs within 64-bit lanes, then quads within 128-bit halves,
+/// then the two 4B-bit halves joined. Fixed shifts only, so packing secrets is constant time.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pack8<const B: usize>(a: &[i32; N], i: usize, sub: Option<i32>, out: &mut [u8]) {
+    let c = super::avx2::load(a, i);
+    let f = match sub {
+        Some(b) => _mm256_sub_epi32(_mm256_set1_epi32(b), c),
+        None => c,
+    };
+    // Each 64-bit lane: field 2k | field 2k + 1 << B.
+    let mask = _mm256_set1_epi64x((1 << B) - 1);
+    let p = _mm256_or_si256(
+        _mm256_and_si256(f, mask),
+        _mm256_srl_epi64(f, _mm_cvtsi32_si128(32 - B as i32)),
+    );
+    // The low 64-bit lane of each half: its pair | the next pair << 2B.
+    let next = _mm256_bsrli_epi128::<8>(p);
+    let d = _mm256_or_si256(p, _mm256_sll_epi64(next, _mm_cvtsi32_si128(2 * B as i32)));
+    let lo = _mm256_extract_epi64::<0>(d) as u64 as u128;
+    let hi = _mm256_extract_epi64::<2>(d) as u64 as u128;
+    let v = lo & ((1u128 << (4 * B)) - 1) | hi << (4 * B);
+    out[..B].copy_from_slice(&v.to_le_bytes()[..B]);
+}
+
+#[target_feature(enable = "avx2")]
+fn pack_avx2<const B: usize>(a: &[i32; N], sub: Option<i32>, out: &mut [u8]) {
+    assert_eq!(out.len(), 32 * B);
+    for (g, o) in out.chunks_exact_mut(B).enumerate() {
+        pack8::<B>(a, 8 * g, sub, o);
+    }
+}
+
+/// BitPack (`sub` = Some(b): fields b - c) or SimpleBitPack (None) of the key's widths, 3, 4, 10
+/// and 13 bits, for coefficients whose fields lie in [0, 2^bits) (as the portable form needs).
+pub(crate) fn pack_key(_: Avx2, a: &[i32; N], bits: usize, sub: Option<i32>, out: &mut [u8]) {
+    // SAFETY: an `Avx2` token exists only after std::is_x86_feature_detected!("avx2").
+    unsafe {
+        match bits {
+            3 => pack_avx2::<3>(a, sub, out),
+            4 => pack_avx2::<4>(a, sub, out),
+            10 => pack_avx2::<10>(a, sub, out),
+            13 => pack_avx2::<13>(a, sub, out),
+            _ => unreachable!("only the widths of s1, s2, t0 and t1"),
+        }
+    }
+}

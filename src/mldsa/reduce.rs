@@ -8,7 +8,7 @@ const QINV: i32 = 58_728_449;
 
 /// Returns a * 2^-32 mod q with |result| < q, for |a| < 2^31 * q.
 #[inline(always)]
-pub fn montgomery_reduce(a: i64) -> i32 {
+pub const fn montgomery_reduce(a: i64) -> i32 {
     let t = (a as i32).wrapping_mul(QINV);
     ((a - t as i64 * Q as i64) >> 32) as i32
 }
