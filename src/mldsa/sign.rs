@@ -21,7 +21,10 @@ pub fn sign<const K: usize, const L: usize>(
     rnd: &[u8; 32],
     sig: &mut [u8],
 ) -> Result<(), Error> {
-    let key = SignKey::<K, L>::decode(p, sk).ok_or(Error::BadKey)?;
+    let mut key = SignKey::<K, L>::for_sk(sk);
+    if !key.decode_into(p, sk) {
+        return Err(Error::BadKey);
+    }
     // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
     let mu = msg.mu(&key.tr[..p.tr_len()]);
     sign_mu(p, &key, &mu, rnd, sig)
