@@ -6,7 +6,7 @@ use super::packing::{sig_encode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
-use super::sampling::{expand_mask, sample_in_ball};
+use super::sampling::{expand_mask, sample_in_ball, MaskScratch};
 use crate::simd::keccak::Shake256;
 use crate::simd::wipe::Wiped;
 use crate::Error;
@@ -63,6 +63,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     let rho_pp = p.variant().rho_prime(&key.key, rnd, mu);
 
     let mut y = Zeroizing::new(PolyVec::<L>::default());
+    let mut mask_scratch = MaskScratch::default();
     let mut z = Zeroizing::new(PolyVec::<L>::default());
     let mut w0 = Zeroizing::new(PolyVec::<K>::default());
     let mut tmp = Zeroizing::new(PolyVec::<K>::default());
@@ -80,7 +81,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     let mut kappa: u16 = 0;
     for _ in 0..max_attempts(L) {
         // Lines 11-13: y = ExpandMask(rho'', kappa); w = NTT^-1(A-hat * NTT(y)).
-        expand_mask(p, &rho_pp, kappa, &mut y);
+        expand_mask(p, &rho_pp, kappa, &mut y, &mut mask_scratch);
         kappa += L as u16;
         *z = *y;
         z.ntt();
