@@ -258,11 +258,11 @@ mod tests {
             let hi = fill(&mut |i| if (i + round) % 3 == 0 { 0 } else { next() % 44 });
             let hints = fill(&mut |_| next() % 3);
 
-            let (mut p1, mut p0, mut v1, mut v0) = ([0; N], [0; N], [0; N], [0; N]);
+            let (mut p1, mut p0, mut v1, mut v0) = ([0; N], [0; N], [0; N], a);
             for i in 0..N {
                 (p1[i], p0[i]) = power2round(a[i]);
             }
-            v0 = a;
+            // In place: v0 starts as a.
             v::power2round(t, &mut v0, &mut v1);
             assert_eq!((p1, p0), (v1, v0), "power2round");
             for g2 in GAMMAS {
