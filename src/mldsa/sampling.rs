@@ -60,10 +60,8 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
         // Entries in row-major order, four at a time, sampled in place; a short last group
-        // repeats its final entry into spare polynomials.
-        let mut spare = [Poly::default(); 3];
+        // (k l = 30 only) repeats its final entry into spare polynomials, made only there.
         let mut bufs: x4::UniformBufs = [[0; 5 * 168]; 4];
-        let mut spares = spare.iter_mut();
         let mut entries = m.iter_mut().flat_map(|row| row.0.iter_mut());
         for base in (0..K * L).step_by(4) {
             let seed = |t: usize| {
@@ -75,12 +73,19 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
                 x
             };
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
-            let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
-                entries
-                    .next()
-                    .unwrap_or_else(|| spares.next().expect("at most 3 short"))
-            });
-            x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
+            if base + 4 <= K * L {
+                let polys = core::array::from_fn(|_| entries.next().expect("a full group"));
+                x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
+            } else {
+                let mut spare = [Poly::default(); 3];
+                let mut spares = spare.iter_mut();
+                let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
+                    entries
+                        .next()
+                        .unwrap_or_else(|| spares.next().expect("at most 3 short"))
+                });
+                x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
+            }
         }
         return m;
     }
