@@ -38,7 +38,12 @@ impl ExpandedSecretKey {
             p: ParamSet,
             sk: &[u8],
         ) -> Result<Box<SignKey<K, L>>, Error> {
-            Ok(Box::new(SignKey::decode(p, sk).ok_or(Error::BadKey)?))
+            let mut k = Box::new(SignKey::for_sk(sk));
+            if k.decode_into(p, sk) {
+                Ok(k)
+            } else {
+                Err(Error::BadKey)
+            }
         }
         Ok(ExpandedSecretKey(
             p,

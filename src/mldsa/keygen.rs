@@ -32,11 +32,12 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     };
     expand_s(p, &rho_prime, &mut key.s1, &mut key.s2);
 
-    // t = NTT^-1(A-hat * NTT(s1)) + s2
+    // t = NTT^-1(A-hat * NTT(s1)) + s2, computed in t0's storage: Power2Round below leaves
+    // t0 there (no separate t to zero-fill and wipe).
     let mut s1_hat = Zeroizing::new(key.s1);
     s1_hat.ntt();
-    let mut t = Zeroizing::new(PolyVec::<K>::default());
-    matrix_mul(&a_hat, &s1_hat, &mut t);
+    let t = &mut key.t0;
+    matrix_mul(&a_hat, &s1_hat, t);
     t.reduce();
     t.invntt_tomont();
     t.add_assign(&key.s2);
@@ -44,8 +45,8 @@ pub fn keygen_internal<const K: usize, const L: usize>(
 
     // (t1, t0) = Power2Round(t)
     let mut t1 = PolyVec::<K>::default();
-    for ((ti, t1i), t0i) in t.0.iter().zip(t1.0.iter_mut()).zip(key.t0.0.iter_mut()) {
-        power2round_poly(&ti.0, &mut t1i.0, &mut t0i.0);
+    for (ti, t1i) in t.0.iter_mut().zip(t1.0.iter_mut()) {
+        power2round_poly(&mut ti.0, &mut t1i.0);
     }
 
     pk_encode(&rho, &t1, pk);

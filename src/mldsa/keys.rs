@@ -23,33 +23,40 @@ pub(super) struct SignKey<const K: usize, const L: usize> {
 }
 
 impl<const K: usize, const L: usize> SignKey<K, L> {
-    /// skDecode (Alg. 25) straight into the working form, then Alg. 7 lines 1-5. `None` when an
-    /// s1/s2 coefficient is out of range. `sk` has the exact length of `p`.
-    pub fn decode(p: ParamSet, sk: &[u8]) -> Option<Self> {
+    /// A-hat from `sk`'s rho and K, the secrets still zero: [`Self::decode_into`] fills them
+    /// in place. Split from decoding so that no 10-30 KiB key travels back through an
+    /// `Option` (the move copied it twice per signature). `sk` has the exact length of `p`.
+    pub fn for_sk(sk: &[u8]) -> Self {
         let rho: [u8; 32] = sk[..32].try_into().expect("32 bytes");
-        let mut k = SignKey {
+        SignKey {
             a_hat: expand_a::<K, L>(&rho),
             s1_hat: PolyVec::default(),
             s2_hat: PolyVec::default(),
             t0_hat: PolyVec::default(),
             key: sk[32..64].try_into().expect("32 bytes"),
             tr: [0; 64],
-        };
-        // Only the verdict branches; a rejected key is zeroized on drop.
+        }
+    }
+
+    /// skDecode (Alg. 25) straight into the working form, then Alg. 7 lines 1-5. False when an
+    /// s1/s2 coefficient is out of range (the caller drops the key, which zeroizes it). `self`
+    /// came from [`Self::for_sk`] with the same `sk`.
+    pub fn decode_into(&mut self, p: ParamSet, sk: &[u8]) -> bool {
+        // Only the verdict branches.
         if !sk_decode_into(
             p,
             sk,
-            &mut k.tr,
-            &mut k.s1_hat,
-            &mut k.s2_hat,
-            &mut k.t0_hat,
+            &mut self.tr,
+            &mut self.s1_hat,
+            &mut self.s2_hat,
+            &mut self.t0_hat,
         ) {
-            return None;
+            return false;
         }
-        k.s1_hat.ntt();
-        k.s2_hat.ntt();
-        k.t0_hat.ntt();
-        Some(k)
+        self.s1_hat.ntt();
+        self.s2_hat.ntt();
+        self.t0_hat.ntt();
+        true
     }
 }
 

@@ -43,14 +43,14 @@ fn decompose_avx2(a: &[i32; N], gamma2: i32, a1: &mut [i32; N], a0: &mut [i32; N
 }
 
 #[target_feature(enable = "avx2")]
-fn power2round_avx2(a: &[i32; N], a1: &mut [i32; N], a0: &mut [i32; N]) {
+fn power2round_avx2(a: &mut [i32; N], a1: &mut [i32; N]) {
     let round = _mm256_set1_epi32((1 << (D - 1)) - 1);
     for i in (0..N).step_by(8) {
         let x = load(a, i);
         let r1 = _mm256_srai_epi32::<{ D as i32 }>(_mm256_add_epi32(x, round));
         store(a1, i, r1);
         store(
-            a0,
+            a,
             i,
             _mm256_sub_epi32(x, _mm256_slli_epi32::<{ D as i32 }>(r1)),
         );
@@ -116,10 +116,11 @@ pub(crate) fn decompose(_: Avx2, a: &[i32; N], gamma2: i32, a1: &mut [i32; N], a
     unsafe { decompose_avx2(a, gamma2, a1, a0) }
 }
 
-/// `rounding::power2round` on every coefficient of `a` (each in [0, q)).
-pub(crate) fn power2round(_: Avx2, a: &[i32; N], a1: &mut [i32; N], a0: &mut [i32; N]) {
+/// `rounding::power2round` on every coefficient of `a` (each in [0, q)), in place: `a` ends
+/// as a0.
+pub(crate) fn power2round(_: Avx2, a: &mut [i32; N], a1: &mut [i32; N]) {
     // SAFETY: as in `decompose`.
-    unsafe { power2round_avx2(a, a1, a0) }
+    unsafe { power2round_avx2(a, a1) }
 }
 
 /// `rounding::make_hint` on every coefficient; returns the number of ones written to `h`.

@@ -60,10 +60,8 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
         // Entries in row-major order, four at a time, sampled in place; a short last group
-        // repeats its final entry into spare polynomials.
-        let mut spare = [Poly::default(); 3];
+        // (k l = 30 only) repeats its final entry into spare polynomials, made only there.
         let mut bufs: x4::UniformBufs = [[0; 5 * 168]; 4];
-        let mut spares = spare.iter_mut();
         let mut entries = m.iter_mut().flat_map(|row| row.0.iter_mut());
         for base in (0..K * L).step_by(4) {
             let seed = |t: usize| {
@@ -75,12 +73,19 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
                 x
             };
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
-            let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
-                entries
-                    .next()
-                    .unwrap_or_else(|| spares.next().expect("at most 3 short"))
-            });
-            x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
+            if base + 4 <= K * L {
+                let polys = core::array::from_fn(|_| entries.next().expect("a full group"));
+                x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
+            } else {
+                let mut spare = [Poly::default(); 3];
+                let mut spares = spare.iter_mut();
+                let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
+                    entries
+                        .next()
+                        .unwrap_or_else(|| spares.next().expect("at most 3 short"))
+                });
+                x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
+            }
         }
         return m;
     }
@@ -214,10 +219,22 @@ pub(crate) fn expand_s_with<const K: usize, const L: usize>(
     }
 }
 
+/// ExpandMask's output buffers (four SHAKE256 streams of up to 680 bytes), made once per
+/// signature and reused by every attempt: zero-filled and wiped once rather than per attempt.
+/// Wiped on drop (the bytes are y's, secret).
+#[derive(Default)]
+pub struct MaskScratch([Wiped<680>; 4]);
+
 /// ExpandMask (Alg. 34): y_r = BitUnpack(SHAKE256(rho'' || IntegerToBytes(kappa + r, 2)), gamma1 - 1, gamma1).
-/// Writes into the caller's storage (y is secret).
-pub fn expand_mask<const L: usize>(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y: &mut PolyVec<L>) {
-    expand_mask_with(simd::level(), p, rho_pp, kappa, y)
+/// Writes into the caller's storage (y is secret); `scratch` holds the SHAKE output between calls.
+pub fn expand_mask<const L: usize>(
+    p: ParamSet,
+    rho_pp: &[u8; 64],
+    kappa: u16,
+    y: &mut PolyVec<L>,
+    scratch: &mut MaskScratch,
+) {
+    expand_mask_with(simd::level(), p, rho_pp, kappa, y, scratch)
 }
 
 /// ExpandMask on the given vector level (AVX2: four polynomials at a time).
@@ -227,14 +244,15 @@ pub(crate) fn expand_mask_with<const L: usize>(
     rho_pp: &[u8; 64],
     kappa: u16,
     y: &mut PolyVec<L>,
+    scratch: &mut MaskScratch,
 ) {
     let bits = p.gamma1_bits() as usize + 1;
+    let bufs = &mut scratch.0;
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx2 {
         // A last group of one polynomial (l = 5) goes to the single-stream sponge below: one
         // permutation costs about half of a four-stream one.
         let four = if L % 4 == 1 { L - 1 } else { L };
-        let mut bufs: [Wiped<680>; 4] = Default::default();
         for base in (0..four).step_by(4) {
             let mut seeds: [Wiped<66>; 4] = Default::default();
             for (t, x) in seeds.iter_mut().enumerate() {
@@ -242,22 +260,28 @@ pub(crate) fn expand_mask_with<const L: usize>(
                 let r = (base + t).min(four - 1) as u16;
                 x[64..].copy_from_slice(&kappa.wrapping_add(r).to_le_bytes());
             }
-            x4::squeeze_x4(&seeds, x4::MASK_BLOCKS, &mut bufs);
+            x4::squeeze_x4(&seeds, x4::MASK_BLOCKS, bufs);
             for (t, e) in y.0.iter_mut().skip(base).take(4).enumerate() {
                 super::packing::unpack_centered(&bufs[t][..32 * bits], bits, p.gamma1(), &mut e.0);
             }
         }
-        expand_mask_single(p, rho_pp, kappa, &mut y.0[four..], four);
+        expand_mask_single(p, rho_pp, kappa, &mut y.0[four..], four, &mut bufs[0]);
         return;
     }
     let _ = level;
-    expand_mask_single(p, rho_pp, kappa, &mut y.0, 0);
+    expand_mask_single(p, rho_pp, kappa, &mut y.0, 0, &mut bufs[0]);
 }
 
-/// ExpandMask's polynomials `first..` one SHAKE256 stream at a time.
-fn expand_mask_single(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y: &mut [Poly], first: usize) {
+/// ExpandMask's polynomials `first..` one SHAKE256 stream at a time, through `buf`.
+fn expand_mask_single(
+    p: ParamSet,
+    rho_pp: &[u8; 64],
+    kappa: u16,
+    y: &mut [Poly],
+    first: usize,
+    buf: &mut [u8; 680],
+) {
     let bits = p.gamma1_bits() as usize + 1;
-    let mut buf = [0u8; 32 * 20];
     let buf = &mut buf[..32 * bits];
     for (i, e) in y.iter_mut().enumerate() {
         let r = first + i;
@@ -267,7 +291,6 @@ fn expand_mask_single(p: ParamSet, rho_pp: &[u8; 64], kappa: u16, y: &mut [Poly]
         xof.finalize_xof().read(buf);
         super::packing::unpack_centered(buf, bits, p.gamma1(), &mut e.0);
     }
-    wipe(buf);
 }
 
 /// The four-stream forms of the samplers above (AVX2 Keccak); same bytes, same acceptance.
@@ -430,7 +453,14 @@ mod tests {
         let (mut s1_0, mut s2_0) = (PolyVec::<L>::default(), PolyVec::<K>::default());
         expand_s_with(Level::Portable, p, &rho_prime, &mut s1_0, &mut s2_0);
         let mut y0 = PolyVec::<L>::default();
-        expand_mask_with(Level::Portable, p, &rho_prime, kappa, &mut y0);
+        expand_mask_with(
+            Level::Portable,
+            p,
+            &rho_prime,
+            kappa,
+            &mut y0,
+            &mut MaskScratch::default(),
+        );
         for level in available() {
             let a = expand_a_with::<K, L>(level, &rho);
             for (r0, r) in a0.iter().zip(a.iter()) {
@@ -449,7 +479,14 @@ mod tests {
                 "s2 {level:?}"
             );
             let mut y = PolyVec::<L>::default();
-            expand_mask_with(level, p, &rho_prime, kappa, &mut y);
+            expand_mask_with(
+                level,
+                p,
+                &rho_prime,
+                kappa,
+                &mut y,
+                &mut MaskScratch::default(),
+            );
             assert!(
                 y.0.iter().zip(y0.0.iter()).all(|(a, b)| a.0 == b.0),
                 "y {level:?}"
@@ -628,7 +665,8 @@ mod tests {
                     public(&ones);
                     std::hint::black_box(ones);
                 }
-                r::power2round(t, &w, &mut hi, &mut lo);
+                lo = w;
+                r::power2round(t, &mut lo, &mut hi);
                 public(&hi);
                 public(&lo);
                 public(&h);
@@ -649,7 +687,7 @@ mod tests {
             secret(&rho_pp);
             let mut y = PolyVec::<7>::default();
             for p in [ParamSet::MlDsa44, ParamSet::MlDsa87] {
-                expand_mask_with(level, p, &rho_pp, 0, &mut y);
+                expand_mask_with(level, p, &rho_pp, 0, &mut y, &mut MaskScratch::default());
             }
             // ExpandS's nibble compaction on secret SHAKE bytes (without the write position,
             // the running count, which FIPS 204 lets depend on them).

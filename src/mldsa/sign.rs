@@ -6,7 +6,7 @@ use super::packing::{sig_encode, w1_encode};
 use super::params::ParamSet;
 use super::polyvec::{matrix_mul, PolyVec};
 use super::rounding::{decompose_poly, make_hint_poly};
-use super::sampling::{expand_mask, sample_in_ball};
+use super::sampling::{expand_mask, sample_in_ball, MaskScratch};
 use crate::simd::keccak::Shake256;
 use crate::simd::wipe::Wiped;
 use crate::Error;
@@ -21,7 +21,10 @@ pub fn sign<const K: usize, const L: usize>(
     rnd: &[u8; 32],
     sig: &mut [u8],
 ) -> Result<(), Error> {
-    let key = SignKey::<K, L>::decode(p, sk).ok_or(Error::BadKey)?;
+    let mut key = SignKey::<K, L>::for_sk(sk);
+    if !key.decode_into(p, sk) {
+        return Err(Error::BadKey);
+    }
     // mu = H(BytesToBits(tr) || M', 64) (Alg. 7 line 6), or the caller's external mu.
     let mu = msg.mu(&key.tr[..p.tr_len()]);
     sign_mu(p, &key, &mu, rnd, sig)
@@ -60,6 +63,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     let rho_pp = p.variant().rho_prime(&key.key, rnd, mu);
 
     let mut y = Zeroizing::new(PolyVec::<L>::default());
+    let mut mask_scratch = MaskScratch::default();
     let mut z = Zeroizing::new(PolyVec::<L>::default());
     let mut w0 = Zeroizing::new(PolyVec::<K>::default());
     let mut tmp = Zeroizing::new(PolyVec::<K>::default());
@@ -77,7 +81,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     let mut kappa: u16 = 0;
     for _ in 0..max_attempts(L) {
         // Lines 11-13: y = ExpandMask(rho'', kappa); w = NTT^-1(A-hat * NTT(y)).
-        expand_mask(p, &rho_pp, kappa, &mut y);
+        expand_mask(p, &rho_pp, kappa, &mut y, &mut mask_scratch);
         kappa += L as u16;
         *z = *y;
         z.ntt();
