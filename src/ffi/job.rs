@@ -32,13 +32,18 @@ use std::time::{Duration, Instant};
 // lets go last.
 pub struct pqg_job {
     state: JobState,
-    /// The thread of a job run by [`start`]; `None` for a job the dispatcher completes.
-    worker: Option<Mutex<Option<JoinHandle<()>>>>,
     /// The process that started the job: a child after `fork()` inherits the handle but not
     /// the worker thread, so there an unfinished job fails instead of waiting for ever.
     pid: u32,
-    /// A job completed by the serving dispatcher: its items' bookkeeping.
-    items: Option<Items>,
+    kind: Kind,
+}
+
+/// How a job runs to completion.
+enum Kind {
+    /// On a thread of its own ([`start`]), joined at `pqg_job_free`.
+    Thread(Mutex<Option<JoinHandle<()>>>),
+    /// Through the serving dispatcher ([`dispatched`]): its items' bookkeeping.
+    Dispatched(Items),
 }
 
 impl pqg_job {
@@ -141,6 +146,14 @@ struct StatusSink {
 // worker writes it, once.
 unsafe impl Send for StatusSink {}
 
+/// A status as the C code that reports it.
+fn code(status: &Status) -> pqg_status {
+    match status {
+        Ok(()) => PQG_OK,
+        Err(e) => e.code(),
+    }
+}
+
 impl StatusSink {
     /// Writes one status per item; items the work did not report on get `PQG_ERR_PANIC`.
     fn write(self, statuses: Option<Vec<Status>>) {
@@ -151,11 +164,7 @@ impl StatusSink {
 
     fn write_codes(&self, statuses: &[Status]) {
         for i in 0..self.n {
-            let code = match statuses.get(i) {
-                Some(Ok(())) => PQG_OK,
-                Some(Err(e)) => e.code(),
-                None => PQG_ERR_PANIC,
-            };
+            let code = statuses.get(i).map_or(PQG_ERR_PANIC, code);
             // SAFETY: i < n and the array holds n writable entries (checked non-NULL at submit).
             unsafe { self.ptr.add(i).write(code) };
         }
@@ -178,9 +187,8 @@ pub(crate) fn start(
 ) -> Arc<pqg_job> {
     let job = Arc::new(pqg_job {
         state: JobState::new(),
-        worker: Some(Mutex::new(None)),
         pid: crate::process::id(),
-        items: None,
+        kind: Kind::Thread(Mutex::new(None)),
     });
     let sink = StatusSink { ptr: statuses, n };
     // Entered here, on the submitting thread, and left once the job is done: an unregister
@@ -217,7 +225,7 @@ pub(crate) fn start(
             None
         }
     };
-    if let Some(w) = &job.worker {
+    if let Kind::Thread(w) = &job.kind {
         *w.lock().unwrap_or_else(|e| e.into_inner()) = spawned;
     }
     job
@@ -252,9 +260,8 @@ pub(crate) fn dispatched(
 ) -> Arc<pqg_job> {
     Arc::new(pqg_job {
         state: JobState::new(),
-        worker: None,
         pid: crate::process::id(),
-        items: Some(Items {
+        kind: Kind::Dispatched(Items {
             remaining: AtomicUsize::new(count),
             statuses: Statuses(statuses),
             notify,
@@ -266,7 +273,7 @@ pub(crate) fn dispatched(
 
 /// Gives up one of a dispatched job's counts that is not an item's (see [`dispatched`]).
 pub(crate) fn release(job: &pqg_job) {
-    if let Some(items) = &job.items {
+    if let Kind::Dispatched(items) = &job.kind {
         job.count_down(items);
     }
 }
@@ -289,7 +296,7 @@ impl Drop for pqg_job {
     /// building its items: a handed-out job is freed after it completes) leaves the
     /// jobs-in-flight count all the same, so that no `pqg_host_unregister` waits for it.
     fn drop(&mut self) {
-        if let Some(items) = &mut self.items {
+        if let Kind::Dispatched(items) = &mut self.kind {
             if *items.remaining.get_mut() > 0 && self.pid == crate::process::id() {
                 crate::backend::jobs_in_flight().leave(items.lease);
             }
@@ -299,13 +306,11 @@ impl Drop for pqg_job {
 
 impl Completion for pqg_job {
     fn complete(&self, index: usize, status: Status) {
-        let Some(items) = &self.items else { return };
-        let code = match status {
-            Ok(()) => PQG_OK,
-            Err(e) => e.code(),
+        let Kind::Dispatched(items) = &self.kind else {
+            return;
         };
         // SAFETY: the submitter gave an entry for every index it reports (`dispatched`).
-        unsafe { items.statuses.0.add(index).write(code) };
+        unsafe { items.statuses.0.add(index).write(code(&status)) };
         self.count_down(items);
     }
 }
@@ -407,8 +412,10 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
             return;
         }
         job.state.wait(None);
-        let worker = job.worker.as_ref();
-        let thread = worker.and_then(|w| w.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let thread = match &job.kind {
+            Kind::Thread(w) => w.lock().unwrap_or_else(|e| e.into_inner()).take(),
+            Kind::Dispatched(_) => None,
+        };
         if let Some(handle) = thread {
             let _ = handle.join();
         }
