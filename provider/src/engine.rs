@@ -166,8 +166,23 @@ fn backend() -> Result<Arc<dyn Backend>, Error> {
     engine().map(|(b, _)| b)
 }
 
+/// This process's dispatcher, kept by each thread that asks (no lock per request).
 fn serve() -> Result<Arc<Serve>, Error> {
-    engine().map(|(_, s)| s)
+    thread_local! {
+        static SERVE: std::cell::RefCell<Option<(u32, Arc<Serve>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let pid = pqgpu::process::id();
+    let kept = SERVE.try_with(|c| match &*c.borrow() {
+        Some((p, s)) if *p == pid => Some(s.clone()),
+        _ => None,
+    });
+    if let Ok(Some(s)) = kept {
+        return Ok(s);
+    }
+    let s = engine()?.1;
+    let _ = SERVE.try_with(|c| *c.borrow_mut() = Some((pid, s.clone())));
+    Ok(s)
 }
 
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
@@ -414,11 +429,12 @@ fn submit_one<Req, Out, T>(
         let (out, _) = g.as_mut().expect("not yet completed");
         make(&sub.req, out)
     };
-    match op {
+    // Checked once here; `submit_one` queues it without a list or a second check.
+    match op.and_then(|op| op.check().map(|()| op)) {
         // SAFETY: the op's buffers are the request's and the output's, owned by `sub`, which
         // the dispatcher keeps until the item has reported (and which nobody else touches
         // before then: `complete` takes the output only then).
-        Ok(op) => unsafe { s.submit(vec![(0, op)], sub) },
+        Ok(op) => unsafe { s.submit_one(op, sub) },
         Err(e) => sub.complete(0, Err(e)),
     }
 }
