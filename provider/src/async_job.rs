@@ -102,9 +102,9 @@ pub fn init() -> bool {
 }
 
 /// How a finished helper wakes the paused job.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 enum Waker {
-    Fd(Arc<Group>),
+    Fd(&'static Group),
     Callback(Callback, usize),
 }
 
@@ -201,7 +201,7 @@ fn wake(wakers: &[&Option<Waker>]) {
     let mut counts: Vec<(&Group, u64)> = Vec::new();
     for w in wakers {
         match w {
-            Some(Waker::Fd(g)) => match counts.iter_mut().find(|(f, _)| std::ptr::eq(*f, &**g)) {
+            Some(Waker::Fd(g)) => match counts.iter_mut().find(|(f, _)| std::ptr::eq(*f, *g)) {
                 Some((_, n)) => *n += 1,
                 None => counts.push((g, 1)),
             },
@@ -244,7 +244,7 @@ pub fn dispatch<W, T: Send + 'static>(
         input,
         Done {
             slot: slot.clone(),
-            waker: waker.clone(),
+            waker,
             fired: false,
         },
     );
@@ -277,67 +277,60 @@ pub fn dispatch<W, T: Send + 'static>(
 /// bound, so a job whose pauses are blocked, and so return at once, does not spin).
 const MAX_EARLY_RESUMES: usize = 10_000;
 
-/// Requests one thread submits in a row that share a descriptor. Consecutive requests
-/// usually land in the same dispatcher batch, so the batch's completion makes readable only
-/// the descriptors of its own requests' jobs: an application that resumes every job whose
-/// descriptor is readable (`openssl speed`) then resumes those, not all its jobs (a thousand
-/// early resumes per batch, each a context switch into a job that pauses again).
-const GROUP_REQUESTS: usize = 32;
+/// Wait contexts one thread meets in a row that share a descriptor. A wait context keeps its
+/// group (no change to it per request). The jobs of consecutive requests share dispatcher
+/// batches, and, as a batch's jobs all resume and submit again together, go on doing so: a
+/// batch's completion makes readable only its own jobs' descriptors, and an application that
+/// resumes every job whose descriptor is readable (`openssl speed`) resumes those, not all its
+/// jobs (a thousand early resumes per batch, each a switch into a job that pauses again).
+const GROUP_CONTEXTS: usize = 32;
 
-/// Descriptors per application thread at most (far below FD_SETSIZE); past that, groups
-/// still busy are shared (correct, with more early resumes).
+/// Descriptors per application thread at most (far below FD_SETSIZE); past that, groups are
+/// shared again from the first (correct, with more early resumes).
 const MAX_GROUPS: usize = 128;
 
-/// One wake-up descriptor and the requests it serves. The eventfd (not in semaphore mode) is
-/// readable exactly while some of its results are woken and not yet taken back: a wake-up
-/// adds to the count and writes; the job that takes back the last such result reads it empty
-/// (one read per group and round of the application, not one per request). Both under the
-/// lock, so a write never falls between the last take and its read.
+/// One wake-up descriptor. The eventfd (not in semaphore mode) is readable exactly while some
+/// results woken through it are not yet taken back by their jobs: a wake-up adds to the count
+/// and writes; the job that takes back the last such result reads it empty (one read per group
+/// and round of the application, not one per request). Both under the lock, so a write never
+/// falls between the last take and its read. Never freed (wait contexts name it, by address).
 struct Group {
     fd: c_int,
     pid: u32,
-    state: Mutex<GroupState>,
-}
-
-#[derive(Default)]
-struct GroupState {
-    /// Requests submitted and not yet taken back by their jobs.
-    outstanding: usize,
-    /// Of those, results woken (written to the descriptor) and not yet taken back.
-    ready: u64,
+    /// Results woken (written to the descriptor) and not yet taken back.
+    ready: Mutex<u64>,
 }
 
 impl Group {
-    fn new(pid: u32) -> Option<Arc<Group>> {
+    fn new(pid: u32) -> Option<&'static Group> {
         // SAFETY: eventfd has no memory preconditions.
         let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         (fd >= 0).then(|| {
-            Arc::new(Group {
+            &*Box::leak(Box::new(Group {
                 fd,
                 pid,
-                state: Mutex::new(GroupState::default()),
-            })
+                ready: Mutex::new(0),
+            }))
         })
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, GroupState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn ready(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.ready.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wakes `n` finished requests (before their results are published).
     fn signal(&self, n: u64) {
-        let mut s = self.state();
-        s.ready += n;
+        let mut r = self.ready();
+        *r += n;
         // SAFETY: one of this module's eventfds (never closed); 8 bytes from a local.
         unsafe { libc::write(self.fd, (&n as *const u64).cast(), 8) };
     }
 
     /// A job takes its published result back (its wake-up was counted before publishing).
     fn take(&self) {
-        let mut s = self.state();
-        s.outstanding = s.outstanding.saturating_sub(1);
-        s.ready = s.ready.saturating_sub(1);
-        if s.ready == 0 {
+        let mut r = self.ready();
+        *r = r.saturating_sub(1);
+        if *r == 0 {
             let mut buf = 0u64;
             loop {
                 // SAFETY: a non-blocking read of 8 bytes from our eventfd into a local.
@@ -350,26 +343,15 @@ impl Group {
             }
         }
     }
-
-    /// A request that will not be submitted after all.
-    fn cancel(&self) {
-        let mut s = self.state();
-        s.outstanding = s.outstanding.saturating_sub(1);
-    }
-
-    fn is_idle(&self) -> bool {
-        self.state().outstanding == 0
-    }
 }
 
-/// Groups released by exited threads, reused by new ones (never closed: wait contexts may
-/// still name them). A forked child makes its own.
-static SPARE_GROUPS: Mutex<Vec<Arc<Group>>> = Mutex::new(Vec::new());
+/// Groups released by exited threads, reused by new ones. A forked child makes its own.
+static SPARE_GROUPS: Mutex<Vec<&'static Group>> = Mutex::new(Vec::new());
 
-/// A thread's groups: the one now filling (`current`, `used` requests so far) and the others.
+/// A thread's groups: the one new wait contexts join (`current`, `used` of them so far).
 struct Groups {
     pid: u32,
-    all: Vec<Arc<Group>>,
+    all: Vec<&'static Group>,
     current: usize,
     used: usize,
 }
@@ -388,64 +370,45 @@ thread_local! {
     };
 }
 
-impl Groups {
-    /// Moves on to an idle group (the oldest first), a new one while under `MAX_GROUPS`, else
-    /// the next busy one.
-    fn rotate(&mut self, pid: u32) -> Option<()> {
-        self.used = 0;
-        let n = self.all.len();
-        for i in 1..=n {
-            let j = (self.current + i) % n;
-            if self.all[j].is_idle() {
-                self.current = j;
-                return Some(());
-            }
-        }
-        if n < MAX_GROUPS {
-            let spare = {
-                let mut s = SPARE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
-                s.retain(|g| g.pid == pid);
-                s.pop()
-            };
-            let g = match spare {
-                Some(g) => g,
-                None => Group::new(pid)?,
-            };
-            self.all.push(g);
-            self.current = n;
-            return Some(());
-        }
-        self.current = (self.current + 1) % n;
-        Some(())
-    }
-}
-
-/// The group for this thread's next request in this process, its request counted.
-fn next_group() -> Option<Arc<Group>> {
+/// The group a wait context new to this thread joins.
+fn new_member() -> Option<&'static Group> {
     let pid = pqgpu::process::id();
     GROUPS
         .try_with(|g| {
             let mut g = g.borrow_mut();
             if g.pid != pid {
                 // A forked child: the parent's descriptors are the parent's.
-                std::mem::forget(std::mem::take(&mut g.all));
+                g.all.clear();
                 g.pid = pid;
             }
-            if g.all.is_empty() || g.used >= GROUP_REQUESTS {
-                g.rotate(pid)?;
+            if g.all.is_empty() || g.used >= GROUP_CONTEXTS {
+                g.used = 0;
+                if g.all.len() < MAX_GROUPS {
+                    let spare = {
+                        let mut s = SPARE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+                        s.retain(|x| x.pid == pid);
+                        s.pop()
+                    };
+                    let group = match spare {
+                        Some(x) => x,
+                        None => Group::new(pid)?,
+                    };
+                    g.all.push(group);
+                    g.current = g.all.len() - 1;
+                } else {
+                    g.current = (g.current + 1) % g.all.len();
+                }
             }
             g.used += 1;
-            let group = g.all[g.current].clone();
-            group.state().outstanding += 1;
-            Some(group)
+            Some(g.all[g.current])
         })
         .ok()
         .flatten()
 }
 
-/// The wait context's callback if the application set one, else this thread's current
-/// group, whose descriptor the wait context is made to name (with our pid as its data, so a
-/// forked child knows its parent's entries).
+/// The wait context's callback if the application set one, else its group: the one it names
+/// (our key's entry, whose data is the group's address), or, for a wait context new to this
+/// process, the group it joins now.
 fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
     if ctx.is_null() {
         return None;
@@ -460,25 +423,32 @@ fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
             }
         }
     }
-    let group = next_group()?;
     let key = (&FD_KEY as *const u8).cast::<c_void>();
-    let pid = group.pid as usize;
     let mut fd: c_int = -1;
     let mut data: *mut c_void = std::ptr::null_mut();
     // SAFETY: ctx is valid; out-pointers are locals.
     if unsafe { (fns.get_fd)(ctx, key, &mut fd, &mut data) } == 1 {
-        if fd == group.fd && data as usize == pid {
+        // SAFETY: only this module sets entries under our key, always with a group's address
+        // as the data; groups are never freed (a forked child has its parent's copy).
+        let group = unsafe { &*(data as *const Group) };
+        if group.fd == fd && group.pid == pqgpu::process::id() {
             return Some(Waker::Fd(group));
         }
-        // The previous request's group (or, before a fork, the parent's descriptor).
+        // Set before a fork: the parent's descriptor, whose count the parent shares.
         // SAFETY: ctx is valid; our key names an entry that has no cleanup.
         unsafe { (fns.clear_fd)(ctx, key) };
     }
+    let group = new_member()?;
     // SAFETY: ctx is valid; the key is a static address. No cleanup: the descriptor is shared
-    // by the wait contexts of this thread's jobs and outlives them. The data is our pid.
-    if unsafe { (fns.set_wait_fd)(ctx, key, group.fd, pid as *mut c_void, None) } != 1 {
-        group.cancel();
-        return None;
-    }
-    Some(Waker::Fd(group))
+    // by the wait contexts of this thread's jobs and outlives them.
+    let set = unsafe {
+        (fns.set_wait_fd)(
+            ctx,
+            key,
+            group.fd,
+            group as *const Group as *mut c_void,
+            None,
+        )
+    };
+    (set == 1).then_some(Waker::Fd(group))
 }
