@@ -244,6 +244,7 @@ unsafe extern "C" fn sign(
                     ptr::copy_nonoverlapping(s.as_ptr(), sig, len);
                     *siglen = len;
                 }
+                engine::recycle(s);
                 1
             }
             Err(_) => 0,
