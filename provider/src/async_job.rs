@@ -9,13 +9,13 @@
 //! when the application set one, else through a file descriptor. Results finished while the
 //! dispatcher reports a batch are woken together when the batch has been reported.
 //!
-//! A descriptor serves a group of requests one application thread submitted in a row (an
-//! eventfd named by their jobs' wait contexts; at most `MAX_GROUPS` per thread): applications
+//! A descriptor serves a group of wait contexts one application thread met in a row (an
+//! eventfd; at most `MAX_GROUPS` per thread; a wait context keeps its group): applications
 //! `select()` on the descriptors of all their jobs, and one per job ran past FD_SETSIZE at
-//! about 1,000 jobs, while one per thread made every batch resume all the thread's jobs.
-//! It is readable while some of the group's results are woken and not yet taken back by their
-//! jobs. A job the application resumes early (its group's descriptor was readable for another
-//! job) pauses again.
+//! about 1,000 jobs, while one per thread made every batch resume all the thread's jobs. It
+//! is readable while some results woken through it are not yet taken back by their jobs. A
+//! job the application resumes early (its group's descriptor was readable for another job)
+//! pauses again.
 
 use once_cell::sync::OnceCell;
 use pqgpu::Error;
@@ -451,4 +451,48 @@ fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
         )
     };
     (set == 1).then_some(Waker::Fd(group))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the descriptor is readable now.
+    fn readable(fd: c_int) -> bool {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd on the stack, no wait.
+        unsafe { libc::poll(&mut p, 1, 0) == 1 && p.revents & libc::POLLIN != 0 }
+    }
+
+    #[test]
+    fn a_group_is_readable_until_its_last_woken_result_is_taken() {
+        let g = Group::new(pqgpu::process::id()).unwrap();
+        assert!(!readable(g.fd));
+        g.signal(2);
+        assert!(readable(g.fd));
+        g.take();
+        assert!(readable(g.fd), "one woken result is still to be taken");
+        g.signal(1);
+        g.take();
+        assert!(readable(g.fd));
+        g.take();
+        assert!(!readable(g.fd), "all taken: read empty");
+        g.signal(1);
+        assert!(readable(g.fd), "and readable again");
+        g.take();
+        assert!(!readable(g.fd));
+    }
+
+    #[test]
+    fn wait_contexts_join_groups_of_32_in_order() {
+        let first: Vec<_> = (0..GROUP_CONTEXTS).map(|_| new_member().unwrap()).collect();
+        let next = new_member().unwrap();
+        assert!(first.iter().all(|g| std::ptr::eq(*g, first[0])));
+        assert!(!std::ptr::eq(next, first[0]));
+        assert_ne!(next.fd, first[0].fd);
+    }
 }

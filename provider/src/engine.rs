@@ -386,7 +386,14 @@ fn sign_async(r: SignReq, done: Done<Signed>) {
             // SAFETY: the request (whose key handle holds the expanded key) and `sig` belong
             // to the submission's completion, which the dispatcher holds until it has
             // reported the item.
-            unsafe { Op::sign(KeyArg::Handle(r.sk.get()?), &r.msg.view(), Some(&r.rnd), sig) }
+            unsafe {
+                Op::sign(
+                    KeyArg::Handle(r.sk.get()?),
+                    &r.msg.view(),
+                    Some(&r.rnd),
+                    sig,
+                )
+            }
         },
     )
 }
