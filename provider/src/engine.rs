@@ -327,7 +327,7 @@ pub fn verify(req: VerifyReq) -> Result<(), Error> {
 
 /// Signature buffers given back after their signature was copied out, reused by the next
 /// requests of the thread (no 2-4 KiB allocation, zeroing and free per signature).
-const SPARE_SIGS: usize = 256;
+const SPARE_SIGS: usize = 64;
 
 thread_local! {
     static SIG_BUFFERS: std::cell::RefCell<Vec<Vec<u8>>> =
