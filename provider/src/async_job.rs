@@ -9,12 +9,13 @@
 //! when the application set one, else through a file descriptor. Results finished while the
 //! dispatcher reports a batch are woken together when the batch has been reported.
 //!
-//! One descriptor serves all the jobs of an application thread (an eventfd in semaphore mode,
-//! shared by their wait contexts): applications `select()` on the descriptors of all their
-//! jobs, and one per job ran past FD_SETSIZE at about 1,000 jobs. Its count is the number of
-//! finished operations whose jobs have not yet taken their result: a finished operation adds
-//! one, and its job takes one back when it resumes with its result. A job the application
-//! resumes early (the shared descriptor was readable for another job) pauses again.
+//! A descriptor serves a group of wait contexts one application thread met in a row (an
+//! eventfd; at most `MAX_GROUPS` per thread; a wait context keeps its group): applications
+//! `select()` on the descriptors of all their jobs, and one per job ran past FD_SETSIZE at
+//! about 1,000 jobs, while one per thread made every batch resume all the thread's jobs. It
+//! is readable while some results woken through it are not yet taken back by their jobs. A
+//! job the application resumes early (its group's descriptor was readable for another job)
+//! pauses again.
 
 use once_cell::sync::OnceCell;
 use pqgpu::Error;
@@ -53,7 +54,7 @@ struct AsyncFns {
     pause: PauseJob,
     set_wait_fd: SetWaitFd,
     get_fd: GetFd,
-    clear_fd: Option<ClearFd>,
+    clear_fd: ClearFd,
     get_callback: Option<GetCallback>,
 }
 
@@ -76,12 +77,12 @@ pub fn init() -> bool {
             lookup(c"ASYNC_pause_job"),
             lookup(c"ASYNC_WAIT_CTX_set_wait_fd"),
             lookup(c"ASYNC_WAIT_CTX_get_fd"),
+            lookup(c"ASYNC_WAIT_CTX_clear_fd"),
         ];
         if f.iter().any(|p| p.is_null()) {
             return None;
         }
         let cb = lookup(c"ASYNC_WAIT_CTX_get_callback");
-        let clear = lookup(c"ASYNC_WAIT_CTX_clear_fd");
         // SAFETY: each symbol is the OpenSSL function of that name, whose C type is the one
         // declared above (OpenSSL's async.h, stable since 1.1.0 / 3.0 for the callback).
         unsafe {
@@ -91,8 +92,7 @@ pub fn init() -> bool {
                 pause: std::mem::transmute::<*mut c_void, PauseJob>(f[2]),
                 set_wait_fd: std::mem::transmute::<*mut c_void, SetWaitFd>(f[3]),
                 get_fd: std::mem::transmute::<*mut c_void, GetFd>(f[4]),
-                clear_fd: (!clear.is_null())
-                    .then(|| std::mem::transmute::<*mut c_void, ClearFd>(clear)),
+                clear_fd: std::mem::transmute::<*mut c_void, ClearFd>(f[5]),
                 get_callback: (!cb.is_null())
                     .then(|| std::mem::transmute::<*mut c_void, GetCallback>(cb)),
             })
@@ -104,7 +104,7 @@ pub fn init() -> bool {
 /// How a finished helper wakes the paused job.
 #[derive(Clone, Copy)]
 enum Waker {
-    Fd(c_int),
+    Fd(&'static Group),
     Callback(Callback, usize),
 }
 
@@ -152,7 +152,7 @@ impl<T: Send + 'static> Done<T> {
         }
         self.slot.value.lock().unwrap_or_else(|e| e.into_inner()).0 = Some(r);
         let slot: Arc<dyn Publish> = self.slot.clone();
-        let mut entry = Some((self.waker, slot));
+        let mut entry = Some((self.waker.take(), slot));
         let _ = HELD.try_with(|h| {
             let mut h = h.borrow_mut();
             // An empty list registers the flush for this batch; outside one, nothing is held.
@@ -161,7 +161,7 @@ impl<T: Send + 'static> Done<T> {
             }
         });
         if let Some((waker, slot)) = entry {
-            wake(&[waker]);
+            wake(&[&waker]);
             slot.publish();
         }
     }
@@ -184,7 +184,7 @@ thread_local! {
 /// The end of a batch: wakes and publishes every result held during it.
 fn flush_batch() {
     let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
-    let wakers: Vec<Option<Waker>> = held.iter().map(|(w, _)| *w).collect();
+    let wakers: Vec<&Option<Waker>> = held.iter().map(|(w, _)| w).collect();
     wake(&wakers);
     for (_, slot) in held {
         slot.publish();
@@ -192,30 +192,28 @@ fn flush_batch() {
 }
 
 /// Gives the wake-ups of finished operations whose results are staged, not yet published: an
-/// eventfd gets one write for all its operations, a callback is called for each.
+/// group's eventfd gets one write for all its operations, a callback is called for each.
 ///
 /// Count first, then publish: a job takes its count back only after it has seen its result,
 /// so the count never drops below the results not yet taken (and a job that resumes in between
 /// finds no result and pauses again).
-fn wake(wakers: &[Option<Waker>]) {
-    let mut counts: Vec<(c_int, u64)> = Vec::new();
+fn wake(wakers: &[&Option<Waker>]) {
+    let mut counts: Vec<(&Group, u64)> = Vec::new();
     for w in wakers {
-        match *w {
-            Some(Waker::Fd(fd)) => match counts.iter_mut().find(|(f, _)| *f == fd) {
+        match w {
+            Some(Waker::Fd(g)) => match counts.iter_mut().find(|(f, _)| std::ptr::eq(*f, *g)) {
                 Some((_, n)) => *n += 1,
-                None => counts.push((fd, 1)),
+                None => counts.push((g, 1)),
             },
             // SAFETY: the application's callback, with the argument it registered.
             Some(Waker::Callback(cb, arg)) => unsafe {
-                cb(arg as *mut c_void);
+                cb(*arg as *mut c_void);
             },
             None => {}
         }
     }
-    for (fd, n) in counts {
-        // SAFETY: the fd is one of this module's eventfds (never closed); writing 8 bytes
-        // adds `n` to its count.
-        unsafe { libc::write(fd, (&n as *const u64).cast(), 8) };
+    for (g, n) in counts {
+        g.signal(n);
     }
 }
 
@@ -257,8 +255,8 @@ pub fn dispatch<W, T: Send + 'static>(
             if slot.value.lock().unwrap_or_else(|e| e.into_inner()).1 {
                 break;
             }
-            // Resumed early: with a shared descriptor the application resumes every job
-            // whose descriptor is readable. Pause again and let it run the others.
+            // Resumed early: the application resumes every job whose descriptor is readable,
+            // and a group's descriptor is shared. Pause again and let it run the others.
         }
     }
     let mut v = slot.value.lock().unwrap_or_else(|e| e.into_inner());
@@ -269,8 +267,8 @@ pub fn dispatch<W, T: Send + 'static>(
     }
     let r = v.0.take().expect("staged before published");
     drop(v);
-    if let Some(Waker::Fd(fd)) = waker {
-        take_count(fd);
+    if let Some(Waker::Fd(g)) = waker {
+        g.take();
     }
     r
 }
@@ -279,78 +277,138 @@ pub fn dispatch<W, T: Send + 'static>(
 /// bound, so a job whose pauses are blocked, and so return at once, does not spin).
 const MAX_EARLY_RESUMES: usize = 10_000;
 
-/// Takes back the count this job's finished operation added (semaphore mode: exactly one).
-/// The count was added before the result was published, so it is there.
-fn take_count(fd: c_int) {
-    let mut buf = 0u64;
-    loop {
-        // SAFETY: a non-blocking read of 8 bytes from our eventfd into a local.
-        let n = unsafe { libc::read(fd, (&mut buf as *mut u64).cast(), 8) };
-        if n == 8 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return;
+/// Wait contexts one thread meets in a row that share a descriptor. A wait context keeps its
+/// group (no change to it per request). The jobs of consecutive requests share dispatcher
+/// batches, and, as a batch's jobs all resume and submit again together, go on doing so: a
+/// batch's completion makes readable only its own jobs' descriptors, and an application that
+/// resumes every job whose descriptor is readable (`openssl speed`) resumes those, not all its
+/// jobs (a thousand early resumes per batch, each a switch into a job that pauses again).
+const GROUP_CONTEXTS: usize = 32;
+
+/// Descriptors per application thread at most (far below FD_SETSIZE); past that, groups are
+/// shared again from the first (correct, with more early resumes).
+const MAX_GROUPS: usize = 128;
+
+/// One wake-up descriptor. The eventfd (not in semaphore mode) is readable exactly while some
+/// results woken through it are not yet taken back by their jobs: a wake-up adds to the count
+/// and writes; the job that takes back the last such result reads it empty (one read per group
+/// and round of the application, not one per request). Both under the lock, so a write never
+/// falls between the last take and its read. Never freed (wait contexts name it, by address).
+struct Group {
+    fd: c_int,
+    pid: u32,
+    /// Results woken (written to the descriptor) and not yet taken back.
+    ready: Mutex<u64>,
+}
+
+impl Group {
+    fn new(pid: u32) -> Option<&'static Group> {
+        // SAFETY: eventfd has no memory preconditions.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        (fd >= 0).then(|| {
+            &*Box::leak(Box::new(Group {
+                fd,
+                pid,
+                ready: Mutex::new(0),
+            }))
+        })
+    }
+
+    fn ready(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.ready.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes `n` finished requests (before their results are published).
+    fn signal(&self, n: u64) {
+        let mut r = self.ready();
+        *r += n;
+        // SAFETY: one of this module's eventfds (never closed); 8 bytes from a local.
+        unsafe { libc::write(self.fd, (&n as *const u64).cast(), 8) };
+    }
+
+    /// A job takes its published result back (its wake-up was counted before publishing).
+    fn take(&self) {
+        let mut r = self.ready();
+        *r = r.saturating_sub(1);
+        if *r == 0 {
+            let mut buf = 0u64;
+            loop {
+                // SAFETY: a non-blocking read of 8 bytes from our eventfd into a local.
+                let n = unsafe { libc::read(self.fd, (&mut buf as *mut u64).cast(), 8) };
+                if n == 8
+                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    break;
+                }
+            }
         }
     }
 }
 
-/// Eventfds released by exited threads, reused by new ones (never closed: wait contexts may
-/// still name them). Tagged with the process id: a forked child makes its own.
-static SPARE_FDS: Mutex<Vec<(u32, c_int)>> = Mutex::new(Vec::new());
+/// Groups released by exited threads, reused by new ones. A forked child makes its own.
+static SPARE_GROUPS: Mutex<Vec<&'static Group>> = Mutex::new(Vec::new());
 
-/// The calling thread's eventfd, returned to `SPARE_FDS` when the thread exits.
-struct ThreadFd(std::cell::Cell<Option<(u32, c_int)>>);
+/// A thread's groups: the one new wait contexts join (`current`, `used` of them so far).
+struct Groups {
+    pid: u32,
+    all: Vec<&'static Group>,
+    current: usize,
+    used: usize,
+}
 
-impl Drop for ThreadFd {
+impl Drop for Groups {
     fn drop(&mut self) {
-        if let Some(e) = self.0.get() {
-            SPARE_FDS.lock().unwrap_or_else(|e| e.into_inner()).push(e);
-        }
+        let pid = pqgpu::process::id();
+        let mut spare = SPARE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+        spare.extend(self.all.drain(..).filter(|g| g.pid == pid));
     }
 }
 
 thread_local! {
-    static THREAD_FD: ThreadFd = const { ThreadFd(std::cell::Cell::new(None)) };
+    static GROUPS: std::cell::RefCell<Groups> = const {
+        std::cell::RefCell::new(Groups { pid: 0, all: Vec::new(), current: 0, used: 0 })
+    };
 }
 
-/// This thread's shared eventfd in this process (made on first use).
-fn thread_fd() -> Option<c_int> {
+/// The group a wait context new to this thread joins.
+fn new_member() -> Option<&'static Group> {
     let pid = pqgpu::process::id();
-    THREAD_FD
-        .try_with(|t| {
-            if let Some((p, fd)) = t.0.get() {
-                if p == pid {
-                    return Some(fd);
+    GROUPS
+        .try_with(|g| {
+            let mut g = g.borrow_mut();
+            if g.pid != pid {
+                // A forked child: the parent's descriptors are the parent's.
+                g.all.clear();
+                g.pid = pid;
+            }
+            if g.all.is_empty() || g.used >= GROUP_CONTEXTS {
+                g.used = 0;
+                if g.all.len() < MAX_GROUPS {
+                    let spare = {
+                        let mut s = SPARE_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+                        s.retain(|x| x.pid == pid);
+                        s.pop()
+                    };
+                    let group = match spare {
+                        Some(x) => x,
+                        None => Group::new(pid)?,
+                    };
+                    g.all.push(group);
+                    g.current = g.all.len() - 1;
+                } else {
+                    g.current = (g.current + 1) % g.all.len();
                 }
             }
-            let spare = {
-                let mut s = SPARE_FDS.lock().unwrap_or_else(|e| e.into_inner());
-                s.retain(|&(p, _)| p == pid);
-                s.pop()
-            };
-            let fd = match spare {
-                Some((_, fd)) => fd,
-                None => {
-                    // SAFETY: eventfd has no memory preconditions.
-                    let fd = unsafe {
-                        libc::eventfd(
-                            0,
-                            libc::EFD_SEMAPHORE | libc::EFD_NONBLOCK | libc::EFD_CLOEXEC,
-                        )
-                    };
-                    if fd < 0 {
-                        return None;
-                    }
-                    fd
-                }
-            };
-            t.0.set(Some((pid, fd)));
-            Some(fd)
+            g.used += 1;
+            Some(g.all[g.current])
         })
         .ok()
         .flatten()
 }
 
-/// The wait context's callback if the application set one, else our eventfd (created and
-/// attached on first use, closed by OpenSSL when the wait context is freed).
+/// The wait context's callback if the application set one, else its group: the one it names
+/// (our key's entry, whose data is the group's address), or, for a wait context new to this
+/// process, the group it joins now.
 fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
     if ctx.is_null() {
         return None;
@@ -366,28 +424,75 @@ fn waker(fns: &AsyncFns, ctx: *mut c_void) -> Option<Waker> {
         }
     }
     let key = (&FD_KEY as *const u8).cast::<c_void>();
-    let pid = pqgpu::process::id() as usize;
     let mut fd: c_int = -1;
     let mut data: *mut c_void = std::ptr::null_mut();
     // SAFETY: ctx is valid; out-pointers are locals.
-    if unsafe { (fns.get_fd)(ctx, key, &mut fd, &mut data) } == 1 && fd >= 0 {
-        if data as usize == pid {
-            return Some(Waker::Fd(fd));
+    if unsafe { (fns.get_fd)(ctx, key, &mut fd, &mut data) } == 1 {
+        // SAFETY: only this module sets entries under our key, always with a group's address
+        // as the data; groups are never freed (a forked child has its parent's copy).
+        let group = unsafe { &*(data as *const Group) };
+        if group.fd == fd && group.pid == pqgpu::process::id() {
+            return Some(Waker::Fd(group));
         }
         // Set before a fork: the parent's descriptor, whose count the parent shares.
-        match fns.clear_fd {
-            // SAFETY: ctx is valid; our key names an entry that has no cleanup.
-            Some(clear) => unsafe {
-                clear(ctx, key);
-            },
-            None => return Some(Waker::Fd(fd)),
-        }
+        // SAFETY: ctx is valid; our key names an entry that has no cleanup.
+        unsafe { (fns.clear_fd)(ctx, key) };
     }
-    let fd = thread_fd()?;
+    let group = new_member()?;
     // SAFETY: ctx is valid; the key is a static address. No cleanup: the descriptor is shared
-    // by every wait context this thread's jobs use and outlives them. The data is our pid.
-    if unsafe { (fns.set_wait_fd)(ctx, key, fd, pid as *mut c_void, None) } != 1 {
-        return None;
+    // by the wait contexts of this thread's jobs and outlives them.
+    let set = unsafe {
+        (fns.set_wait_fd)(
+            ctx,
+            key,
+            group.fd,
+            group as *const Group as *mut c_void,
+            None,
+        )
+    };
+    (set == 1).then_some(Waker::Fd(group))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the descriptor is readable now.
+    fn readable(fd: c_int) -> bool {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd on the stack, no wait.
+        unsafe { libc::poll(&mut p, 1, 0) == 1 && p.revents & libc::POLLIN != 0 }
     }
-    Some(Waker::Fd(fd))
+
+    #[test]
+    fn a_group_is_readable_until_its_last_woken_result_is_taken() {
+        let g = Group::new(pqgpu::process::id()).unwrap();
+        assert!(!readable(g.fd));
+        g.signal(2);
+        assert!(readable(g.fd));
+        g.take();
+        assert!(readable(g.fd), "one woken result is still to be taken");
+        g.signal(1);
+        g.take();
+        assert!(readable(g.fd));
+        g.take();
+        assert!(!readable(g.fd), "all taken: read empty");
+        g.signal(1);
+        assert!(readable(g.fd), "and readable again");
+        g.take();
+        assert!(!readable(g.fd));
+    }
+
+    #[test]
+    fn wait_contexts_join_groups_of_32_in_order() {
+        let first: Vec<_> = (0..GROUP_CONTEXTS).map(|_| new_member().unwrap()).collect();
+        let next = new_member().unwrap();
+        assert!(first.iter().all(|g| std::ptr::eq(*g, first[0])));
+        assert!(!std::ptr::eq(next, first[0]));
+        assert_ne!(next.fd, first[0].fd);
+    }
 }

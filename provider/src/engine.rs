@@ -58,11 +58,12 @@ impl LazyHandle {
         self.0.handle.get().is_some()
     }
 
-    fn get(&self) -> Result<Handle, Error> {
+    fn get(&self) -> Result<&Handle, Error> {
         let i = &*self.0;
         i.handle
             .get_or_init(|| Handle::new(i.alg, i.kind, &i.bytes))
-            .clone()
+            .as_ref()
+            .map_err(|e| *e)
     }
 }
 
@@ -166,8 +167,23 @@ fn backend() -> Result<Arc<dyn Backend>, Error> {
     engine().map(|(b, _)| b)
 }
 
+/// This process's dispatcher, kept by each thread that asks (no lock per request).
 fn serve() -> Result<Arc<Serve>, Error> {
-    engine().map(|(_, s)| s)
+    thread_local! {
+        static SERVE: std::cell::RefCell<Option<(u32, Arc<Serve>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let pid = pqgpu::process::id();
+    let kept = SERVE.try_with(|c| match &*c.borrow() {
+        Some((p, s)) if *p == pid => Some(s.clone()),
+        _ => None,
+    });
+    if let Ok(Some(s)) = kept {
+        return Ok(s);
+    }
+    let s = engine()?.1;
+    let _ = SERVE.try_with(|c| *c.borrow_mut() = Some((pid, s.clone())));
+    Ok(s)
 }
 
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
@@ -279,29 +295,72 @@ pub struct VerifyReq {
     pub sig: Vec<u8>,
 }
 
-/// Signs (`rnd` all-zero: deterministic) and returns the signature. Inside async jobs each
-/// request goes straight to the dispatcher, whose batches take in every job's requests.
+/// Signs (`rnd` all-zero: deterministic) and returns the signature (give it back with
+/// [`recycle`] once copied out). Inside async jobs each request goes straight to the
+/// dispatcher, whose batches take in every job's requests.
 pub fn sign(req: SignReq) -> Result<Vec<u8>, Error> {
-    async_job::dispatch(req, sign_one, |r, done| {
-        let ready = r.sk.is_ready();
-        submit_async(ready, move || sign_async(r, done))
-    })
+    async_job::dispatch(
+        req,
+        |r| sign_one(r).map(|s| (s, None)),
+        |r, done| {
+            let ready = r.sk.is_ready();
+            submit_async(ready, move || sign_async(r, done))
+        },
+    )
+    // The request comes back from an async submission to be dropped here, on the caller's
+    // thread: its key reference is counted there, not on a dispatcher thread too.
+    .map(|(sig, _request)| sig)
 }
 
 /// Verifies: `Ok(())` valid, `Err(VerifyFailed)` not. Submitted like `sign`.
 pub fn verify(req: VerifyReq) -> Result<(), Error> {
-    async_job::dispatch(req, verify_one, |r, done| {
-        let ready = r.pk.is_ready();
-        submit_async(ready, move || verify_async(r, done))
-    })
+    async_job::dispatch(
+        req,
+        |r| verify_one(r).map(|()| None),
+        |r, done| {
+            let ready = r.pk.is_ready();
+            submit_async(ready, move || verify_async(r, done))
+        },
+    )
+    .map(|_request| ())
+}
+
+/// Signature buffers given back after their signature was copied out, reused by the next
+/// requests of the thread (no 2-4 KiB allocation, zeroing and free per signature).
+const SPARE_SIGS: usize = 64;
+
+thread_local! {
+    static SIG_BUFFERS: std::cell::RefCell<Vec<Vec<u8>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer of `len` bytes for a signature (its content is overwritten).
+fn sig_buffer(len: usize) -> Vec<u8> {
+    let mut v = SIG_BUFFERS
+        .try_with(|b| b.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    v.resize(len, 0);
+    v
+}
+
+/// Gives a signature buffer back for reuse on this thread.
+pub fn recycle(sig: Vec<u8>) {
+    let _ = SIG_BUFFERS.try_with(|b| {
+        let mut b = b.borrow_mut();
+        if b.len() < SPARE_SIGS {
+            b.push(sig);
+        }
+    });
 }
 
 /// A blocking call: the dispatcher coalesces it with other threads' calls (on a GPU).
 fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
     let s = serve()?;
-    let mut sig = vec![0u8; r.set.signature_len()];
+    let mut sig = sig_buffer(r.set.signature_len());
     let st = s.sign(
-        KeyArg::Handle(&r.sk.get()?),
+        KeyArg::Handle(r.sk.get()?),
         &r.msg.view(),
         Some(&r.rnd),
         &mut sig,
@@ -310,41 +369,44 @@ fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
 }
 
 fn verify_one(r: VerifyReq) -> Result<(), Error> {
-    serve()?.verify(KeyArg::Handle(&r.pk.get()?), &r.msg.view(), &r.sig)
+    serve()?.verify(KeyArg::Handle(r.pk.get()?), &r.msg.view(), &r.sig)
 }
 
-fn sign_async(r: SignReq, done: Done<Vec<u8>>) {
-    let key = match r.sk.get() {
-        Ok(k) => k,
-        Err(e) => return done.complete(Err(e)),
-    };
-    let sig = vec![0u8; r.set.signature_len()];
+/// A signature and, from an async submission, its request (see `sign`).
+type Signed = (Vec<u8>, Option<SignReq>);
+
+fn sign_async(r: SignReq, done: Done<Signed>) {
+    let sig = sig_buffer(r.set.signature_len());
     submit_one(
         r,
         sig,
         done,
-        |sig, st| st.map(|()| sig),
-        move |r, sig| {
-            // SAFETY: the request and `sig` belong to the submission's completion, which the
-            // dispatcher holds until it has reported the item.
-            unsafe { Op::sign(KeyArg::Handle(&key), &r.msg.view(), Some(&r.rnd), sig) }
+        |r, sig, st| st.map(|()| (sig, Some(r))),
+        |r, sig| {
+            // SAFETY: the request (whose key handle holds the expanded key) and `sig` belong
+            // to the submission's completion, which the dispatcher holds until it has
+            // reported the item.
+            unsafe {
+                Op::sign(
+                    KeyArg::Handle(r.sk.get()?),
+                    &r.msg.view(),
+                    Some(&r.rnd),
+                    sig,
+                )
+            }
         },
     )
 }
 
-fn verify_async(r: VerifyReq, done: Done<()>) {
-    let key = match r.pk.get() {
-        Ok(k) => k,
-        Err(e) => return done.complete(Err(e)),
-    };
+fn verify_async(r: VerifyReq, done: Done<Option<VerifyReq>>) {
     submit_one(
         r,
         (),
         done,
-        |(), st| st,
-        move |r, _| {
+        |r, (), st| st.map(|()| Some(r)),
+        |r, _| {
             // SAFETY: as in `sign_async`.
-            unsafe { Op::verify(KeyArg::Handle(&key), &r.msg.view(), &r.sig) }
+            unsafe { Op::verify(KeyArg::Handle(r.pk.get()?), &r.msg.view(), &r.sig) }
         },
     )
 }
@@ -370,33 +432,33 @@ fn submit_async(ready: bool, submit: impl FnOnce() + Send + 'static) {
 static WARM: AtomicU32 = AtomicU32::new(0);
 
 /// One asynchronous request in the dispatcher: owns the request the op reads and the output
-/// buffers it writes, until the item reports; then hands the result to the paused job.
+/// buffers it writes, until the item reports; then hands the result (which may carry the
+/// request back) to the paused job.
 struct Submitted<Req, Out, T: Send + 'static> {
-    req: Req,
-    out: Mutex<Option<(Out, Done<T>)>>,
-    finish: fn(Out, Status) -> Result<T, Error>,
+    parts: Mutex<Option<(Req, Out, Done<T>)>>,
+    finish: fn(Req, Out, Status) -> Result<T, Error>,
 }
 
-impl<Req: Send + Sync, Out: Send, T: Send + 'static> Completion for Submitted<Req, Out, T> {
+impl<Req: Send, Out: Send, T: Send + 'static> Completion for Submitted<Req, Out, T> {
     fn complete(&self, _: usize, status: Status) {
-        let taken = self.out.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some((out, done)) = taken {
-            done.complete((self.finish)(out, status));
+        let taken = self.parts.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((req, out, done)) = taken {
+            done.complete((self.finish)(req, out, status));
         }
     }
 }
 
 /// Submits one request to this process's dispatcher: `make` builds its op from the request
-/// and the output, both kept by the submission until the item reports; `finish` turns the
-/// output and the status into the job's result.
+/// and the output, both kept in place by the submission until the item reports; `finish`
+/// turns them and the status into the job's result.
 fn submit_one<Req, Out, T>(
     req: Req,
     out: Out,
     done: Done<T>,
-    finish: fn(Out, Status) -> Result<T, Error>,
+    finish: fn(Req, Out, Status) -> Result<T, Error>,
     make: impl FnOnce(&Req, &mut Out) -> Result<Op, Error>,
 ) where
-    Req: Send + Sync + 'static,
+    Req: Send + 'static,
     Out: Send + 'static,
     T: Send + 'static,
 {
@@ -405,20 +467,21 @@ fn submit_one<Req, Out, T>(
         Err(e) => return done.complete(Err(e)),
     };
     let sub = Arc::new(Submitted {
-        req,
-        out: Mutex::new(Some((out, done))),
+        parts: Mutex::new(Some((req, out, done))),
         finish,
     });
     let op = {
-        let mut g = sub.out.lock().unwrap_or_else(|e| e.into_inner());
-        let (out, _) = g.as_mut().expect("not yet completed");
-        make(&sub.req, out)
+        let mut g = sub.parts.lock().unwrap_or_else(|e| e.into_inner());
+        let (req, out, _) = g.as_mut().expect("not yet completed");
+        make(req, out)
     };
-    match op {
-        // SAFETY: the op's buffers are the request's and the output's, owned by `sub`, which
-        // the dispatcher keeps until the item has reported (and which nobody else touches
-        // before then: `complete` takes the output only then).
-        Ok(op) => unsafe { s.submit(vec![(0, op)], sub) },
+    // Checked once here; `submit_one` queues it without a list or a second check.
+    match op.and_then(|op| op.check().map(|()| op)) {
+        // SAFETY: the op's buffers are the request's and the output's, owned by `sub` (at a
+        // fixed place in its allocation), which the dispatcher keeps until the item has
+        // reported (and which nobody else touches before then: `complete` takes them only
+        // then).
+        Ok(op) => unsafe { s.submit_one(op, sub) },
         Err(e) => sub.complete(0, Err(e)),
     }
 }
@@ -509,7 +572,7 @@ fn encaps_async(r: EncapsReq, done: Done<Encapsulated>) {
         r,
         out,
         done,
-        |out, st| st.map(|()| out),
+        |_, out, st| st.map(|()| out),
         |r, (ct, ss)| {
             let key = KeyArg::Bytes(Alg::Ctru(r.set), &r.pk);
             // SAFETY: as in `sign_async`.
@@ -524,7 +587,7 @@ fn decaps_async(r: DecapsReq, done: Done<Zeroizing<Vec<u8>>>) {
         r,
         ss,
         done,
-        |ss, st| st.map(|()| ss),
+        |_, ss, st| st.map(|()| ss),
         |r, ss| {
             // SAFETY: as in `sign_async`.
             unsafe { Op::decaps(KeyArg::Bytes(Alg::Ctru(r.set), &r.sk), &r.ct, ss) }

@@ -6,7 +6,8 @@
 //!
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
 //! `guard` (panic boundary), `keymgmt` and `signature` (the algorithms), `engine` (the one
-//! door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool` (OpenSSL async jobs, helper threads).
+//! door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool` (OpenSSL async jobs, helper threads), `rnd` (signing
+//! randomness).
 //!
 //! CTRU-Prime-653/761/1277, which OpenSSL does not know, are served whole under a private OID
 //! arc: key management (`ctru_key`), the KEM (`kem`), and encoders/decoders (`codec` over
@@ -25,6 +26,7 @@ mod kem;
 pub mod keymgmt;
 pub mod params;
 mod pool;
+mod rnd;
 pub mod signature;
 
 use abi::{Algorithm, Dispatch, Param, Table};

@@ -221,8 +221,8 @@ unsafe extern "C" fn sign(
         let rnd = match (&c.test_entropy, c.deterministic) {
             (Some(e), _) => e.clone(),
             (None, true) => Zeroizing::new([0u8; 32]),
-            (None, false) => match pqgpu::rng::array32() {
-                Ok(r) => Zeroizing::new(r),
+            (None, false) => match crate::rnd::array32() {
+                Ok(r) => r,
                 Err(_) => return 0,
             },
         };
@@ -244,6 +244,7 @@ unsafe extern "C" fn sign(
                     ptr::copy_nonoverlapping(s.as_ptr(), sig, len);
                     *siglen = len;
                 }
+                engine::recycle(s);
                 1
             }
             Err(_) => 0,
