@@ -3,7 +3,7 @@
 use crate::Error;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 /// Fills `buf` from the OS CSPRNG.
 pub fn fill(buf: &mut [u8]) -> Result<(), Error> {
@@ -33,11 +33,57 @@ pub fn fill_bulk(buf: &mut [u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// A fresh random 32-byte array.
+/// Blocks of [`array32`]'s per-thread stock.
+const STOCK_BLOCKS: usize = 32;
+
+/// A thread's stock of OS randomness for [`array32`]: drawn 1 KiB at a time, handed out 32
+/// bytes at a time, each block wiped as it goes. Tagged with the process id, so a forked child
+/// never hands out bytes its parent drew.
+struct Stock {
+    pid: u32,
+    /// Blocks not yet handed out: the last `left` of `bytes`.
+    left: usize,
+    bytes: [u8; 32 * STOCK_BLOCKS],
+}
+
+impl Drop for Stock {
+    fn drop(&mut self) {
+        self.bytes.zeroize();
+    }
+}
+
+thread_local! {
+    static STOCK: std::cell::RefCell<Stock> = const {
+        std::cell::RefCell::new(Stock { pid: 0, left: 0, bytes: [0; 32 * STOCK_BLOCKS] })
+    };
+}
+
+/// A fresh random 32-byte array (a seed, coins, rnd): one system call per 32 of them, not per
+/// single call (a server signing one message at a time on few threads makes millions).
 pub fn array32() -> Result<[u8; 32], Error> {
-    let mut a = [0u8; 32];
-    fill(&mut a)?;
-    Ok(a)
+    let pid = crate::process::id();
+    let drawn = STOCK.try_with(|s| {
+        let mut s = s.borrow_mut();
+        if s.pid != pid || s.left == 0 {
+            s.left = 0;
+            fill(&mut s.bytes)?;
+            s.pid = pid;
+            s.left = STOCK_BLOCKS;
+        }
+        s.left -= 1;
+        let at = s.left * 32;
+        let block = &mut s.bytes[at..at + 32];
+        let mut out = [0u8; 32];
+        out.copy_from_slice(block);
+        block.zeroize();
+        Ok(out)
+    });
+    // Without the stock (the thread is exiting): straight from the OS.
+    drawn.unwrap_or_else(|_| {
+        let mut a = [0u8; 32];
+        fill(&mut a)?;
+        Ok(a)
+    })
 }
 
 #[cfg(test)]
@@ -61,5 +107,21 @@ mod tests {
         let ones: u32 = a.iter().map(|x| x.count_ones()).sum();
         let bits = (a.len() * 8) as f64;
         assert!((ones as f64 / bits - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn array32_blocks_differ_across_refills_and_are_wiped() {
+        let mut seen = Vec::new();
+        for _ in 0..3 * STOCK_BLOCKS + 1 {
+            let r = array32().unwrap();
+            assert!(!seen.contains(&r), "a block repeated");
+            seen.push(r);
+        }
+        STOCK.with(|s| {
+            let s = s.borrow();
+            assert!(s.left < STOCK_BLOCKS, "the last call took a block");
+            assert!(s.bytes[s.left * 32..].iter().all(|&b| b == 0), "handed-out blocks wiped");
+            assert!(s.bytes[..s.left * 32].iter().any(|&b| b != 0), "the rest still random");
+        });
     }
 }

@@ -26,7 +26,6 @@ mod kem;
 pub mod keymgmt;
 pub mod params;
 mod pool;
-mod rnd;
 pub mod signature;
 
 use abi::{Algorithm, Dispatch, Param, Table};

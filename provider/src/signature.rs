@@ -221,8 +221,8 @@ unsafe extern "C" fn sign(
         let rnd = match (&c.test_entropy, c.deterministic) {
             (Some(e), _) => e.clone(),
             (None, true) => Zeroizing::new([0u8; 32]),
-            (None, false) => match crate::rnd::array32() {
-                Ok(r) => r,
+            (None, false) => match pqgpu::rng::array32() {
+                Ok(r) => Zeroizing::new(r),
                 Err(_) => return 0,
             },
         };
