@@ -285,6 +285,40 @@ fn child_checks(
     0
 }
 
+/// The per-thread stock of fresh randomness (seeds, coins, rnd) is not inherited: after a
+/// fork, the child's next 32 bytes are not the parent's next 32 bytes (with an inherited stock
+/// both would hand out the same block: two processes signing with the same rnd).
+#[test]
+fn a_child_after_fork_draws_its_own_randomness() {
+    // Fills this thread's stock and takes one block of it.
+    let _ = pqgpu::rng::array32().unwrap();
+    let mut fds = [0; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child draws 32 bytes, writes them to the pipe and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        unsafe { libc::alarm(30) };
+        let code = match pqgpu::rng::array32() {
+            Ok(r) => (unsafe { libc::write(fds[1], r.as_ptr().cast(), 32) } != 32) as i32,
+            Err(_) => 2,
+        };
+        unsafe { libc::_exit(code) };
+    }
+    let mut child = [0u8; 32];
+    let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), 32) };
+    let mut wstatus = 0;
+    assert_eq!(unsafe { libc::waitpid(pid, &mut wstatus, 0) }, pid);
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    assert_eq!(n, 32, "the child wrote no randomness");
+    assert!(libc::WIFEXITED(wstatus) && libc::WEXITSTATUS(wstatus) == 0);
+    let parent = pqgpu::rng::array32().unwrap();
+    assert_ne!(parent, child, "parent and child handed out the same block");
+}
+
 #[test]
 fn a_child_after_fork_runs_batches_and_never_hangs() {
     let ctx = Ctx::new(CPU);
