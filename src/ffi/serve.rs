@@ -185,7 +185,8 @@ unsafe fn start(
     }
     // One count more than the items, given up once every item is handed over, so that the
     // job cannot complete while items are still being built.
-    let job = job::dispatched(n + 1, statuses, c.serve.notify.clone());
+    // SAFETY: the context's dispatcher keeps its notify state while it runs the items.
+    let job = unsafe { job::dispatched(n + 1, statuses, &c.serve.notify) };
     let sink: Arc<dyn Completion> = job.clone();
     let _submitting = Submitting(&job);
     let mut ops = Vec::with_capacity(n);
@@ -219,7 +220,8 @@ unsafe fn start_one(
     out: *mut *mut pqg_job,
     op: Op,
 ) -> Result<(), Error> {
-    let job = job::dispatched(1, status, c.serve.notify.clone());
+    // SAFETY: as in `start`.
+    let job = unsafe { job::dispatched(1, status, &c.serve.notify) };
     // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
     unsafe { hand_out(job.clone(), out) };
     // SAFETY: the op's buffers are valid until the job completes (caller's promise); it has

@@ -74,6 +74,9 @@ struct Shared {
     backend: Arc<dyn Backend>,
     route: Route,
     cfg: Arc<Config>,
+    /// The context's notify state, kept while items may still report: their jobs hold it
+    /// without a count of their own (`ffi::job::dispatched`).
+    _notify: Arc<super::notify::Notify>,
     shards: Box<[Shard]>,
     /// Shards holding items (changed under that shard's lock when it turns non-empty or
     /// empty): once per forming batch and shard, not per item. Zero means the dispatcher
@@ -310,7 +313,11 @@ fn my_shard() -> usize {
 }
 
 impl Dispatcher {
-    pub fn new(backend: Arc<dyn Backend>, cfg: Arc<Config>) -> Dispatcher {
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        cfg: Arc<Config>,
+        notify: Arc<super::notify::Notify>,
+    ) -> Dispatcher {
         let cpu = crate::backend::cpu_backend();
         let route = if std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&cpu)) {
             Route::Cpu
@@ -332,6 +339,7 @@ impl Dispatcher {
                 backend,
                 route,
                 cfg,
+                _notify: notify,
                 shards,
                 busy: AtomicUsize::new(0),
                 running: AtomicUsize::new(0),

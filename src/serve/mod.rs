@@ -33,10 +33,11 @@ pub struct Serve {
 impl Serve {
     pub fn new(backend: Arc<dyn Backend>) -> Serve {
         let config = Arc::new(Config::default());
+        let notify: Arc<notify::Notify> = Arc::default();
         Serve {
-            dispatcher: Dispatcher::new(backend, config.clone()),
+            dispatcher: Dispatcher::new(backend, config.clone(), notify.clone()),
             config,
-            notify: Arc::default(),
+            notify,
         }
     }
 
