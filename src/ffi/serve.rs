@@ -398,7 +398,8 @@ unsafe fn verify_batch(
 }
 
 /// # Safety
-/// The request's buffers are valid (for their lengths) until the job completes.
+/// The request's buffers are valid (for their lengths) until the job completes; the key
+/// handle until the op is queued (the ops are lent it: the queue then holds it for them).
 unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op, Error> {
     let len = k.alg().signature_len();
     // SAFETY: forwarded.
@@ -406,7 +407,7 @@ unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op,
         let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = super::key::output(r.sig, len, len)?;
         Op::sign(
-            KeyArg::Handle(k),
+            KeyArg::Lent(k),
             &Message::Pure { ctx: cs, msg },
             optional::<32>(r.rnd),
             sig,
@@ -421,7 +422,7 @@ unsafe fn verify_op(k: &crate::serve::Key, r: &pqg_key_verify_request) -> Result
     unsafe {
         let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = required(r.sig, r.sig_len)?;
-        Op::verify(KeyArg::Handle(k), &Message::Pure { ctx: cs, msg }, sig)
+        Op::verify(KeyArg::Lent(k), &Message::Pure { ctx: cs, msg }, sig)
     }
 }
 
@@ -436,7 +437,7 @@ unsafe fn encaps_op(k: &crate::serve::Key, r: &pqg_key_encaps_request) -> Result
         }
         let ct = super::key::output(r.ct, a.ciphertext_len(), a.ciphertext_len())?;
         let ss = super::key::output(r.ss, a.shared_secret_len(), a.shared_secret_len())?;
-        Op::encaps(KeyArg::Handle(k), optional::<32>(r.coins), ct, ss)
+        Op::encaps(KeyArg::Lent(k), optional::<32>(r.coins), ct, ss)
     }
 }
 
@@ -448,7 +449,7 @@ unsafe fn decaps_op(k: &crate::serve::Key, r: &pqg_key_decaps_request) -> Result
     unsafe {
         let ct = required(r.ct, a.ciphertext_len())?;
         let ss = super::key::output(r.ss, a.shared_secret_len(), a.shared_secret_len())?;
-        Op::decaps(KeyArg::Handle(k), ct, ss)
+        Op::decaps(KeyArg::Lent(k), ct, ss)
     }
 }
 

@@ -16,6 +16,7 @@
 use super::config::{Config, Opt};
 use super::exec;
 use super::item::{Class, Completion, Item, Op};
+use super::key::Key;
 use crate::backend::Backend;
 use crate::{Error, Status};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -26,12 +27,47 @@ use std::time::{Duration, Instant};
 /// Queue shards: enough that callers on different cores rarely share one.
 const SHARDS: usize = 16;
 
+/// A shard's list of items, and a counted reference to each key handle they are lent
+/// ([`Op::lent_key`]): items go from the submitter's call into the queue and through their
+/// batch without a reference count of their own (written by every submitting and every
+/// completing thread); the list holds one per key until all its items have reported.
+#[derive(Default)]
+struct Segment {
+    /// Declared first, so dropped first: an item dropped unfinished reports before its key
+    /// goes.
+    items: Vec<Item>,
+    keys: Vec<Key>,
+}
+
+impl Segment {
+    fn with_capacity(n: usize) -> Segment {
+        Segment {
+            items: Vec::with_capacity(n),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Holds the key `op` is lent, if it does not already (most items share the last few).
+    fn hold(&mut self, op: &Op) {
+        if let Some(k) = op.lent_key() {
+            if !self.keys.iter().rev().take(4).any(|h| h.same(k)) {
+                self.keys.push(k.clone());
+            }
+        }
+    }
+
+    fn push(&mut self, item: Item) {
+        self.hold(&item.op);
+        self.items.push(item);
+    }
+}
+
 /// One shard of the queue, on its own cache lines. Its counters are written only under its
 /// lock (plain stores, no read-modify-write) and read by the dispatcher threads without it:
 /// an item's way into the queue is the shard's lock and nothing shared with other shards.
 #[repr(align(128))]
 struct Shard {
-    items: Mutex<Vec<Item>>,
+    items: Mutex<Segment>,
     /// Items in the shard.
     len: AtomicUsize,
     /// Items that have arrived, ever: a pause in arrivals is this count standing still.
@@ -178,7 +214,7 @@ impl Shared {
     }
 
     /// Takes up to `max` queued items, shard by shard, as the shards' own lists.
-    fn take(&self, max: usize) -> Vec<Vec<Item>> {
+    fn take(&self, max: usize) -> Vec<Segment> {
         let mut out = Vec::new();
         let mut count = 0;
         let start = self.rotate.fetch_add(1, Ordering::Relaxed);
@@ -188,22 +224,26 @@ impl Shared {
             }
             let shard = &self.shards[(start + k) % SHARDS];
             let mut v = lock(&shard.items);
-            if v.is_empty() {
+            if v.items.is_empty() {
                 continue;
             }
             let room = max - count;
-            let seg = if v.len() <= room {
-                let cap = v.len().min(4096);
+            let seg = if v.items.len() <= room {
+                let cap = v.items.len().min(4096);
                 self.busy.fetch_sub(1, Ordering::AcqRel);
-                std::mem::replace(&mut *v, Vec::with_capacity(cap))
+                std::mem::replace(&mut *v, Segment::with_capacity(cap))
             } else {
-                // Over the maximum batch: the front goes, the rest waits (already due).
-                let rest = v.split_off(room);
+                // Over the maximum batch: the front goes, the rest waits (already due),
+                // both holding the keys.
+                let rest = Segment {
+                    items: v.items.split_off(room),
+                    keys: v.keys.clone(),
+                };
                 std::mem::replace(&mut *v, rest)
             };
-            shard.set_len(v.len());
-            self.running.fetch_add(seg.len(), Ordering::AcqRel);
-            count += seg.len();
+            shard.set_len(v.items.len());
+            self.running.fetch_add(seg.items.len(), Ordering::AcqRel);
+            count += seg.items.len();
             out.push(seg);
         }
         out
@@ -328,7 +368,7 @@ impl Dispatcher {
         };
         let shards = (0..SHARDS)
             .map(|_| Shard {
-                items: Mutex::new(Vec::new()),
+                items: Mutex::new(Segment::default()),
                 len: AtomicUsize::new(0),
                 arrivals: AtomicU64::new(0),
                 first: AtomicU64::new(0),
@@ -444,7 +484,11 @@ impl Dispatcher {
         }
         if !sh.ensure_workers() {
             // No thread to be had: run the items here rather than lose them.
-            let seg = items.into_vec();
+            // Their lent keys are the submitter's, held until this call returns.
+            let seg = Segment {
+                items: items.into_vec(),
+                keys: Vec::new(),
+            };
             sh.running.fetch_add(added, Ordering::AcqRel);
             run_batch(sh, vec![seg], true);
             sh.running.fetch_sub(added, Ordering::AcqRel);
@@ -453,20 +497,27 @@ impl Dispatcher {
         let shard = &sh.shards[my_shard()];
         let (prev, idle) = {
             let mut v = lock(&shard.items);
-            let prev = v.len();
+            let prev = v.items.len();
             if prev == 0 {
                 shard.first.store(sh.now(), Ordering::Release);
             }
             match items {
                 Items::One(item) => v.push(item),
-                // Into an empty shard the list itself goes in (a large submit is not copied).
-                Items::Many(items) if v.is_empty() && v.capacity() < added => *v = items,
-                Items::Many(items) => v.extend(items),
+                Items::Many(items) => {
+                    items.iter().for_each(|it| v.hold(&it.op));
+                    // Into an empty shard the list itself goes in (a large submit is not
+                    // copied).
+                    if prev == 0 && v.items.capacity() < added {
+                        v.items = items;
+                    } else {
+                        v.items.extend(items);
+                    }
+                }
             }
             // Only this shard's lock holder writes its counters: plain stores.
             let arrived = shard.arrivals.load(Ordering::Relaxed) + added as u64;
             shard.arrivals.store(arrived, Ordering::Release);
-            shard.set_len(v.len());
+            shard.set_len(v.items.len());
             let idle = prev == 0 && sh.busy.fetch_add(1, Ordering::AcqRel) == 0;
             (prev, idle)
         };
@@ -506,8 +557,9 @@ fn run_inline(op: Op) -> Status {
 /// Runs a batch (the segments taken from the shards) where it is fastest: the CPU for a CPU
 /// context or a batch under the crossover, the backend otherwise (with CPU retries of what
 /// it fails).
-fn run_batch(sh: &Shared, mut segs: Vec<Vec<Item>>, inline: bool) {
-    let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.iter_mut()).collect();
+fn run_batch(sh: &Shared, mut segs: Vec<Segment>, inline: bool) {
+    // The segments (and so the keys they hold) are dropped after the items have reported.
+    let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.items.iter_mut()).collect();
     sh.observe(&items, inline);
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
     match sh.route {
@@ -543,7 +595,7 @@ fn worker(sh: Arc<Shared>) {
         }
         // One taker at a time (under the gate): a batch is whole, not split between threads.
         let batch = sh.take(sh.cfg.get(Opt::MaxBatch) as usize);
-        let n: usize = batch.iter().map(Vec::len).sum();
+        let n: usize = batch.iter().map(|s| s.items.len()).sum();
         let more = sh.busy.load(Ordering::Acquire) > 0;
         drop(g);
         if more {
