@@ -1,9 +1,10 @@
 //! Key handles: a key decoded, checked and expanded once, then shared by reference count.
 //!
 //! A handle holds both forms: the expanded one (for the CPU fast paths) and the encoded bytes
-//! (for backends that take encoded keys, e.g. the GPU). Queued items hold their own reference,
-//! so a handle released by its creator stays valid until they finish; the last reference
-//! zeroizes the secret parts.
+//! (for backends that take encoded keys, e.g. the GPU). Queued items are lent their handle
+//! ([`Lent`]) and the queue list holding them keeps one reference per key until they have all
+//! reported, so a handle released by its creator stays valid until its items finish; the last
+//! reference zeroizes the secret parts.
 
 use crate::{ctru, mldsa, Alg, Error};
 use std::mem::ManuallyDrop;

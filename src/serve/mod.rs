@@ -122,7 +122,8 @@ impl Serve {
     /// Queues ops for asynchronous completion; each reports to `done` under its index.
     ///
     /// # Safety
-    /// The ops' buffers (see [`Op::sign`]) stay valid until `done` has been told about them.
+    /// The ops' buffers (see [`Op::sign`]) stay valid until `done` has been told about them;
+    /// a lent key handle ([`KeyArg::Lent`]) until this returns (the queue then holds it).
     pub unsafe fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
         self.dispatcher.submit(ops, done)
     }
