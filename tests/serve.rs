@@ -1212,6 +1212,101 @@ fn a_handle_freed_while_its_items_are_queued_stays_valid() {
 }
 
 #[test]
+fn handles_freed_while_their_single_items_are_queued_stay_valid() {
+    // Asynchronous single items hold their key through the queue, not one reference each:
+    // with small batches, a queue's list is split between batches (both parts must keep
+    // the keys), and with keys alternating the list holds several.
+    let ring = keyring();
+    let fake = FakeGpu::new(Mode::Pass);
+    let ctx = Ctx(context_from_backend(fake.clone()));
+    unsafe {
+        pqg_context_set_option(ctx.0, PQG_OPT_CPU_CROSSOVER, 0);
+        pqg_context_set_option(ctx.0, PQG_OPT_MAX_BATCH, 3);
+    }
+    fake.close();
+    // Three ML-DSA-44 / -65 secret keys, and one public key for verification.
+    let signers = [0usize, 1, 2];
+    let sks: Vec<*mut pqg_key> = signers
+        .iter()
+        .map(|&k| c_key(ring[k].alg, PQG_KEY_SECRET, &ring[k].sk))
+        .collect();
+    let pk = c_key(ring[0].alg, PQG_KEY_PUBLIC, &ring[0].pk);
+    let n = 25;
+    let msgs: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; 3 + i]).collect();
+    let mut sigs: Vec<Vec<u8>> = (0..n)
+        .map(|i| vec![0u8; ring[signers[i % 3]].alg.signature_len()])
+        .collect();
+    let mut statuses = vec![99; n + 1];
+    let mut jobs = vec![null_mut(); n + 1];
+    let mut good = vec![0u8; M44.signature_len()];
+    let m0 = Message::Pure {
+        ctx: &[],
+        msg: b"verify me",
+    };
+    mldsa::sign(M44, &ring[0].sk, &m0, Some(&ZERO_RND), &mut good).unwrap();
+    for i in 0..n {
+        let st = unsafe {
+            pqg_mldsa_sign_async(
+                ctx.0,
+                sks[i % 3],
+                msgs[i].as_ptr(),
+                msgs[i].len(),
+                null(),
+                0,
+                ZERO_RND.as_ptr(),
+                sigs[i].as_mut_ptr(),
+                sigs[i].len(),
+                &mut statuses[i],
+                &mut jobs[i],
+            )
+        };
+        assert_eq!(st, PQG_OK);
+    }
+    let st = unsafe {
+        pqg_mldsa_verify_async(
+            ctx.0,
+            pk,
+            b"verify me".as_ptr(),
+            9,
+            null(),
+            0,
+            good.as_ptr(),
+            good.len(),
+            &mut statuses[n],
+            &mut jobs[n],
+        )
+    };
+    assert_eq!(st, PQG_OK);
+    for k in sks.into_iter().chain([pk]) {
+        unsafe { pqg_key_free(k) };
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(unsafe { pqg_job_poll(jobs[n]) }, PQG_PENDING);
+    fake.open();
+    for j in jobs {
+        assert_eq!(unsafe { pqg_job_wait(j, 60_000) }, PQG_OK);
+        unsafe { pqg_job_free(j) };
+    }
+    assert_eq!(statuses[n], PQG_OK, "the verification");
+    for i in 0..n {
+        assert_eq!(statuses[i], PQG_OK, "item {i}");
+        let kp = &ring[signers[i % 3]];
+        let Alg::MlDsa(p) = kp.alg else {
+            unreachable!()
+        };
+        let mut want = vec![0u8; p.signature_len()];
+        let m = Message::Pure {
+            ctx: &[],
+            msg: &msgs[i],
+        };
+        mldsa::sign(p, &kp.sk, &m, Some(&ZERO_RND), &mut want).unwrap();
+        assert_eq!(sigs[i], want, "item {i}");
+    }
+    // Batches of at most three: the queue's lists were split.
+    assert!(fake.batches.lock().unwrap().iter().all(|&b| b <= 3));
+}
+
+#[test]
 fn call_and_item_errors() {
     let ring = keyring();
     let ctx = Ctx(context_from_backend(pqgpu::backend::cpu_backend()));

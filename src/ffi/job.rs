@@ -11,7 +11,7 @@
 use super::guard::{boundary, boundary_or};
 use super::{pqg_status, PQG_ERR_PANIC, PQG_ERR_TIMEOUT, PQG_OK, PQG_PENDING};
 use crate::backend::registry::Lease;
-use crate::serve::notify::Notify;
+use crate::serve::notify::{Notify, NotifyRef};
 use crate::serve::Completion;
 use crate::{Error, Status};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -244,7 +244,8 @@ unsafe impl Sync for Statuses {}
 struct Items {
     remaining: AtomicUsize,
     statuses: Statuses,
-    notify: Arc<Notify>,
+    /// Used up to the job's completion only (see [`dispatched`]).
+    notify: NotifyRef,
     /// Its place among the jobs `pqg_host_unregister` waits for.
     lease: Lease,
 }
@@ -253,10 +254,15 @@ struct Items {
 /// each item reports to it (`Completion::complete`); when `count` reports have come (the
 /// items, plus any [`release`] the submitter holds back while it is still queuing items) the
 /// job completes. `statuses` holds an entry for every item index reported.
-pub(crate) fn dispatched(
+///
+/// # Safety
+/// `notify` outlives the job's completion: every count is given up by the submitter (which
+/// holds the context, so its `notify`) or by an item the context's dispatcher reports (which
+/// keeps its own reference to `notify` for as long as it runs items).
+pub(crate) unsafe fn dispatched(
     count: usize,
     statuses: *mut pqg_status,
-    notify: Arc<Notify>,
+    notify: &Arc<Notify>,
 ) -> Arc<pqg_job> {
     Arc::new(pqg_job {
         state: JobState::new(),
@@ -264,7 +270,8 @@ pub(crate) fn dispatched(
         kind: Kind::Dispatched(Items {
             remaining: AtomicUsize::new(count),
             statuses: Statuses(statuses),
-            notify,
+            // SAFETY: the caller's promise: used only until the job's last count.
+            notify: unsafe { NotifyRef::new(notify) },
             // Counted like any job, so that pqg_host_unregister waits for it.
             lease: crate::backend::jobs_in_flight().lease(),
         }),
@@ -432,7 +439,9 @@ mod tests {
     #[test]
     fn a_dispatched_job_completes_at_its_last_count_and_wakes_every_waiter() {
         let mut statuses = [PQG_PENDING; 2];
-        let job = dispatched(3, statuses.as_mut_ptr(), Arc::default());
+        let notify = Arc::default();
+        // SAFETY: `notify` outlives the job.
+        let job = unsafe { dispatched(3, statuses.as_mut_ptr(), &notify) };
         let mut out = null_mut();
         // SAFETY: `out` is a live local.
         unsafe { hand_out(job.clone(), &mut out) };
@@ -462,7 +471,9 @@ mod tests {
     #[test]
     fn a_dispatched_job_dropped_unfinished_is_no_longer_in_flight() {
         let mut statuses = [PQG_PENDING; 2];
-        let job = dispatched(3, statuses.as_mut_ptr(), Arc::default());
+        let notify = Arc::default();
+        // SAFETY: `notify` outlives the job.
+        let job = unsafe { dispatched(3, statuses.as_mut_ptr(), &notify) };
         job.complete(0, Ok(()));
         // As a submit that panics while building its items: the job goes, unfinished.
         drop(job);
@@ -480,7 +491,9 @@ mod tests {
     #[test]
     fn a_timed_wait_on_a_job_finished_meanwhile_sees_it_done() {
         let mut status = PQG_PENDING;
-        let job = dispatched(1, &mut status, Arc::default());
+        let notify = Arc::default();
+        // SAFETY: `notify` outlives the job.
+        let job = unsafe { dispatched(1, &mut status, &notify) };
         let finisher = {
             let job = job.clone();
             thread::spawn(move || {

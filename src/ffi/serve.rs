@@ -185,7 +185,8 @@ unsafe fn start(
     }
     // One count more than the items, given up once every item is handed over, so that the
     // job cannot complete while items are still being built.
-    let job = job::dispatched(n + 1, statuses, c.serve.notify.clone());
+    // SAFETY: the context's dispatcher keeps its notify state while it runs the items.
+    let job = unsafe { job::dispatched(n + 1, statuses, &c.serve.notify) };
     let sink: Arc<dyn Completion> = job.clone();
     let _submitting = Submitting(&job);
     let mut ops = Vec::with_capacity(n);
@@ -219,7 +220,8 @@ unsafe fn start_one(
     out: *mut *mut pqg_job,
     op: Op,
 ) -> Result<(), Error> {
-    let job = job::dispatched(1, status, c.serve.notify.clone());
+    // SAFETY: as in `start`.
+    let job = unsafe { job::dispatched(1, status, &c.serve.notify) };
     // SAFETY: out is writable (caller's promise); the job is live until pqg_job_free.
     unsafe { hand_out(job.clone(), out) };
     // SAFETY: the op's buffers are valid until the job completes (caller's promise); it has
@@ -396,7 +398,8 @@ unsafe fn verify_batch(
 }
 
 /// # Safety
-/// The request's buffers are valid (for their lengths) until the job completes.
+/// The request's buffers are valid (for their lengths) until the job completes; the key
+/// handle until the op is queued (the ops are lent it: the queue then holds it for them).
 unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op, Error> {
     let len = k.alg().signature_len();
     // SAFETY: forwarded.
@@ -404,7 +407,7 @@ unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op,
         let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = super::key::output(r.sig, len, len)?;
         Op::sign(
-            KeyArg::Handle(k),
+            KeyArg::Lent(k),
             &Message::Pure { ctx: cs, msg },
             optional::<32>(r.rnd),
             sig,
@@ -419,7 +422,7 @@ unsafe fn verify_op(k: &crate::serve::Key, r: &pqg_key_verify_request) -> Result
     unsafe {
         let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = required(r.sig, r.sig_len)?;
-        Op::verify(KeyArg::Handle(k), &Message::Pure { ctx: cs, msg }, sig)
+        Op::verify(KeyArg::Lent(k), &Message::Pure { ctx: cs, msg }, sig)
     }
 }
 
@@ -434,7 +437,7 @@ unsafe fn encaps_op(k: &crate::serve::Key, r: &pqg_key_encaps_request) -> Result
         }
         let ct = super::key::output(r.ct, a.ciphertext_len(), a.ciphertext_len())?;
         let ss = super::key::output(r.ss, a.shared_secret_len(), a.shared_secret_len())?;
-        Op::encaps(KeyArg::Handle(k), optional::<32>(r.coins), ct, ss)
+        Op::encaps(KeyArg::Lent(k), optional::<32>(r.coins), ct, ss)
     }
 }
 
@@ -446,7 +449,7 @@ unsafe fn decaps_op(k: &crate::serve::Key, r: &pqg_key_decaps_request) -> Result
     unsafe {
         let ct = required(r.ct, a.ciphertext_len())?;
         let ss = super::key::output(r.ss, a.shared_secret_len(), a.shared_secret_len())?;
-        Op::decaps(KeyArg::Handle(k), ct, ss)
+        Op::decaps(KeyArg::Lent(k), ct, ss)
     }
 }
 

@@ -16,6 +16,7 @@
 use super::config::{Config, Opt};
 use super::exec;
 use super::item::{Class, Completion, Item, Op};
+use super::key::Key;
 use crate::backend::Backend;
 use crate::{Error, Status};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -26,12 +27,63 @@ use std::time::{Duration, Instant};
 /// Queue shards: enough that callers on different cores rarely share one.
 const SHARDS: usize = 16;
 
-/// One shard of the queue, on its own cache lines.
+/// A shard's list of items, and a counted reference to each key handle they are lent
+/// ([`Op::lent_key`]): items go from the submitter's call into the queue and through their
+/// batch without a reference count of their own (written by every submitting and every
+/// completing thread); the list holds one per key until all its items have reported.
+#[derive(Default)]
+struct Segment {
+    /// Declared first, so dropped first: an item dropped unfinished reports before its key
+    /// goes.
+    items: Vec<Item>,
+    keys: Vec<Key>,
+}
+
+impl Segment {
+    fn with_capacity(n: usize) -> Segment {
+        Segment {
+            items: Vec::with_capacity(n),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Holds the key `op` is lent, if it does not already (most items share the last few).
+    fn hold(&mut self, op: &Op) {
+        if let Some(k) = op.lent_key() {
+            if !self.keys.iter().rev().take(4).any(|h| h.same(k)) {
+                self.keys.push(k.clone());
+            }
+        }
+    }
+
+    fn push(&mut self, item: Item) {
+        self.hold(&item.op);
+        self.items.push(item);
+    }
+}
+
+/// One shard of the queue, on its own cache lines. Its counters are written only under its
+/// lock (plain stores, no read-modify-write) and read by the dispatcher threads without it:
+/// an item's way into the queue is the shard's lock and nothing shared with other shards.
 #[repr(align(128))]
 struct Shard {
-    items: Mutex<Vec<Item>>,
-    /// The last arrival (ns since [`Shared::epoch`]).
-    last: AtomicU64,
+    items: Mutex<Segment>,
+    /// Items in the shard.
+    len: AtomicUsize,
+    /// Items that have arrived, ever: a pause in arrivals is this count standing still.
+    arrivals: AtomicU64,
+    /// When the shard's oldest item arrived (ns since [`Shared::epoch`]), set by the arrival
+    /// that finds it empty: one clock read per forming batch, not per item. Stored before
+    /// `len` turns non-zero, so a dispatcher that sees items sees their time (or an older one:
+    /// the maximum wait is never exceeded because of it).
+    first: AtomicU64,
+}
+
+impl Shard {
+    /// Sets the item count (under the lock).
+    fn set_len(&self, n: usize) {
+        self.len.store(n, Ordering::Release);
+    }
 }
 
 /// What the dispatcher threads share under one lock: only they and the rare slow paths
@@ -58,13 +110,14 @@ struct Shared {
     backend: Arc<dyn Backend>,
     route: Route,
     cfg: Arc<Config>,
+    /// The context's notify state, kept while items may still report: their jobs hold it
+    /// without a count of their own (`ffi::job::dispatched`).
+    _notify: Arc<super::notify::Notify>,
     shards: Box<[Shard]>,
-    /// Items in the shards (changed under the shard's lock, read anywhere).
-    pending: AtomicUsize,
-    /// When the oldest queued item arrived, or earlier (ns since `epoch`): set by the
-    /// arrival that finds the queue empty. A stale value is older, never newer, than the
-    /// true one, so the maximum wait is never exceeded because of it.
-    oldest: AtomicU64,
+    /// Shards holding items (changed under that shard's lock when it turns non-empty or
+    /// empty): once per forming batch and shard, not per item. Zero means the dispatcher
+    /// threads may all sleep without a deadline.
+    busy: AtomicUsize,
     /// Items in batches being run, and blocking calls running inline on the CPU.
     running: AtomicUsize,
     /// Where the next take starts, so that no shard is always last.
@@ -89,6 +142,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Items in the queue (a sum over the shards, each read without its lock).
+    fn queued(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.len.load(Ordering::Acquire))
+            .sum()
     }
 
     /// Tells the observer, if any, of one op run in the calling thread.
@@ -128,8 +189,9 @@ impl Shared {
             g.workers = 0;
             for s in self.shards.iter() {
                 std::mem::forget(std::mem::take(&mut *lock(&s.items)));
+                s.set_len(0);
             }
-            self.pending.store(0, Ordering::Release);
+            self.busy.store(0, Ordering::Release);
             self.running.store(0, Ordering::Release);
         }
         if g.workers == 0 {
@@ -152,7 +214,7 @@ impl Shared {
     }
 
     /// Takes up to `max` queued items, shard by shard, as the shards' own lists.
-    fn take(&self, max: usize) -> Vec<Vec<Item>> {
+    fn take(&self, max: usize) -> Vec<Segment> {
         let mut out = Vec::new();
         let mut count = 0;
         let start = self.rotate.fetch_add(1, Ordering::Relaxed);
@@ -160,47 +222,70 @@ impl Shared {
             if count >= max {
                 break;
             }
-            let mut v = lock(&self.shards[(start + k) % SHARDS].items);
-            if v.is_empty() {
+            let shard = &self.shards[(start + k) % SHARDS];
+            let mut v = lock(&shard.items);
+            if v.items.is_empty() {
                 continue;
             }
             let room = max - count;
-            let seg = if v.len() <= room {
-                let cap = v.len().min(4096);
-                std::mem::replace(&mut *v, Vec::with_capacity(cap))
+            let seg = if v.items.len() <= room {
+                let cap = v.items.len().min(4096);
+                self.busy.fetch_sub(1, Ordering::AcqRel);
+                std::mem::replace(&mut *v, Segment::with_capacity(cap))
             } else {
-                // Over the maximum batch: the front goes, the rest waits (already due).
-                let rest = v.split_off(room);
+                // Over the maximum batch: the front goes, the rest waits (already due),
+                // both holding the keys.
+                let rest = Segment {
+                    items: v.items.split_off(room),
+                    keys: v.keys.clone(),
+                };
                 std::mem::replace(&mut *v, rest)
             };
-            self.pending.fetch_sub(seg.len(), Ordering::AcqRel);
-            self.running.fetch_add(seg.len(), Ordering::AcqRel);
-            count += seg.len();
+            shard.set_len(v.items.len());
+            self.running.fetch_add(seg.items.len(), Ordering::AcqRel);
+            count += seg.items.len();
             out.push(seg);
         }
         out
     }
 
-    /// Whether the queue should be taken now; otherwise how long until it should.
-    fn due_in(&self, pending: usize) -> Option<Duration> {
-        if pending >= self.cfg.get(Opt::MaxBatch) as usize {
+    /// Whether the queue should be taken now; otherwise how long until it should. `w` is the
+    /// calling dispatcher thread's view of the arrivals.
+    fn due_in(&self, w: &mut Watch) -> Option<Duration> {
+        let (mut queued, mut arrivals, mut oldest) = (0, 0, u64::MAX);
+        for s in self.shards.iter() {
+            arrivals += s.arrivals.load(Ordering::Acquire);
+            let n = s.len.load(Ordering::Acquire);
+            if n > 0 {
+                queued += n;
+                oldest = oldest.min(s.first.load(Ordering::Acquire));
+            }
+        }
+        if queued >= self.cfg.get(Opt::MaxBatch) as usize {
             return None;
         }
         let max_wait = self.cfg.get(Opt::MaxWaitUs) * 1000;
         // Arrivals paused this long (or a quarter of the maximum wait) flush the queue.
         let quiet = (self.cfg.get(Opt::QuietUs) * 1000).min(max_wait / 4);
-        let last = self
-            .shards
-            .iter()
-            .map(|s| s.last.load(Ordering::Acquire))
-            .max()
-            .unwrap_or(0);
-        let due = self.oldest.load(Ordering::Acquire).saturating_add(max_wait);
-        let calm = last.saturating_add(quiet);
         let now = self.now();
+        if arrivals != w.arrivals {
+            // Something arrived since the last look (when, exactly, is not kept per item):
+            // the pause is counted from now, so a flush for quiet comes after a pause of at
+            // least `quiet` (and at most a look's delay more).
+            *w = Watch { arrivals, at: now };
+        }
+        let due = oldest.saturating_add(max_wait);
+        let calm = w.at.saturating_add(quiet);
         let at = due.min(calm);
         (now < at).then(|| Duration::from_nanos(at - now))
     }
+}
+
+/// What one dispatcher thread last saw of the arrivals: their count, and when it first saw it.
+#[derive(Default)]
+struct Watch {
+    arrivals: u64,
+    at: u64,
 }
 
 /// The dispatcher of one context. Dropping it lets its threads finish the queue and exit.
@@ -268,7 +353,11 @@ fn my_shard() -> usize {
 }
 
 impl Dispatcher {
-    pub fn new(backend: Arc<dyn Backend>, cfg: Arc<Config>) -> Dispatcher {
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        cfg: Arc<Config>,
+        notify: Arc<super::notify::Notify>,
+    ) -> Dispatcher {
         let cpu = crate::backend::cpu_backend();
         let route = if std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&cpu)) {
             Route::Cpu
@@ -279,8 +368,10 @@ impl Dispatcher {
         };
         let shards = (0..SHARDS)
             .map(|_| Shard {
-                items: Mutex::new(Vec::new()),
-                last: AtomicU64::new(0),
+                items: Mutex::new(Segment::default()),
+                len: AtomicUsize::new(0),
+                arrivals: AtomicU64::new(0),
+                first: AtomicU64::new(0),
             })
             .collect();
         Dispatcher {
@@ -288,9 +379,9 @@ impl Dispatcher {
                 backend,
                 route,
                 cfg,
+                _notify: notify,
                 shards,
-                pending: AtomicUsize::new(0),
-                oldest: AtomicU64::new(0),
+                busy: AtomicUsize::new(0),
                 running: AtomicUsize::new(0),
                 rotate: AtomicUsize::new(0),
                 started: AtomicU32::new(0),
@@ -327,8 +418,9 @@ impl Dispatcher {
             Route::Gpu => {}
         }
         let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
-        let load = sh.pending.load(Ordering::Acquire) + sh.running.load(Ordering::Acquire);
-        if load < crossover {
+        // The shards are summed only under light load (what is running is below the crossover).
+        let running = sh.running.load(Ordering::Acquire);
+        if running < crossover && running + sh.queued() < crossover {
             sh.observe_one(&op);
             sh.running.fetch_add(1, Ordering::AcqRel);
             let st = run_inline(op);
@@ -392,33 +484,49 @@ impl Dispatcher {
         }
         if !sh.ensure_workers() {
             // No thread to be had: run the items here rather than lose them.
-            let seg = items.into_vec();
+            // Their lent keys are the submitter's, held until this call returns.
+            let seg = Segment {
+                items: items.into_vec(),
+                keys: Vec::new(),
+            };
             sh.running.fetch_add(added, Ordering::AcqRel);
             run_batch(sh, vec![seg], true);
             sh.running.fetch_sub(added, Ordering::AcqRel);
             return;
         }
-        let now = sh.now();
         let shard = &sh.shards[my_shard()];
-        let prev = {
+        let (prev, idle) = {
             let mut v = lock(&shard.items);
+            let prev = v.items.len();
+            if prev == 0 {
+                shard.first.store(sh.now(), Ordering::Release);
+            }
             match items {
                 Items::One(item) => v.push(item),
-                // Into an empty shard the list itself goes in (a large submit is not copied).
-                Items::Many(items) if v.is_empty() && v.capacity() < added => *v = items,
-                Items::Many(items) => v.extend(items),
+                Items::Many(items) => {
+                    items.iter().for_each(|it| v.hold(&it.op));
+                    // Into an empty shard the list itself goes in (a large submit is not
+                    // copied).
+                    if prev == 0 && v.items.capacity() < added {
+                        v.items = items;
+                    } else {
+                        v.items.extend(items);
+                    }
+                }
             }
-            shard.last.store(now, Ordering::Release);
-            sh.pending.fetch_add(added, Ordering::AcqRel)
+            // Only this shard's lock holder writes its counters: plain stores.
+            let arrived = shard.arrivals.load(Ordering::Relaxed) + added as u64;
+            shard.arrivals.store(arrived, Ordering::Release);
+            shard.set_len(v.items.len());
+            let idle = prev == 0 && sh.busy.fetch_add(1, Ordering::AcqRel) == 0;
+            (prev, idle)
         };
-        if prev == 0 {
-            sh.oldest.store(now, Ordering::Release);
-        }
         let max = sh.cfg.get(Opt::MaxBatch) as usize;
         // Wake a dispatcher thread when the queue was empty (they may all sleep without a
-        // deadline) or has just filled; otherwise one is already timing the forming batch.
+        // deadline) or this shard has just filled a batch; otherwise one is already timing
+        // the forming batch (and sees a full queue of several shards at its next look).
         // Taking the gate first means no thread is between its check and its wait.
-        if prev == 0 || (prev < max && prev + added >= max) {
+        if idle || (prev < max && prev + added >= max) {
             drop(lock(&sh.gate));
             sh.wake.notify_one();
         }
@@ -449,8 +557,9 @@ fn run_inline(op: Op) -> Status {
 /// Runs a batch (the segments taken from the shards) where it is fastest: the CPU for a CPU
 /// context or a batch under the crossover, the backend otherwise (with CPU retries of what
 /// it fails).
-fn run_batch(sh: &Shared, mut segs: Vec<Vec<Item>>, inline: bool) {
-    let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.iter_mut()).collect();
+fn run_batch(sh: &Shared, mut segs: Vec<Segment>, inline: bool) {
+    // The segments (and so the keys they hold) are dropped after the items have reported.
+    let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.items.iter_mut()).collect();
     sh.observe(&items, inline);
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
     match sh.route {
@@ -463,10 +572,10 @@ fn run_batch(sh: &Shared, mut segs: Vec<Vec<Item>>, inline: bool) {
 
 /// One dispatcher thread: waits for a batch to be due, takes it, runs it.
 fn worker(sh: Arc<Shared>) {
+    let mut watch = Watch::default();
     let mut g = lock(&sh.gate);
     loop {
-        let pending = sh.pending.load(Ordering::Acquire);
-        if pending == 0 {
+        if sh.busy.load(Ordering::Acquire) == 0 {
             if g.shutdown {
                 g.workers -= 1;
                 return;
@@ -475,7 +584,7 @@ fn worker(sh: Arc<Shared>) {
             continue;
         }
         if sh.route != Route::Cpu && !g.shutdown {
-            if let Some(until) = sh.due_in(pending) {
+            if let Some(until) = sh.due_in(&mut watch) {
                 g = sh
                     .wake
                     .wait_timeout(g, until)
@@ -486,8 +595,8 @@ fn worker(sh: Arc<Shared>) {
         }
         // One taker at a time (under the gate): a batch is whole, not split between threads.
         let batch = sh.take(sh.cfg.get(Opt::MaxBatch) as usize);
-        let n: usize = batch.iter().map(Vec::len).sum();
-        let more = sh.pending.load(Ordering::Acquire) > 0;
+        let n: usize = batch.iter().map(|s| s.items.len()).sum();
+        let more = sh.busy.load(Ordering::Acquire) > 0;
         drop(g);
         if more {
             sh.wake.notify_one();

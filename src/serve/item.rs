@@ -6,7 +6,7 @@
 //! (blocking calls wait for it; asynchronous jobs document it). Every item reports exactly one
 //! status: [`Item::finish`], or `Err(Panic)` from its `Drop` if it is dropped unfinished.
 
-use super::key::Key;
+use super::key::{Key, Lent};
 use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
 use crate::mldsa::{self, Message, PreHash};
 use crate::{api, ctru, Alg, Error, Status};
@@ -154,10 +154,28 @@ impl RawMsg {
 }
 
 /// The key of a request: a handle, or encoded bytes read in place.
-#[derive(Clone)]
 pub enum KeyRef {
-    Handle(Key),
+    Handle(Held),
     Bytes(RawIn),
+}
+
+/// A key handle as an op holds it.
+pub enum Held {
+    /// With a reference count of its own.
+    Counted(Key),
+    /// Without: valid while the submitter holds the handle and then, once queued, while the
+    /// queue holds it for the op (`dispatch`).
+    Lent(Lent),
+}
+
+impl std::ops::Deref for Held {
+    type Target = Key;
+    fn deref(&self) -> &Key {
+        match self {
+            Held::Counted(k) => k,
+            Held::Lent(k) => k,
+        }
+    }
 }
 
 impl KeyRef {
@@ -175,23 +193,37 @@ impl KeyRef {
 /// The key argument of the safe entry points: a handle, or an encoded key for an algorithm.
 #[derive(Clone, Copy, Debug)]
 pub enum KeyArg<'a> {
+    /// A handle: an op made from it holds its own reference.
     Handle(&'a Key),
+    /// A handle the caller keeps alive until the op has been queued (the queue then holds
+    /// it for the op) or has completed: an op made from it holds no reference of its own.
+    Lent(&'a Key),
     Bytes(Alg, &'a [u8]),
 }
 
 impl KeyArg<'_> {
     fn alg(&self) -> Alg {
         match self {
-            KeyArg::Handle(k) => k.alg(),
+            KeyArg::Handle(k) | KeyArg::Lent(k) => k.alg(),
             KeyArg::Bytes(a, _) => *a,
         }
     }
 
+    /// A handle as lent for a call that returns only once its op has completed.
+    pub(crate) fn lent(self) -> Self {
+        match self {
+            KeyArg::Handle(k) => KeyArg::Lent(k),
+            other => other,
+        }
+    }
+
     /// # Safety
-    /// As [`RawIn::new`] for the bytes.
+    /// As [`RawIn::new`] for the bytes; a lent handle as [`KeyArg::Lent`] says.
     unsafe fn raw(&self) -> KeyRef {
         match self {
-            KeyArg::Handle(k) => KeyRef::Handle((*k).clone()),
+            KeyArg::Handle(k) => KeyRef::Handle(Held::Counted((*k).clone())),
+            // SAFETY: forwarded.
+            KeyArg::Lent(k) => KeyRef::Handle(Held::Lent(unsafe { k.lend() })),
             // SAFETY: forwarded.
             KeyArg::Bytes(_, b) => KeyRef::Bytes(unsafe { RawIn::new(b) }),
         }
@@ -263,7 +295,8 @@ pub enum Class {
 
 impl Op {
     /// # Safety
-    /// Every slice stays valid (outputs untouched by others) until the op's item completes.
+    /// Every slice stays valid (outputs untouched by others) until the op's item completes;
+    /// a [`KeyArg::Lent`] handle until the op is queued or has completed.
     pub unsafe fn sign(
         key: KeyArg<'_>,
         msg: &Message<'_>,
@@ -360,6 +393,22 @@ impl Op {
                 pk: RawOut::new(pk),
                 sk: RawOut::new(sk),
             })
+        }
+    }
+
+    /// The key handle the op names without holding it ([`KeyArg::Lent`]), if any: whoever
+    /// keeps the op past its submitter's call must hold that handle for it.
+    pub(crate) fn lent_key(&self) -> Option<&Key> {
+        let key = match self {
+            Op::Sign { key, .. }
+            | Op::Verify { key, .. }
+            | Op::Encaps { key, .. }
+            | Op::Decaps { key, .. } => key,
+            Op::Keygen { .. } => return None,
+        };
+        match key {
+            KeyRef::Handle(Held::Lent(k)) => Some(k),
+            _ => None,
         }
     }
 

@@ -1,11 +1,14 @@
 //! Key handles: a key decoded, checked and expanded once, then shared by reference count.
 //!
 //! A handle holds both forms: the expanded one (for the CPU fast paths) and the encoded bytes
-//! (for backends that take encoded keys, e.g. the GPU). Queued items hold their own reference,
-//! so a handle released by its creator stays valid until they finish; the last reference
-//! zeroizes the secret parts.
+//! (for backends that take encoded keys, e.g. the GPU). Queued items are lent their handle
+//! ([`Lent`]) and the queue list holding them keeps one reference per key until they have all
+//! reported, so a handle released by its creator stays valid until its items finish; the last
+//! reference zeroizes the secret parts.
 
 use crate::{ctru, mldsa, Alg, Error};
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -83,6 +86,20 @@ impl Key {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// This handle without a reference count of its own (see [`Lent`]).
+    ///
+    /// # Safety
+    /// The handle's allocation outlives every use of the result (some counted `Key` of it is
+    /// alive meanwhile).
+    pub(crate) unsafe fn lend(&self) -> Lent {
+        // SAFETY: the pointer is an `Arc`'s, so `from_raw` rebuilds that `Arc` without
+        // changing its count; `ManuallyDrop` never gives the (unowned) count back; the
+        // allocation outlives the result (caller's promise).
+        Lent(ManuallyDrop::new(Key(unsafe {
+            Arc::from_raw(Arc::as_ptr(&self.0))
+        })))
+    }
+
     pub(crate) fn mldsa_sk(&self) -> Result<&mldsa::ExpandedSecretKey, Error> {
         match &self.0.form {
             Form::MlDsaSk(k) => Ok(k),
@@ -109,6 +126,18 @@ impl Key {
             Form::CtruSk(k) => Ok(k),
             _ => Err(Error::InvalidArgument),
         }
+    }
+}
+
+/// A key handle held without a reference count: a queued item names its key this way, and
+/// the queue holds one counted reference per key for all the items it keeps (rather than one
+/// per item, written by every submitting and every completing thread).
+pub struct Lent(ManuallyDrop<Key>);
+
+impl Deref for Lent {
+    type Target = Key;
+    fn deref(&self) -> &Key {
+        &self.0
     }
 }
 

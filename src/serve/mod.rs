@@ -33,10 +33,11 @@ pub struct Serve {
 impl Serve {
     pub fn new(backend: Arc<dyn Backend>) -> Serve {
         let config = Arc::new(Config::default());
+        let notify: Arc<notify::Notify> = Arc::default();
         Serve {
-            dispatcher: Dispatcher::new(backend, config.clone()),
+            dispatcher: Dispatcher::new(backend, config.clone(), notify.clone()),
             config,
-            notify: Arc::default(),
+            notify,
         }
     }
 
@@ -48,15 +49,17 @@ impl Serve {
         rnd: Option<&[u8; 32]>,
         sig: &mut [u8],
     ) -> Status {
-        // SAFETY: `run` returns only after the op has completed, within these borrows.
+        // SAFETY: `run` returns only after the op has completed, within these borrows (so
+        // the handle, if any, can be lent).
         self.dispatcher
-            .run(unsafe { Op::sign(key, msg, rnd, sig) }?)
+            .run(unsafe { Op::sign(key.lent(), msg, rnd, sig) }?)
     }
 
     /// Verifies one signature: `Ok` valid, `Err(VerifyFailed)` invalid.
     pub fn verify(&self, key: KeyArg<'_>, msg: &Message<'_>, sig: &[u8]) -> Status {
         // SAFETY: as in `sign`.
-        self.dispatcher.run(unsafe { Op::verify(key, msg, sig) }?)
+        self.dispatcher
+            .run(unsafe { Op::verify(key.lent(), msg, sig) }?)
     }
 
     /// Encapsulates: `ct` and `ss` written on success; `ss` zeroed on failure.
@@ -68,14 +71,14 @@ impl Serve {
         ss: &mut [u8],
     ) -> Status {
         // SAFETY: as in `sign`.
-        let op = unsafe { Op::encaps(key, coins, ct, ss) };
+        let op = unsafe { Op::encaps(key.lent(), coins, ct, ss) };
         self.run_zeroing(op, ss)
     }
 
     /// Decapsulates: `ss` written on success, zeroed on failure.
     pub fn decaps(&self, key: KeyArg<'_>, ct: &[u8], ss: &mut [u8]) -> Status {
         // SAFETY: as in `sign`.
-        let op = unsafe { Op::decaps(key, ct, ss) };
+        let op = unsafe { Op::decaps(key.lent(), ct, ss) };
         self.run_zeroing(op, ss)
     }
 
@@ -119,7 +122,8 @@ impl Serve {
     /// Queues ops for asynchronous completion; each reports to `done` under its index.
     ///
     /// # Safety
-    /// The ops' buffers (see [`Op::sign`]) stay valid until `done` has been told about them.
+    /// The ops' buffers (see [`Op::sign`]) stay valid until `done` has been told about them;
+    /// a lent key handle ([`KeyArg::Lent`]) until this returns (the queue then holds it).
     pub unsafe fn submit(&self, ops: Vec<(usize, Op)>, done: Arc<dyn Completion>) {
         self.dispatcher.submit(ops, done)
     }
