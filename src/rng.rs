@@ -120,8 +120,14 @@ mod tests {
         STOCK.with(|s| {
             let s = s.borrow();
             assert!(s.left < STOCK_BLOCKS, "the last call took a block");
-            assert!(s.bytes[s.left * 32..].iter().all(|&b| b == 0), "handed-out blocks wiped");
-            assert!(s.bytes[..s.left * 32].iter().any(|&b| b != 0), "the rest still random");
+            assert!(
+                s.bytes[s.left * 32..].iter().all(|&b| b == 0),
+                "handed-out blocks wiped"
+            );
+            assert!(
+                s.bytes[..s.left * 32].iter().any(|&b| b != 0),
+                "the rest still random"
+            );
         });
     }
 }
