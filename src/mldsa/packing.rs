@@ -477,7 +477,9 @@ mod tests {
                 assert_eq!(got, want, "bits {bits} round {round}");
                 // And back (any bytes decode: the fields are not range-checked here).
                 let (mut back, mut back_avx2) = ([0i32; N], [0i32; N]);
-                unpack_with(&want, bits, &mut back, |v| sub.map_or(v as i32, |b| b - v as i32));
+                unpack_with(&want, bits, &mut back, |v| {
+                    sub.map_or(v as i32, |b| b - v as i32)
+                });
                 super::super::packing_avx2::unpack_key(t, &want, bits, sub, &mut back_avx2);
                 assert_eq!(back_avx2, back, "unpack bits {bits} round {round}");
                 assert_eq!(back, a, "round trip bits {bits}");

@@ -268,7 +268,10 @@ fn pack8_wide<const B: usize>(a: &[i32; N], i: usize, b: i32, out: &mut [u8]) {
     // alone: shifting the whole lane would bring the even field's top bits along).
     let even = _mm256_and_si256(f, _mm256_set1_epi64x((1 << B) - 1));
     let odd = _mm256_blend_epi32::<0xAA>(_mm256_setzero_si256(), f);
-    let p = _mm256_or_si256(even, _mm256_srl_epi64(odd, _mm_cvtsi32_si128(32 - B as i32)));
+    let p = _mm256_or_si256(
+        even,
+        _mm256_srl_epi64(odd, _mm_cvtsi32_si128(32 - B as i32)),
+    );
     let e = [
         _mm256_extract_epi64::<0>(p),
         _mm256_extract_epi64::<1>(p),

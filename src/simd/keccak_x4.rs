@@ -59,7 +59,13 @@ impl ShakeX4 {
             let block = |o: &mut [u8]| -> *mut u8 { o[blk * rate..(blk + 1) * rate].as_mut_ptr() };
             // SAFETY: as above (AVX2 is available); each pointer is the start of `rate` writable
             // bytes of out[j] (the slices above).
-            unsafe { store_block(&self.s, [block(o0), block(o1), block(o2), block(o3)], rate / 8) };
+            unsafe {
+                store_block(
+                    &self.s,
+                    [block(o0), block(o1), block(o2), block(o3)],
+                    rate / 8,
+                )
+            };
         }
     }
 }
