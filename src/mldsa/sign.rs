@@ -155,7 +155,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         }
 
         // Line 33: sigma = sigEncode(c~, z mod+- q, h).
-        sig_encode(p, c_tilde, &z, &hint, sig);
+        sig_encode(p, c_tilde, &z, hint, sig);
         return Ok(());
     }
     Err(Error::BadKey)
