@@ -51,6 +51,19 @@ const fn zetas_qinv() -> [i32; N] {
 }
 static ZETAS_QINV: [i32; N] = zetas_qinv();
 
+/// -ZETAS[k] and -ZETAS[k] * q^-1 mod 2^32, for NTT^-1's broadcast twiddles (a broadcast load,
+/// not a load, a negation and a move into a vector register per twiddle).
+const fn neg_zetas() -> [[i32; 2]; N] {
+    let mut t = [[0i32; 2]; N];
+    let mut k = 0;
+    while k < N {
+        t[k] = [-ZETAS[k], ZETAS[k].wrapping_mul(QINV).wrapping_neg()];
+        k += 1;
+    }
+    t
+}
+static NEG_ZETAS: [[i32; 2]; N] = neg_zetas();
+
 /// Twiddles of the three transposed levels, per group g of 64 coefficients, one per lane i
 /// (the lane holds the 8 coefficients 64g + 8i .. 64g + 8i + 8):
 /// level 4 apart: ZETAS[32 + 8g + i]; 2 apart: ZETAS[64 + 16g + 2i + h] for half h;
@@ -243,6 +256,15 @@ fn gs(x: &mut __m256i, y: &mut __m256i, z: Z) {
     *y = montmul_z(_mm256_sub_epi32(t, *y), z);
 }
 
+/// NTT^-1's last butterfly with the final factor merged: (x, y) -> (f (x + y), fz (x - y)).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn last(x: &mut __m256i, y: &mut __m256i, f: Z, fz: Z) {
+    let t = *x;
+    *x = montmul_z(_mm256_add_epi32(t, *y), f);
+    *y = montmul_z(_mm256_sub_epi32(t, *y), fz);
+}
+
 /// Loads the eight vectors a[base + stride * m], m = 0..8.
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -285,8 +307,8 @@ fn zc(c: i32) -> Z {
 #[target_feature(enable = "avx2")]
 fn zk_inv(k: usize) -> Z {
     let (z, zq) = (
-        _mm256_set1_epi32(-ZETAS[k]),
-        _mm256_set1_epi32(ZETAS_QINV[k].wrapping_neg()),
+        _mm256_set1_epi32(NEG_ZETAS[k][0]),
+        _mm256_set1_epi32(NEG_ZETAS[k][1]),
     );
     Z(z, zq, z, zq)
 }
@@ -405,11 +427,11 @@ fn invntt_avx2(a: &mut [i32; N]) {
             gs(r1, r3, z0);
             gs(r4, r6, z1);
             gs(r5, r7, z1);
-            for (x, y) in [(r0, r4), (r1, r5), (r2, r6), (r3, r7)] {
-                let t = *x;
-                *x = montmul_z(_mm256_add_epi32(t, *y), f);
-                *y = montmul_z(_mm256_sub_epi32(t, *y), fz);
-            }
+            // Written out, not a loop over pairs of references: that loop kept r in memory.
+            last(r0, r4, f, fz);
+            last(r1, r5, f, fz);
+            last(r2, r6, f, fz);
+            last(r3, r7, f, fz);
         }
         store8(a, 8 * c, 32, &r);
     }

@@ -137,15 +137,23 @@ pub fn simple_bit_pack(a: &[i32; N], bits: usize, out: &mut [u8]) {
 
 /// SimpleBitUnpack (Alg. 18).
 pub fn simple_bit_unpack(buf: &[u8], bits: usize, out: &mut [i32; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if bits == 10 {
+        if let Some(t) = crate::simd::level().avx2() {
+            return super::packing_avx2::unpack_key(t, buf, bits, None, out);
+        }
+    }
     unpack_with(buf, bits, out, |v| v as i32);
 }
 
 /// BitPack (Alg. 17) for coefficients in [-(2^bits - 1 - b), b]: stores b - c.
 pub fn bit_pack(a: &[i32; N], bits: usize, b: i32, out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
-    if matches!(bits, 3 | 4 | 13) {
-        if let Some(t) = crate::simd::level().avx2() {
-            return super::packing_avx2::pack_key(t, a, bits, Some(b), out);
+    if let Some(t) = crate::simd::level().avx2() {
+        match bits {
+            3 | 4 | 13 => return super::packing_avx2::pack_key(t, a, bits, Some(b), out),
+            18 | 20 => return super::packing_avx2::pack_z(t, a, bits, b, out),
+            _ => {}
         }
     }
     pack_with(a, bits, out, |c| (b - c) as u32);
@@ -154,9 +162,11 @@ pub fn bit_pack(a: &[i32; N], bits: usize, b: i32, out: &mut [u8]) {
 /// BitUnpack (Alg. 19): c = b - field.
 pub fn unpack_centered(buf: &[u8], bits: usize, b: i32, out: &mut [i32; N]) {
     #[cfg(target_arch = "x86_64")]
-    if bits == 18 || bits == 20 {
-        if let Some(t) = crate::simd::level().avx2() {
-            return super::packing_avx2::unpack_centered(t, buf, bits, b, out);
+    if let Some(t) = crate::simd::level().avx2() {
+        match bits {
+            3 | 4 | 13 => return super::packing_avx2::unpack_key(t, buf, bits, Some(b), out),
+            18 | 20 => return super::packing_avx2::unpack_centered(t, buf, bits, b, out),
+            _ => {}
         }
     }
     unpack_with(buf, bits, out, |v| b - v as i32);
@@ -275,10 +285,17 @@ fn hint_bit_pack<const K: usize>(omega: usize, h: &PolyVec<K>, out: &mut [u8]) {
     out.fill(0);
     let mut index = 0;
     for (i, hi) in h.0.iter().enumerate() {
-        for (j, &bit) in hi.0.iter().enumerate() {
-            if bit != 0 {
-                out[index] = j as u8;
+        // 32 coefficients to a bit mask (branch-free, vectorised by the compiler), then one step
+        // per 1 (a hint is sparse: at most omega ones in all, against k * 256 coefficients).
+        for (c, chunk) in hi.0.chunks_exact(32).enumerate() {
+            let mut ones = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |m, (k, &bit)| m | ((bit != 0) as u32) << k);
+            while ones != 0 {
+                out[index] = (32 * c) as u8 + ones.trailing_zeros() as u8;
                 index += 1;
+                ones &= ones - 1;
             }
         }
         out[omega + i] = index as u8;
@@ -428,7 +445,7 @@ mod tests {
         }
     }
 
-    /// The AVX2 packing of s1/s2 (3, 4 bits), t0 (13) and t1 (10) against the portable one,
+    /// The AVX2 packing of s1/s2 (3, 4 bits), t0 (13), t1 (10) and z (18, 20) against the portable one,
     /// over each width's whole field range.
     #[cfg(target_arch = "x86_64")]
     #[test]
@@ -458,6 +475,33 @@ mod tests {
                 pack_with(&a, bits, &mut want, |c| sub.map_or(c, |b| b - c) as u32);
                 super::super::packing_avx2::pack_key(t, &a, bits, sub, &mut got);
                 assert_eq!(got, want, "bits {bits} round {round}");
+                // And back (any bytes decode: the fields are not range-checked here).
+                let (mut back, mut back_avx2) = ([0i32; N], [0i32; N]);
+                unpack_with(&want, bits, &mut back, |v| {
+                    sub.map_or(v as i32, |b| b - v as i32)
+                });
+                super::super::packing_avx2::unpack_key(t, &want, bits, sub, &mut back_avx2);
+                assert_eq!(back_avx2, back, "unpack bits {bits} round {round}");
+                assert_eq!(back, a, "round trip bits {bits}");
+            }
+            // z's widths (fields gamma1 - z in [0, 2^bits)).
+            for (bits, b) in [(18usize, 1i32 << 17), (20, 1 << 19)] {
+                let top = (1i32 << bits) - 1;
+                let a: [i32; N] = core::array::from_fn(|i| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    b - match round % 4 {
+                        0 => top,
+                        1 => (i as i32 % 2) * top,
+                        2 => (i as i32 % 3 != 0) as i32 * top,
+                        _ => (seed >> 33) as i32 & top,
+                    }
+                });
+                let (mut want, mut got) = (vec![0u8; 32 * bits], vec![0u8; 32 * bits]);
+                pack_with(&a, bits, &mut want, |c| (b - c) as u32);
+                super::super::packing_avx2::pack_z(t, &a, bits, b, &mut got);
+                assert_eq!(got, want, "z bits {bits} round {round}");
             }
         }
     }

@@ -703,6 +703,27 @@ mod tests {
                     std::hint::black_box((v, rej));
                 }
             }
+            // skDecode's BitUnpack of s1/s2 (3, 4 bits) and t0 (13) on secret bytes, and the
+            // BitPack of z (18, 20 bits) on secret coefficients.
+            #[cfg(target_arch = "x86_64")]
+            if let Some(t) = level.avx2() {
+                use crate::mldsa::packing_avx2 as pk;
+                let bytes: [u8; 32 * 20] = core::array::from_fn(|i| (i * 151 % 251) as u8);
+                secret(&bytes);
+                let mut u = [0i32; 256];
+                for (bits, b) in [(3usize, Some(2)), (4, Some(4)), (13, Some(1 << 12))] {
+                    pk::unpack_key(t, &bytes[..32 * bits], bits, b, &mut u);
+                }
+                let z: [i32; 256] = core::array::from_fn(|i| (i as i32 * 7919) % (1 << 17));
+                secret(&z);
+                let mut packed = [0u8; 32 * 20];
+                for (bits, b) in [(18usize, 1 << 17), (20, 1 << 19)] {
+                    pk::pack_z(t, &z, bits, b, &mut packed[..32 * bits]);
+                }
+                public(&u);
+                public(&packed);
+                std::hint::black_box((u, packed));
+            }
             // Control (scripts/ct-memcheck.sh): ExpandS rejects on secret nibbles (FIPS 204
             // allows it), so memcheck must report this branch; a silent run would mean the
             // check sees nothing.

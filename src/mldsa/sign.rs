@@ -67,9 +67,9 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
     let mut z = Zeroizing::new(PolyVec::<L>::default());
     let mut w0 = Zeroizing::new(PolyVec::<K>::default());
     let mut tmp = Zeroizing::new(PolyVec::<K>::default());
-    // w1, c~ and h of rejected attempts are secret intermediate values too (FIPS 204 3.6.3).
+    // w1, c~ and h of rejected attempts are secret intermediate values too (FIPS 204 3.6.3);
+    // h is made in tmp's storage (free by then), one vector less to zero-fill and wipe.
     let mut w1 = Zeroizing::new(PolyVec::<K>::default());
-    let mut hint = Zeroizing::new(PolyVec::<K>::default());
     let mut w1_buf = Wiped::<{ 8 * 32 * 6 }>::default();
     let w1_bytes = &mut w1_buf[..K * 32 * p.w1_bits()];
     let mut c_tilde_buf = Wiped::<64>::default();
@@ -145,6 +145,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
             continue;
         }
         w0.add_assign(&tmp);
+        let hint = &mut tmp;
         let mut ones = 0;
         for ((h, a0), a1) in hint.0.iter_mut().zip(w0.0.iter()).zip(w1.0.iter()) {
             ones += make_hint_poly(&a0.0, &a1.0, gamma2, &mut h.0);
@@ -154,7 +155,7 @@ pub(super) fn sign_mu<const K: usize, const L: usize>(
         }
 
         // Line 33: sigma = sigEncode(c~, z mod+- q, h).
-        sig_encode(p, c_tilde, &z, &hint, sig);
+        sig_encode(p, c_tilde, &z, hint, sig);
         return Ok(());
     }
     Err(Error::BadKey)

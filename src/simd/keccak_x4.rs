@@ -55,15 +55,53 @@ impl ShakeX4 {
             // SAFETY: a ShakeX4 exists only when `new` was given Level::Avx2, which `simd::level`
             // returns only after std::is_x86_feature_detected!("avx2").
             unsafe { f1600_x4(&mut self.s) };
-            for (j, o) in out.iter_mut().enumerate() {
-                let o = &mut o[blk * rate..(blk + 1) * rate];
-                // Both rates are whole words (168 = 21 * 8, 136 = 17 * 8).
-                for (i, chunk) in o.chunks_exact_mut(8).enumerate() {
-                    chunk.copy_from_slice(&self.s[4 * i + j].to_le_bytes());
-                }
-            }
+            let [o0, o1, o2, o3] = &mut out;
+            let block = |o: &mut [u8]| -> *mut u8 { o[blk * rate..(blk + 1) * rate].as_mut_ptr() };
+            // SAFETY: as above (AVX2 is available); each pointer is the start of `rate` writable
+            // bytes of out[j] (the slices above).
+            unsafe {
+                store_block(
+                    &self.s,
+                    [block(o0), block(o1), block(o2), block(o3)],
+                    rate / 8,
+                )
+            };
         }
     }
+}
+
+/// The first `words` words of the four streams into `dst[j]` (`words` * 8 writable bytes each):
+/// four words at a time through a 4x4 transpose of 64-bit lanes (one 32-byte store per stream
+/// instead of four 8-byte ones), then the last word (both rates are 1 mod 4 words: 21 and 17).
+#[target_feature(enable = "avx2")]
+unsafe fn store_block(s: &[u64; 100], dst: [*mut u8; 4], words: usize) {
+    assert!(words % 4 == 1 && words <= 25);
+    let p = s.as_ptr() as *const __m256i;
+    for w in (0..words - 1).step_by(4) {
+        // Row i holds word w + i of streams 0..4.
+        let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|i| _mm256_loadu_si256(p.add(w + i)));
+        // (w s0, w+1 s0, w s2, w+1 s2), (w s1, w+1 s1, w s3, w+1 s3), the same for w+2, w+3.
+        let t0 = _mm256_unpacklo_epi64(r0, r1);
+        let t1 = _mm256_unpackhi_epi64(r0, r1);
+        let t2 = _mm256_unpacklo_epi64(r2, r3);
+        let t3 = _mm256_unpackhi_epi64(r2, r3);
+        let c = [
+            _mm256_permute2x128_si256::<0x20>(t0, t2),
+            _mm256_permute2x128_si256::<0x20>(t1, t3),
+            _mm256_permute2x128_si256::<0x31>(t0, t2),
+            _mm256_permute2x128_si256::<0x31>(t1, t3),
+        ];
+        for (d, v) in dst.iter().zip(c) {
+            _mm256_storeu_si256(d.add(8 * w) as *mut __m256i, v);
+        }
+    }
+    let r = _mm256_loadu_si256(p.add(words - 1));
+    let (lo, hi) = (_mm256_castsi256_si128(r), _mm256_extracti128_si256::<1>(r));
+    let at = 8 * (words - 1);
+    _mm_storel_epi64(dst[0].add(at) as *mut __m128i, lo);
+    _mm_storel_epi64(dst[1].add(at) as *mut __m128i, _mm_unpackhi_epi64(lo, lo));
+    _mm_storel_epi64(dst[2].add(at) as *mut __m128i, hi);
+    _mm_storel_epi64(dst[3].add(at) as *mut __m128i, _mm_unpackhi_epi64(hi, hi));
 }
 
 /// Byte shuffles that rotate each 64-bit lane left by 8 and by 56 bits.

@@ -62,10 +62,14 @@ fn rej_uniform_avx2(a: &mut [i32; N], mut j: usize, buf: &[u8]) -> usize {
         j += good.count_ones() as usize;
         pos += 24;
     }
-    // The last few candidates one at a time.
+    // The last few candidates one at a time, up to the N-th accepted one (the rest of `buf`,
+    // often 20-odd candidates, is not looked at).
     for b in buf[pos..].chunks_exact(3) {
+        if j == N {
+            break;
+        }
         let t = (b[0] as i32) | (b[1] as i32) << 8 | ((b[2] & 0x7f) as i32) << 16;
-        if t < Q && j < N {
+        if t < Q {
             a[j] = t;
             j += 1;
         }
