@@ -2,9 +2,9 @@
 
 use super::packing::{pk_encode, sk_encode, SecretKey};
 use super::params::ParamSet;
-use super::polyvec::{matrix_mul, PolyVec};
+use super::polyvec::{row_product, PolyVec};
 use super::rounding::power2round_poly;
-use super::sampling::{expand_a, expand_s};
+use super::sampling::{expand_a_rows, expand_s};
 use crate::simd::keccak::Shake256;
 use zeroize::Zeroizing;
 
@@ -21,7 +21,6 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     let rho: [u8; 32] = seeds[..32].try_into().expect("32 bytes");
     let rho_prime = Zeroizing::new(<[u8; 64]>::try_from(&seeds[32..96]).expect("64 bytes"));
 
-    let a_hat = expand_a::<K, L>(&rho);
     let mut key = SecretKey::<K, L> {
         rho,
         key: seeds[96..128].try_into().expect("32 bytes"),
@@ -36,8 +35,9 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     // t0 there (no separate t to zero-fill and wipe).
     let mut s1_hat = Zeroizing::new(key.s1);
     s1_hat.ntt();
+    // A-hat row by row (never the whole matrix): t_r = A-hat[r] . NTT(s1).
     let t = &mut key.t0;
-    matrix_mul(&a_hat, &s1_hat, t);
+    expand_a_rows::<K, L>(&rho, |r, row| row_product(&mut t.0[r].0, &row.0, &s1_hat.0));
     t.reduce();
     t.invntt_tomont();
     t.add_assign(&key.s2);

@@ -48,7 +48,7 @@ pub fn expand_a<const K: usize, const L: usize>(rho: &[u8; 32]) -> Box<Matrix<K,
     expand_a_with::<K, L>(simd::level(), rho)
 }
 
-/// ExpandA on the given vector level (AVX2: four entries at a time from four SHAKE128 streams).
+/// ExpandA on the given vector level, into a whole matrix.
 pub(crate) fn expand_a_with<const K: usize, const L: usize>(
     level: Level,
     rho: &[u8; 32],
@@ -57,12 +57,48 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
         .into_boxed_slice()
         .try_into()
         .unwrap_or_else(|_| unreachable!("K rows"));
+    expand_a_into::<K, L>(level, rho, &mut m[..], |_, _| {});
+    m
+}
+
+/// ExpandA one row at a time, in order: `f(r, A-hat[r])`. For a caller that uses each row
+/// once (KeyGen's A-hat * NTT(s1)): two rows of storage instead of the matrix, so KeyGen's
+/// working set stays small (pq-crystals' AVX2 KeyGen also works row by row).
+pub fn expand_a_rows<const K: usize, const L: usize>(
+    rho: &[u8; 32],
+    f: impl FnMut(usize, &PolyVec<L>),
+) {
+    expand_a_rows_with::<K, L>(simd::level(), rho, f)
+}
+
+/// `expand_a_rows` on the given vector level.
+pub(crate) fn expand_a_rows_with<const K: usize, const L: usize>(
+    level: Level,
+    rho: &[u8; 32],
+    f: impl FnMut(usize, &PolyVec<L>),
+) {
+    let mut rows = [PolyVec::<L>::default(); 2];
+    expand_a_into::<K, L>(level, rho, &mut rows, f);
+}
+
+/// ExpandA with row r stored in `store[r % store.len()]` and `done(r, row)` called once row r
+/// is complete, rows in order. `store` has K rows, or 2 when each row is used and dropped.
+fn expand_a_into<const K: usize, const L: usize>(
+    level: Level,
+    rho: &[u8; 32],
+    store: &mut [PolyVec<L>],
+    mut done: impl FnMut(usize, &PolyVec<L>),
+) {
+    let slots = store.len();
+    debug_assert!(slots == K || slots == 2);
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
         // Entries in row-major order, four at a time, sampled in place; a short last group
         // (k l = 30 only) repeats its final entry into spare polynomials, made only there.
+        // With l >= 4 a group spans at most two rows, r0 and r0 + 1, and row r0 - 1 was
+        // complete (and passed to `done`) before, so two slots suffice.
         let mut bufs: x4::UniformBufs = [[0; 5 * 168]; 4];
-        let mut entries = m.iter_mut().flat_map(|row| row.0.iter_mut());
+        let mut next = 0;
         for base in (0..K * L).step_by(4) {
             let seed = |t: usize| {
                 let e = (base + t).min(K * L - 1);
@@ -73,29 +109,49 @@ pub(crate) fn expand_a_with<const K: usize, const L: usize>(
                 x
             };
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
+            let r0 = base / L;
+            let (cur, nxt) = two_mut(store, r0 % slots, (r0 + 1) % slots);
+            let mut entries = cur.0[base % L..].iter_mut().chain(nxt.0.iter_mut());
             if base + 4 <= K * L {
                 let polys = core::array::from_fn(|_| entries.next().expect("a full group"));
                 x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
             } else {
                 let mut spare = [Poly::default(); 3];
                 let mut spares = spare.iter_mut();
+                let mut real = entries.take(K * L - base);
                 let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
-                    entries
-                        .next()
+                    real.next()
                         .unwrap_or_else(|| spares.next().expect("at most 3 short"))
                 });
                 x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
             }
+            while next < K && (next + 1) * L <= base + 4 {
+                done(next, &store[next % slots]);
+                next += 1;
+            }
         }
-        return m;
+        return;
     }
     let _ = level;
-    for (r, row) in m.iter_mut().enumerate() {
+    for r in 0..K {
+        let row = &mut store[r % slots];
         for (s, e) in row.0.iter_mut().enumerate() {
             *e = rej_ntt_poly(rho, s as u8, r as u8);
         }
+        done(r, row);
     }
-    m
+}
+
+/// Two distinct elements of `s` (i != j), both mutable.
+fn two_mut<T>(s: &mut [T], i: usize, j: usize) -> (&mut T, &mut T) {
+    debug_assert_ne!(i, j);
+    if i < j {
+        let (a, b) = s.split_at_mut(j);
+        (&mut a[i], &mut b[0])
+    } else {
+        let (a, b) = s.split_at_mut(i);
+        (&mut b[0], &mut a[j])
+    }
 }
 
 /// CoeffFromHalfByte (Alg. 15) on both nibbles of each byte of `buf`: appends the accepted values
@@ -468,6 +524,16 @@ mod tests {
                     assert_eq!(e0.0, e.0, "ExpandA {level:?}");
                 }
             }
+            // Row by row: every row once, in order, equal to the matrix's.
+            let mut seen = 0;
+            expand_a_rows_with::<K, L>(level, &rho, |r, row| {
+                assert_eq!(r, seen, "ExpandA rows in order {level:?}");
+                for (e0, e) in a0[r].0.iter().zip(row.0.iter()) {
+                    assert_eq!(e0.0, e.0, "ExpandA row {r} {level:?}");
+                }
+                seen += 1;
+            });
+            assert_eq!(seen, K, "ExpandA rows {level:?}");
             let (mut s1, mut s2) = (PolyVec::<L>::default(), PolyVec::<K>::default());
             expand_s_with(level, p, &rho_prime, &mut s1, &mut s2);
             assert!(
