@@ -1,7 +1,8 @@
 //! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6); round 3 differs in the seed expansion and tr.
 
-use super::packing::{pk_encode, sk_encode, SecretKey};
+use super::packing::{pk_encode_t1, sk_encode, SecretKey};
 use super::params::ParamSet;
+use super::poly::Poly;
 use super::polyvec::{row_product, PolyVec};
 use super::rounding::power2round_poly;
 use super::sampling::{expand_a_rows, expand_s};
@@ -31,25 +32,26 @@ pub fn keygen_internal<const K: usize, const L: usize>(
     };
     expand_s(p, &rho_prime, &mut key.s1, &mut key.s2);
 
-    // t = NTT^-1(A-hat * NTT(s1)) + s2, computed in t0's storage: Power2Round below leaves
-    // t0 there (no separate t to zero-fill and wipe).
+    // t = NTT^-1(A-hat * NTT(s1)) + s2 and (t1, t0) = Power2Round(t), one row at a time as
+    // A-hat's rows come (the matrix is never stored, as in pq-crystals' AVX2 KeyGen): t_r is
+    // made in t0[r]'s storage, where Power2Round leaves t0[r] (no separate t to zero-fill and
+    // wipe), and t1[r] is packed into pk at once.
     let mut s1_hat = Zeroizing::new(key.s1);
     s1_hat.ntt();
-    // A-hat row by row (never the whole matrix): t_r = A-hat[r] . NTT(s1).
-    let t = &mut key.t0;
-    expand_a_rows::<K, L>(&rho, |r, row| row_product(&mut t.0[r].0, &row.0, &s1_hat.0));
-    t.reduce();
-    t.invntt_tomont();
-    t.add_assign(&key.s2);
-    t.caddq();
+    pk[..32].copy_from_slice(&rho);
+    let mut t1 = Poly::default();
+    let (t0, s2) = (&mut key.t0, &key.s2);
+    expand_a_rows::<K, L>(&rho, |r, a_row| {
+        let t = &mut t0.0[r];
+        row_product(&mut t.0, &a_row.0, &s1_hat.0);
+        t.reduce();
+        t.invntt_tomont();
+        t.add_assign(&s2.0[r]);
+        t.caddq();
+        power2round_poly(&mut t.0, &mut t1.0);
+        pk_encode_t1(r, &t1, pk);
+    });
 
-    // (t1, t0) = Power2Round(t)
-    let mut t1 = PolyVec::<K>::default();
-    for (ti, t1i) in t.0.iter_mut().zip(t1.0.iter_mut()) {
-        power2round_poly(&mut ti.0, &mut t1i.0);
-    }
-
-    pk_encode(&rho, &t1, pk);
     // tr = H(pk, 64) (round 3: 32 bytes)
     let mut h = Shake256::default();
     h.update(pk);

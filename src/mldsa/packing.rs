@@ -2,6 +2,7 @@
 //! encoding, and pkEncode/skEncode/sigEncode with their decoders.
 
 use super::params::{ParamSet, D, N};
+use super::poly::Poly;
 use super::polyvec::PolyVec;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -173,11 +174,17 @@ pub fn unpack_centered(buf: &[u8], bits: usize, b: i32, out: &mut [i32; N]) {
 }
 
 /// pkEncode (Alg. 22): rho || SimpleBitPack(t1_i, 10).
+#[cfg(any(test, fuzzing))]
 pub fn pk_encode<const K: usize>(rho: &[u8; 32], t1: &PolyVec<K>, pk: &mut [u8]) {
     pk[..32].copy_from_slice(rho);
-    for (t, chunk) in t1.0.iter().zip(pk[32..].chunks_exact_mut(320)) {
-        simple_bit_pack(&t.0, 10, chunk);
+    for (i, t) in t1.0.iter().enumerate() {
+        pk_encode_t1(i, t, pk);
     }
+}
+
+/// pkEncode's part for t1[i] alone (KeyGen packs each row of t1 as it is made).
+pub fn pk_encode_t1(i: usize, t1: &Poly, pk: &mut [u8]) {
+    simple_bit_pack(&t1.0, 10, &mut pk[32 + 320 * i..32 + 320 * (i + 1)]);
 }
 
 /// pkDecode (Alg. 23). Every bit string of the right length is a valid public key.
@@ -448,6 +455,23 @@ mod tests {
     /// The AVX2 packing of s1/s2 (3, 4 bits), t0 (13), t1 (10) and z (18, 20) against the portable one,
     /// over each width's whole field range.
     #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn pk_encode_decode_round_trip() {
+        // t1 has 10-bit coefficients; pkDecode must give back rho and t1 exactly.
+        let rho: [u8; 32] = core::array::from_fn(|i| (i * 37 + 5) as u8);
+        let mut t1 = PolyVec::<6>::default();
+        for (i, p) in t1.0.iter_mut().enumerate() {
+            for (j, c) in p.0.iter_mut().enumerate() {
+                *c = ((i * 7919 + j * 104729) % 1024) as i32;
+            }
+        }
+        let mut pk = vec![0u8; 32 + 6 * 320];
+        pk_encode(&rho, &t1, &mut pk);
+        let (rho2, t1b) = pk_decode::<6>(&pk);
+        assert_eq!(rho, rho2);
+        assert!(t1.0.iter().zip(t1b.0.iter()).all(|(a, b)| a.0 == b.0));
+    }
+
     #[test]
     fn avx2_key_pack_matches_portable() {
         let Some(t) = crate::simd::available().last().and_then(|l| l.avx2()) else {
