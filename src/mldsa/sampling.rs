@@ -90,7 +90,7 @@ fn expand_a_into<const K: usize, const L: usize>(
     mut done: impl FnMut(usize, &PolyVec<L>),
 ) {
     let slots = store.len();
-    debug_assert!(slots == K || slots == 2);
+    debug_assert!(L >= 4 && (slots == K || slots == 2));
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
         // Entries in row-major order, four at a time, sampled in place; a short last group
