@@ -6,9 +6,8 @@
 //! reported, so a handle released by its creator stays valid until its items finish; the last
 //! reference zeroizes the secret parts.
 
+use super::uncounted::Uncounted;
 use crate::{ctru, mldsa, Alg, Error};
-use std::mem::ManuallyDrop;
-use std::ops::Deref;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -92,12 +91,8 @@ impl Key {
     /// The handle's allocation outlives every use of the result (some counted `Key` of it is
     /// alive meanwhile).
     pub(crate) unsafe fn lend(&self) -> Lent {
-        // SAFETY: the pointer is an `Arc`'s, so `from_raw` rebuilds that `Arc` without
-        // changing its count; `ManuallyDrop` never gives the (unowned) count back; the
-        // allocation outlives the result (caller's promise).
-        Lent(ManuallyDrop::new(Key(unsafe {
-            Arc::from_raw(Arc::as_ptr(&self.0))
-        })))
+        // SAFETY: `Key` moves the `Arc` in; the lifetime is the caller's promise.
+        unsafe { Uncounted::of(&self.0, Key) }
     }
 
     pub(crate) fn mldsa_sk(&self) -> Result<&mldsa::ExpandedSecretKey, Error> {
@@ -132,14 +127,7 @@ impl Key {
 /// A key handle held without a reference count: a queued item names its key this way, and
 /// the queue holds one counted reference per key for all the items it keeps (rather than one
 /// per item, written by every submitting and every completing thread).
-pub struct Lent(ManuallyDrop<Key>);
-
-impl Deref for Lent {
-    type Target = Key;
-    fn deref(&self) -> &Key {
-        &self.0
-    }
-}
+pub type Lent = Uncounted<Key>;
 
 impl std::fmt::Debug for Key {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -11,6 +11,7 @@ mod exec;
 pub mod item;
 pub mod key;
 pub mod notify;
+mod uncounted;
 
 pub use config::{Config, Opt};
 pub use dispatch::Observer;

@@ -2,8 +2,6 @@
 
 use crate::Error;
 use std::cell::{Cell, RefCell};
-use std::mem::ManuallyDrop;
-use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -54,28 +52,8 @@ pub struct Notify {
 }
 
 /// A context's notify state held without a reference count of its own: an asynchronous
-/// single item's job keeps one of these instead of a clone of the `Arc`, whose count every
-/// submitting thread would otherwise write twice per item (a cache line they all share).
-pub struct NotifyRef(ManuallyDrop<Arc<Notify>>);
-
-impl NotifyRef {
-    /// # Safety
-    /// `n`'s allocation must outlive every use of the result (some other `Arc` of it is
-    /// alive meanwhile).
-    pub unsafe fn new(n: &Arc<Notify>) -> NotifyRef {
-        // SAFETY: the pointer is an `Arc`'s, so `from_raw` rebuilds that `Arc` without
-        // changing its count; `ManuallyDrop` never gives the (unowned) count back, and the
-        // allocation outlives this (caller's promise).
-        NotifyRef(ManuallyDrop::new(unsafe { Arc::from_raw(Arc::as_ptr(n)) }))
-    }
-}
-
-impl Deref for NotifyRef {
-    type Target = Arc<Notify>;
-    fn deref(&self) -> &Arc<Notify> {
-        &self.0
-    }
-}
+/// single item's job keeps one of these instead of a clone of the `Arc`.
+pub type NotifyRef = super::uncounted::Uncounted<Arc<Notify>>;
 
 /// Callback settings made so far, in all contexts.
 static SETTINGS: AtomicU64 = AtomicU64::new(0);
