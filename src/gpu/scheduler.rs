@@ -5,9 +5,13 @@
 //! writes straight into its own slice of the caller's buffers, so results land in order. A
 //! chunk that fails on a device goes back to the queue for the healthy devices; when none is
 //! left, the CPU does it. Every item therefore ends with a status.
+//!
+//! Several batches may run at once (the serving layer keeps a few in flight, each often a
+//! single chunk): each batch's threads take idle workers first, so concurrent batches run on
+//! different streams side by side instead of queueing for the first worker.
 
 use crate::{Error, Status};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// What the scheduler needs of a device: its workers and its health.
 pub trait Unit: Sync {
@@ -50,8 +54,8 @@ where
         .len()
         .min(queue.lock().unwrap_or_else(|e| e.into_inner()).len());
 
-    let work = |unit: &U, slot: &Mutex<U::Worker>| {
-        let mut w = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let work = |first: usize| {
+        let (unit, mut w) = take_worker(&slots, first);
         while unit.is_healthy() {
             let Some(mut chunk) = pop() else { break };
             if let Err(why) = gpu(unit, &mut w, &mut chunk) {
@@ -66,11 +70,11 @@ where
     };
     match threads {
         0 => {}
-        1 => work(slots[0].0, slots[0].1),
+        1 => work(0),
         _ => std::thread::scope(|s| {
-            for &(unit, slot) in &slots[..threads] {
+            for first in 0..threads {
                 let work = &work;
-                s.spawn(move || work(unit, slot));
+                s.spawn(move || work(first));
             }
         }),
     }
@@ -78,6 +82,27 @@ where
     while let Some(chunk) = pop() {
         cpu(chunk);
     }
+}
+
+/// The first idle worker of `slots`, looking from `first` on (so a batch's threads spread
+/// over distinct workers); when every one is busy (other batches in flight), waits for the
+/// one at `first`. A thread holds one worker at a time, so batches never wait on each other
+/// in a cycle.
+fn take_worker<'s, U: Unit>(
+    slots: &'s [(&'s U, &'s Mutex<U::Worker>)],
+    first: usize,
+) -> (&'s U, MutexGuard<'s, U::Worker>) {
+    let n = slots.len();
+    for i in (first..n).chain(0..first) {
+        let (unit, slot) = slots[i];
+        match slot.try_lock() {
+            Ok(g) => return (unit, g),
+            Err(TryLockError::Poisoned(e)) => return (unit, e.into_inner()),
+            Err(TryLockError::WouldBlock) => {}
+        }
+    }
+    let (unit, slot) = slots[first];
+    (unit, slot.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// One chunk of a key-generation batch: its seeds (`None`: drawn by the worker that runs it),
@@ -270,6 +295,41 @@ mod tests {
         let peak = peak.load(Ordering::SeqCst);
         assert!(peak <= 6, "two devices x 3 workers, saw {peak} at once");
         assert!(peak > 1, "chunks ran side by side");
+    }
+
+    #[test]
+    fn concurrent_single_chunk_batches_run_on_different_workers() {
+        // The serving layer's batches in flight, each one chunk: they must not queue for
+        // the device's first worker while the others idle.
+        let units = [Fake::new(0, 4, usize::MAX)];
+        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    let mut out = [0usize; 1];
+                    let chunks: Vec<&mut [usize]> = out.chunks_mut(1).collect();
+                    run_chunks(
+                        &units,
+                        4,
+                        chunks,
+                        |_u, _w, items| {
+                            let at = now.fetch_add(1, Ordering::SeqCst) + 1;
+                            peak.fetch_max(at, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            now.fetch_sub(1, Ordering::SeqCst);
+                            items[0] = 1;
+                            Ok(())
+                        },
+                        |items| items[0] = 99,
+                    );
+                    assert_eq!(out, [1], "done on the device");
+                });
+            }
+        });
+        assert!(
+            peak.load(Ordering::SeqCst) >= 2,
+            "single-chunk batches ran side by side"
+        );
     }
 
     #[test]
