@@ -62,10 +62,11 @@ mod tests {
         }
         assert_eq!(Arc::strong_count(&a), 1, "nor gives one back when it goes");
         struct Wrapped(Arc<u32>);
-        // SAFETY: as above; the constructor moves its argument in.
-        let w = unsafe { Uncounted::of(&a, Wrapped) };
-        assert!(Arc::ptr_eq(&(*w).0, &a), "the same allocation");
-        drop(w);
+        {
+            // SAFETY: as above; the constructor moves its argument in.
+            let w = unsafe { Uncounted::of(&a, Wrapped) };
+            assert!(Arc::ptr_eq(&(*w).0, &a), "the same allocation");
+        }
         assert_eq!(Arc::strong_count(&a), 1);
     }
 }
