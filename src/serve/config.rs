@@ -54,12 +54,14 @@ impl Opt {
 ///   7.7 / 6.1 ms, 2,000 us 242 k / 251 k/s.
 /// * Maximum batch 65,536: the GPU engine's efficient size (larger batches gain little).
 /// * CPU crossover: the number of cores (see [`default_cpu_crossover`]).
-/// * Two batches in flight: one on the GPU while the next is staged. On the H200 (seventh
-///   session, ML-DSA-44 signing, 1,024 blocking threads) two gave 262-281 k/s against 192-232 k/s
-///   with four and 119-207 k/s with eight, at every maximum wait tried (250 / 500 / 1,000 us);
-///   with 16 K and 64 K asynchronous items outstanding two and four were equal within the
-///   run-to-run spread. More batches in flight make each smaller, and a signing batch's GPU
-///   time is nearly flat in its size up to several thousand.
+/// * Four batches in flight: each on a GPU worker (stream) of its own, so one batch's host
+///   work and rejection-loop rounds overlap the others' kernels. On the H200 (eleventh
+///   session, after the GPU scheduler gave concurrent batches distinct workers), four against
+///   two: 1,024 blocking ML-DSA-44 signers 421 k / 378 k/s at p99 4.4 / 4.4 ms against
+///   354 k / 341 k/s at 5.2 / 5.1 ms; 4,096 asynchronous signatures outstanding 1.14 M/s at
+///   p99 4.1 ms against 1.06 M/s at 9.7 ms; verification and CTRU-Prime at 8,192 outstanding
+///   p99 2.8-3.5 ms against 7.2-8.5 ms. (Before that fix every single-chunk batch waited for
+///   the first worker, and more in flight only made batches smaller: two was best then.)
 /// * Quiet gap 50 µs: blocking callers whose items just completed come back within a few µs
 ///   each, so a 50 µs pause means they are all waiting; it adds at most that to a light load.
 ///
@@ -67,7 +69,7 @@ impl Opt {
 /// confirms or moves the GPU-side ones.
 pub const DEFAULT_MAX_WAIT_US: u64 = 500;
 pub const DEFAULT_MAX_BATCH: u64 = 65536;
-pub const DEFAULT_MAX_IN_FLIGHT: u64 = 2;
+pub const DEFAULT_MAX_IN_FLIGHT: u64 = 4;
 pub const DEFAULT_QUIET_US: u64 = 50;
 
 /// The default crossover: the cores of this machine (1..=64). While fewer blocking calls are
