@@ -6,7 +6,8 @@
  *   cc -O3 -mavx2 -mpopcnt -march=native -mtune=native -w -DDILITHIUM_MODE=2 -I$D \
  *     dilithium_same_inputs.c $D/{sign,packing,polyvec,poly,consts,rejsample,rounding,fips202,\
  *     fips202x4,symmetric-shake}.c $D/{ntt,invntt,pointwise,shuffle,f1600x4}.S -o det_2
- * (D = dilithium/avx2). Usage: det_2 N keygen|sign: one warm-up, then N operations; prints a
+ * (D = dilithium/avx2). Usage: det_2 N keygen|sign|verify: one warm-up, then N operations
+ * (verify: N verifications of the signature of m = [0;32], as cpu_ops' verify); prints a
  * hash of the last signature and its first bytes (compare with pqgpu's for the same message).
  * CPU time per operation: perf stat -e task-clock of `det_2 N op` minus that of `det_2 0 op`. */
 #include <stdint.h>
@@ -28,6 +29,11 @@ int main(int argc, char **argv) {
   memset(xi, 7, 32);
   if (!strcmp(argv[2], "keygen")) {
     for (long i = 0; i <= n; i++) { xi[0] = (uint8_t)(8 + i); crypto_sign_keypair(pk, sk); }
+  } else if (!strcmp(argv[2], "verify")) {
+    crypto_sign_keypair(pk, sk);
+    crypto_sign_signature_internal(sig, &siglen, m, 32, pre, 2, rnd, sk);
+    for (long i = 0; i <= n; i++)
+      if (crypto_sign_verify_internal(sig, siglen, m, 32, pre, 2, pk)) return 1;
   } else {
     crypto_sign_keypair(pk, sk);
     for (long i = 0; i <= n; i++) {
