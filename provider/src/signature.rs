@@ -4,12 +4,12 @@
 //! `mu`, `message-encoding`, and the X.509 `algorithm-id`.
 
 use crate::abi::{self, Dispatch, Param, Table};
-use crate::engine::{self, MessageKind, OwnedMessage};
+use crate::engine;
 use crate::guard::guard;
 use crate::keymgmt::Key;
 use crate::params::{status, Params};
 use crate::{entry, set_of};
-use pqgpu::mldsa::ParamSet;
+use pqgpu::mldsa::{Message, ParamSet};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
 use zeroize::Zeroizing;
@@ -86,18 +86,18 @@ impl SigCtx {
         true
     }
 
-    fn message(&self, data: &[u8]) -> OwnedMessage {
-        let kind = if self.mu {
-            MessageKind::Mu
+    /// The message as OpenSSL passes it (`data`), read as the `mu` and `message-encoding`
+    /// parameters say.
+    fn message<'a>(&'a self, data: &'a [u8]) -> Message<'a> {
+        if self.mu {
+            Message::Mu(data)
         } else if self.encoding == 0 {
-            MessageKind::Raw
+            Message::Internal(data)
         } else {
-            MessageKind::Pure
-        };
-        OwnedMessage {
-            kind,
-            ctx: self.context.clone(),
-            data: data.to_vec(),
+            Message::Pure {
+                ctx: &self.context,
+                msg: data,
+            }
         }
     }
 
@@ -226,30 +226,43 @@ unsafe extern "C" fn sign(
                 Err(_) => return 0,
             },
         };
-        let data: &[u8] = if tbslen == 0 {
-            &[]
-        } else {
+        // The message is read in place unless it shares bytes with the signature's buffer.
+        let (t, s) = (tbs as usize, sig as usize);
+        let copied = (tbslen != 0 && t < s + len && s < t + tbslen)
             // SAFETY: tbs points to tbslen readable bytes (OpenSSL's contract).
-            unsafe { std::slice::from_raw_parts(tbs, tbslen) }
+            .then(|| unsafe { bytes(tbs, tbslen) }.to_vec());
+        // SAFETY: tbs points to tbslen readable bytes and sig to sigsize >= len writable ones
+        // (OpenSSL's contract), OpenSSL's until this call returns; they do not overlap (else
+        // the message is the copy).
+        let (data, out) = unsafe {
+            (
+                copied.as_deref().unwrap_or_else(|| bytes(tbs, tbslen)),
+                std::slice::from_raw_parts_mut(sig, len),
+            )
         };
-        match engine::sign(engine::SignReq {
-            set: c.set,
-            sk,
-            msg: c.message(data),
-            rnd,
-        }) {
-            Ok(s) => {
-                // SAFETY: sig has sigsize >= len writable bytes; siglen is writable.
-                unsafe {
-                    ptr::copy_nonoverlapping(s.as_ptr(), sig, len);
-                    *siglen = len;
-                }
-                engine::recycle(s);
+        match engine::sign(sk, &c.message(data), &rnd, out) {
+            Ok(()) => {
+                // SAFETY: a writable out-pointer from OpenSSL.
+                unsafe { *siglen = len };
                 1
             }
             Err(_) => 0,
         }
     })
+}
+
+/// OpenSSL's (pointer, length) as a slice; empty for length 0 (the pointer may be NULL).
+///
+/// # Safety
+/// For a non-zero length, `p` points to `len` readable bytes that stay valid and unwritten
+/// for the lifetime chosen.
+unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(p, len) }
+    }
 }
 
 unsafe extern "C" fn verify(
@@ -270,28 +283,10 @@ unsafe extern "C" fn verify(
         if (sig.is_null() && siglen != 0) || (tbs.is_null() && tbslen != 0) {
             return 0;
         }
-        // SAFETY: OpenSSL's contract: sig/tbs point to siglen/tbslen readable bytes.
-        let (s, data) = unsafe {
-            (
-                if siglen == 0 {
-                    &[][..]
-                } else {
-                    std::slice::from_raw_parts(sig, siglen)
-                },
-                if tbslen == 0 {
-                    &[][..]
-                } else {
-                    std::slice::from_raw_parts(tbs, tbslen)
-                },
-            )
-        };
-        let req = engine::VerifyReq {
-            set: c.set,
-            pk,
-            msg: c.message(data),
-            sig: s.to_vec(),
-        };
-        status(engine::verify(req).is_ok())
+        // SAFETY: OpenSSL's contract: sig/tbs point to siglen/tbslen readable bytes, OpenSSL's
+        // until this call returns.
+        let (s, data) = unsafe { (bytes(sig, siglen), bytes(tbs, tbslen)) };
+        status(engine::verify(pk, &c.message(data), s).is_ok())
     })
 }
 
