@@ -346,9 +346,14 @@ const MAX_GROUPS: usize = 128;
 struct Group {
     fd: c_int,
     pid: u32,
-    /// Results woken (written to the descriptor) and not yet taken back.
-    ready: Mutex<u64>,
+    /// Results woken (written to the descriptor) and not yet taken back. On a cache line of
+    /// its own: the dispatcher's threads write it at every wake-up, and every request reads
+    /// `fd` and `pid` (`waker`).
+    ready: Padded<Mutex<u64>>,
 }
+
+#[repr(align(128))]
+struct Padded<T>(T);
 
 impl Group {
     fn new(pid: u32) -> Option<&'static Group> {
@@ -358,13 +363,13 @@ impl Group {
             &*Box::leak(Box::new(Group {
                 fd,
                 pid,
-                ready: Mutex::new(0),
+                ready: Padded(Mutex::new(0)),
             }))
         })
     }
 
     fn ready(&self) -> std::sync::MutexGuard<'_, u64> {
-        self.ready.lock().unwrap_or_else(|e| e.into_inner())
+        self.ready.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wakes `n` finished requests (before their results are published).
