@@ -281,6 +281,14 @@ pub fn dispatch_queued<W>(
     wait(fns, &slot)
 }
 
+/// Whether the caller runs inside an OpenSSL async job.
+pub fn in_job() -> bool {
+    FNS.get()
+        .and_then(|f| f.as_ref())
+        // SAFETY: ASYNC_get_current_job has no preconditions.
+        .is_some_and(|f| !unsafe { (f.current_job)() }.is_null())
+}
+
 /// The async functions and the current job's wake-up, inside a job; `None` outside one.
 fn current() -> Option<(&'static AsyncFns, Option<Waker>)> {
     let fns = FNS.get()?.as_ref()?;

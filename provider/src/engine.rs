@@ -20,7 +20,10 @@ use once_cell::sync::OnceCell;
 use pqgpu::backend::{Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
-use pqgpu::serve::{Class, Completion, Key as Handle, KeyArg, KeyKind, Op, Opt, Serve};
+use pqgpu::serve::{Class, Completion, KeyArg, KeyKind, Op, Opt, Serve};
+
+/// A pqgpu key handle (decoded, checked and expanded once).
+pub use pqgpu::serve::Key as Handle;
 use pqgpu::{Alg, Error, Status};
 use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -56,6 +59,17 @@ impl LazyHandle {
     /// Whether the handle (or the refusal) has been made: then `get` is cheap.
     fn is_ready(&self) -> bool {
         self.0.handle.get().is_some()
+    }
+
+    /// The handle (a counted reference), made if need be where it may be made: inside an
+    /// OpenSSL async job on a helper thread while the job pauses (decoding, checking and
+    /// expanding a key needs more stack than the job has).
+    pub fn handle(&self) -> Result<Handle, Error> {
+        if !self.is_ready() && async_job::in_job() {
+            let h = self.clone();
+            run(move || h.get().map(|_| ()))?;
+        }
+        self.get().cloned()
     }
 
     fn get(&self) -> Result<&Handle, Error> {
@@ -262,55 +276,51 @@ pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, Secret
 /// place: inside an async job the item is queued from the job itself and reads and writes
 /// them while the job is paused, which `async_job::dispatch_queued` returns from only once
 /// the item has reported. Outside jobs: a blocking call.
-pub fn sign(sk: &LazyHandle, msg: &Message<'_>, rnd: &[u8; 32], sig: &mut [u8]) -> Status {
+pub fn sign(sk: &Handle, msg: &Message<'_>, rnd: &[u8; 32], sig: &mut [u8]) -> Status {
     async_job::dispatch_queued(
         sig,
-        |sig| with_serve(|s| s.sign(KeyArg::Handle(sk.get()?), msg, Some(rnd), sig))?,
+        |sig| with_serve(|s| s.sign(KeyArg::Handle(sk), msg, Some(rnd), sig))?,
         |sig, done| {
-            if let Err(e) = warm(sk) {
+            if let Err(e) = warm() {
                 return done.complete(0, Err(e));
             }
             // SAFETY: the buffers outlive the item (see above); the handle is lent, and
-            // `sk` (held by OpenSSL's key object for this call) outlives the queuing.
+            // `sk` (the caller's) outlives the queuing.
             queue(done, || unsafe {
-                Op::sign(KeyArg::Lent(sk.get()?), msg, Some(rnd), sig)
+                Op::sign(KeyArg::Lent(sk), msg, Some(rnd), sig)
             })
         },
     )
 }
 
 /// Verifies `sig` on `msg`: `Ok(())` valid, `Err(VerifyFailed)` not. As `sign`.
-pub fn verify(pk: &LazyHandle, msg: &Message<'_>, sig: &[u8]) -> Status {
+pub fn verify(pk: &Handle, msg: &Message<'_>, sig: &[u8]) -> Status {
     async_job::dispatch_queued(
         (),
-        |()| with_serve(|s| s.verify(KeyArg::Handle(pk.get()?), msg, sig))?,
+        |()| with_serve(|s| s.verify(KeyArg::Handle(pk), msg, sig))?,
         |(), done| {
-            if let Err(e) = warm(pk) {
+            if let Err(e) = warm() {
                 return done.complete(0, Err(e));
             }
             // SAFETY: as in `sign`.
-            queue(done, || unsafe {
-                Op::verify(KeyArg::Lent(pk.get()?), msg, sig)
-            })
+            queue(done, || unsafe { Op::verify(KeyArg::Lent(pk), msg, sig) })
         },
     )
 }
 
-/// Inside an async job, before its first item is queued there: makes what queuing needs and
-/// must not make on the job's 32 KiB stack (the key handle: decoding, checking, expanding;
-/// this process's dispatcher and its threads), on a helper thread while the job pauses. Then
-/// queuing only queues. A no-op once both exist.
-fn warm(h: &LazyHandle) -> Status {
+/// Inside an async job, before its first item is queued there: starts this process's
+/// dispatcher and its threads (not on the job's 32 KiB stack) on a helper thread while the job
+/// pauses. Then queuing only queues. A no-op once done.
+fn warm() -> Status {
     let pid = pqgpu::process::id();
-    if h.is_ready() && WARM.load(Ordering::Acquire) == pid {
+    if WARM.load(Ordering::Acquire) == pid {
         return Ok(());
     }
-    let h = h.clone();
     run(move || {
-        if serve().is_ok_and(|s| s.start()) {
+        if serve()?.start() {
             WARM.store(pid, Ordering::Release);
         }
-        h.get().map(|_| ())
+        Ok(())
     })
 }
 
