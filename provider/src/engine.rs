@@ -10,8 +10,10 @@
 //! - inside async jobs, each sign, verify, encaps and decaps request is one item submitted to
 //!   the dispatcher while its job pauses (`async_job::dispatch`): the dispatcher's own
 //!   coalescing (maximum wait, batches in flight) makes the batches of all jobs' requests.
-//!   The job submits it itself when that only queues; otherwise (first use of a key, a new
-//!   process) a helper thread does. Keygen runs alone on a helper thread there.
+//!   The job queues a sign or verify item itself, on OpenSSL's buffers in place; what
+//!   queuing must not do on the job's stack (make a key handle, start the dispatcher's
+//!   threads) a helper thread does first. Encaps and decaps items are queued by the job when
+//!   that only queues, else by a helper thread. Keygen runs alone on a helper thread there.
 //! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
 
 use crate::async_job::{self, Done};
