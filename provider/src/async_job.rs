@@ -18,9 +18,12 @@
 //! pauses again.
 
 use once_cell::sync::OnceCell;
+use pqgpu::serve::Completion;
 use pqgpu::Error;
+use pqgpu::Status;
 use std::ffi::{c_int, c_void, CStr};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 type GetCurrentJob = unsafe extern "C" fn() -> *mut c_void;
 type GetWaitCtx = unsafe extern "C" fn(job: *mut c_void) -> *mut c_void;
@@ -109,11 +112,16 @@ enum Waker {
 }
 
 /// One result handed from whoever completes the work to the waiting caller: the result, and
-/// whether it is published (the job may take it). A result is staged first and published
-/// after its wake-up has been given (see `Done::fire`).
+/// whether it is published (the job may take it), with the job's wake-up. A result is staged
+/// first and published after its wake-up has been given (see `fire`). Made only inside an
+/// `Arc` (`Slot::new`), which `me` names, so a completion told through `&self` can hold it
+/// until its batch has been reported.
 struct Slot<T> {
     value: Mutex<(Option<Result<T, Error>>, bool)>,
     done: Condvar,
+    waker: Option<Waker>,
+    fired: AtomicBool,
+    me: Weak<Slot<T>>,
 }
 
 /// Publishing a staged result, whatever its type.
@@ -128,31 +136,33 @@ impl<T: Send> Publish for Slot<T> {
     }
 }
 
-/// The completion of one operation submitted from inside an async job. `complete` wakes the
-/// job; dropping it uncompleted (a panic on the way) completes it with `Error::Panic`, so a
-/// paused job is always woken.
-pub struct Done<T: Send + 'static> {
-    slot: Arc<Slot<T>>,
-    waker: Option<Waker>,
-    fired: bool,
-}
-
-impl<T: Send + 'static> Done<T> {
-    pub fn complete(mut self, r: Result<T, Error>) {
-        self.fire(r);
+impl<T: Send + 'static> Slot<T> {
+    fn new(waker: Option<Waker>) -> Arc<Slot<T>> {
+        Arc::new_cyclic(|me| Slot {
+            value: Mutex::new((None, false)),
+            done: Condvar::new(),
+            waker,
+            fired: AtomicBool::new(false),
+            me: me.clone(),
+        })
     }
 
-    /// Stages the result, then wakes and publishes: at once, or, when this runs while pqgpu's
-    /// dispatcher reports a batch, together with the batch's other results when it has been
-    /// reported (`flush_batch`): the application then resumes its jobs once for the batch,
-    /// not once per result (`openssl speed` resumes every paused job each time).
-    fn fire(&mut self, r: Result<T, Error>) {
-        if std::mem::replace(&mut self.fired, true) {
+    /// Stages the result (the first one given; later ones are ignored), then wakes and
+    /// publishes: at once, or, when this runs while pqgpu's dispatcher reports a batch,
+    /// together with the batch's other results when it has been reported (`flush_batch`):
+    /// the application then resumes its jobs once for the batch, not once per result
+    /// (`openssl speed` resumes every paused job each time).
+    fn fire(&self, r: Result<T, Error>) {
+        if self.fired.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.slot.value.lock().unwrap_or_else(|e| e.into_inner()).0 = Some(r);
-        let slot: Arc<dyn Publish> = self.slot.clone();
-        let mut entry = Some((self.waker.take(), slot));
+        self.value.lock().unwrap_or_else(|e| e.into_inner()).0 = Some(r);
+        // Whoever fires holds the slot (a `Done`, or the dispatcher's completion): it is alive.
+        let Some(slot) = self.me.upgrade() else {
+            return;
+        };
+        let slot: Arc<dyn Publish> = slot;
+        let mut entry = Some((self.waker, slot));
         let _ = HELD.try_with(|h| {
             let mut h = h.borrow_mut();
             // An empty list registers the flush for this batch; outside one, nothing is held.
@@ -167,9 +177,29 @@ impl<T: Send + 'static> Done<T> {
     }
 }
 
+/// The dispatcher's completion of one item queued from inside a job (`dispatch_queued`).
+impl Completion for Slot<()> {
+    fn complete(&self, _index: usize, status: Status) {
+        self.fire(status);
+    }
+}
+
+/// The completion of one operation submitted from inside an async job. `complete` wakes the
+/// job; dropping it uncompleted (a panic on the way) completes it with `Error::Panic`, so a
+/// paused job is always woken.
+pub struct Done<T: Send + 'static> {
+    slot: Arc<Slot<T>>,
+}
+
+impl<T: Send + 'static> Done<T> {
+    pub fn complete(self, r: Result<T, Error>) {
+        self.slot.fire(r);
+    }
+}
+
 impl<T: Send + 'static> Drop for Done<T> {
     fn drop(&mut self) {
-        self.fire(Err(Error::Panic));
+        self.slot.fire(Err(Error::Panic));
     }
 }
 
@@ -226,37 +256,64 @@ pub fn dispatch<W, T: Send + 'static>(
     inline: impl FnOnce(W) -> Result<T, Error>,
     submit: impl FnOnce(W, Done<T>),
 ) -> Result<T, Error> {
-    let Some(Some(fns)) = FNS.get() else {
+    let Some((fns, waker)) = current() else {
         return inline(input);
     };
+    let slot = Slot::new(waker);
+    submit(input, Done { slot: slot.clone() });
+    wait(fns, &slot)
+}
+
+/// As [`dispatch`] for one item queued with pqgpu's dispatcher: `submit(input, done)` queues
+/// it with `done` as its completion (or tells `done` its error), and the dispatcher's report
+/// wakes the job. One allocation per request (the completion), and the item may borrow the
+/// caller's buffers: this returns only once `done` has been told.
+pub fn dispatch_queued<W>(
+    input: W,
+    inline: impl FnOnce(W) -> Status,
+    submit: impl FnOnce(W, Arc<dyn Completion>),
+) -> Status {
+    let Some((fns, waker)) = current() else {
+        return inline(input);
+    };
+    let slot = Slot::<()>::new(waker);
+    submit(input, slot.clone());
+    wait(fns, &slot)
+}
+
+/// Whether the caller runs inside an OpenSSL async job.
+pub fn in_job() -> bool {
+    FNS.get()
+        .and_then(|f| f.as_ref())
+        // SAFETY: ASYNC_get_current_job has no preconditions.
+        .is_some_and(|f| !unsafe { (f.current_job)() }.is_null())
+}
+
+/// The async functions and the current job's wake-up, inside a job; `None` outside one.
+fn current() -> Option<(&'static AsyncFns, Option<Waker>)> {
+    let fns = FNS.get()?.as_ref()?;
     // SAFETY: ASYNC_get_current_job has no preconditions.
     let job = unsafe { (fns.current_job)() };
     if job.is_null() {
-        return inline(input);
+        return None;
     }
     // SAFETY: `job` is the current job; its wait context lives as long as the job.
-    let waker = waker(fns, unsafe { (fns.wait_ctx)(job) });
-    let slot = Arc::new(Slot {
-        value: Mutex::new((None, false)),
-        done: Condvar::new(),
-    });
-    submit(
-        input,
-        Done {
-            slot: slot.clone(),
-            waker,
-            fired: false,
-        },
-    );
-    if waker.is_some() {
+    Some((fns, waker(fns, unsafe { (fns.wait_ctx)(job) })))
+}
+
+/// Pauses the current job until `slot`'s result is published (not at all if it already is),
+/// and takes it.
+fn wait<T: Send + 'static>(fns: &AsyncFns, slot: &Slot<T>) -> Result<T, Error> {
+    let published = || slot.value.lock().unwrap_or_else(|e| e.into_inner()).1;
+    if slot.waker.is_some() {
         for _ in 0..MAX_EARLY_RESUMES {
-            // SAFETY: we are inside a job (checked above); pausing returns here when resumed.
-            unsafe { (fns.pause)() };
-            if slot.value.lock().unwrap_or_else(|e| e.into_inner()).1 {
+            if published() {
                 break;
             }
-            // Resumed early: the application resumes every job whose descriptor is readable,
-            // and a group's descriptor is shared. Pause again and let it run the others.
+            // SAFETY: we are inside a job (`current`); pausing returns here when resumed.
+            // Resumed early (the application resumes every job whose descriptor is readable,
+            // and a group's descriptor is shared), the loop pauses again.
+            unsafe { (fns.pause)() };
         }
     }
     let mut v = slot.value.lock().unwrap_or_else(|e| e.into_inner());
@@ -267,7 +324,7 @@ pub fn dispatch<W, T: Send + 'static>(
     }
     let r = v.0.take().expect("staged before published");
     drop(v);
-    if let Some(Waker::Fd(g)) = waker {
+    if let Some(Waker::Fd(g)) = slot.waker {
         g.take();
     }
     r
@@ -297,9 +354,14 @@ const MAX_GROUPS: usize = 128;
 struct Group {
     fd: c_int,
     pid: u32,
-    /// Results woken (written to the descriptor) and not yet taken back.
-    ready: Mutex<u64>,
+    /// Results woken (written to the descriptor) and not yet taken back. On a cache line of
+    /// its own: the dispatcher's threads write it at every wake-up, and every request reads
+    /// `fd` and `pid` (`waker`).
+    ready: Padded<Mutex<u64>>,
 }
+
+#[repr(align(128))]
+struct Padded<T>(T);
 
 impl Group {
     fn new(pid: u32) -> Option<&'static Group> {
@@ -309,13 +371,13 @@ impl Group {
             &*Box::leak(Box::new(Group {
                 fd,
                 pid,
-                ready: Mutex::new(0),
+                ready: Padded(Mutex::new(0)),
             }))
         })
     }
 
     fn ready(&self) -> std::sync::MutexGuard<'_, u64> {
-        self.ready.lock().unwrap_or_else(|e| e.into_inner())
+        self.ready.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wakes `n` finished requests (before their results are published).

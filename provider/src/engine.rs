@@ -10,8 +10,10 @@
 //! - inside async jobs, each sign, verify, encaps and decaps request is one item submitted to
 //!   the dispatcher while its job pauses (`async_job::dispatch`): the dispatcher's own
 //!   coalescing (maximum wait, batches in flight) makes the batches of all jobs' requests.
-//!   The job submits it itself when that only queues; otherwise (first use of a key, a new
-//!   process) a helper thread does. Keygen runs alone on a helper thread there.
+//!   The job queues a sign or verify item itself, on OpenSSL's buffers in place; what
+//!   queuing must not do on the job's stack (make a key handle, start the dispatcher's
+//!   threads) a helper thread does first. Encaps and decaps items are queued by the job when
+//!   that only queues, else by a helper thread. Keygen runs alone on a helper thread there.
 //! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
 
 use crate::async_job::{self, Done};
@@ -20,7 +22,10 @@ use once_cell::sync::OnceCell;
 use pqgpu::backend::{Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
-use pqgpu::serve::{Class, Completion, Key as Handle, KeyArg, KeyKind, Op, Opt, Serve};
+use pqgpu::serve::{Class, Completion, KeyArg, KeyKind, Op, Opt, Serve};
+
+/// A pqgpu key handle (decoded, checked and expanded once).
+pub use pqgpu::serve::Key as Handle;
 use pqgpu::{Alg, Error, Status};
 use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -56,6 +61,17 @@ impl LazyHandle {
     /// Whether the handle (or the refusal) has been made: then `get` is cheap.
     fn is_ready(&self) -> bool {
         self.0.handle.get().is_some()
+    }
+
+    /// The handle (a counted reference), made if need be where it may be made: inside an
+    /// OpenSSL async job on a helper thread while the job pauses (decoding, checking and
+    /// expanding a key needs more stack than the job has).
+    pub fn handle(&self) -> Result<Handle, Error> {
+        if !self.is_ready() && async_job::in_job() {
+            let h = self.clone();
+            run(move || h.get().map(|_| ()))?;
+        }
+        self.get().cloned()
     }
 
     fn get(&self) -> Result<&Handle, Error> {
@@ -167,23 +183,32 @@ fn backend() -> Result<Arc<dyn Backend>, Error> {
     engine().map(|(b, _)| b)
 }
 
-/// This process's dispatcher, kept by each thread that asks (no lock per request).
+thread_local! {
+    /// This process's dispatcher, kept by each thread that asks (no lock per request).
+    static SERVE: std::cell::RefCell<Option<(u32, Arc<Serve>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// This process's dispatcher.
 fn serve() -> Result<Arc<Serve>, Error> {
-    thread_local! {
-        static SERVE: std::cell::RefCell<Option<(u32, Arc<Serve>)>> =
-            const { std::cell::RefCell::new(None) };
-    }
+    with_serve(|s| s.clone())
+}
+
+/// Calls `f` with this process's dispatcher as this thread keeps it (no reference count
+/// taken per request).
+fn with_serve<R>(f: impl FnOnce(&Arc<Serve>) -> R) -> Result<R, Error> {
     let pid = pqgpu::process::id();
+    let mut f = Some(f);
     let kept = SERVE.try_with(|c| match &*c.borrow() {
-        Some((p, s)) if *p == pid => Some(s.clone()),
+        Some((p, s)) if *p == pid => f.take().map(|f| f(s)),
         _ => None,
     });
-    if let Ok(Some(s)) = kept {
-        return Ok(s);
+    if let Ok(Some(r)) = kept {
+        return Ok(r);
     }
     let s = engine()?.1;
     let _ = SERVE.try_with(|c| *c.borrow_mut() = Some((pid, s.clone())));
-    Ok(s)
+    Ok((f.take().expect("not yet called"))(&s))
 }
 
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
@@ -234,37 +259,6 @@ fn run<R: Send + 'static>(
     )
 }
 
-/// A message in the form OpenSSL passes it, owned so the work may move to a helper thread.
-pub struct OwnedMessage {
-    pub kind: MessageKind,
-    pub ctx: Vec<u8>,
-    pub data: Vec<u8>,
-}
-
-/// How `data` is to be read (OpenSSL's `mu` and `message-encoding` parameters).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MessageKind {
-    /// ML-DSA.Sign: M' = 0 || |ctx| || ctx || data.
-    Pure,
-    /// data is M' itself (message-encoding 0, "raw").
-    Raw,
-    /// data is the 64-byte mu.
-    Mu,
-}
-
-impl OwnedMessage {
-    fn view(&self) -> Message<'_> {
-        match self.kind {
-            MessageKind::Pure => Message::Pure {
-                ctx: &self.ctx,
-                msg: &self.data,
-            },
-            MessageKind::Raw => Message::Internal(&self.data),
-            MessageKind::Mu => Message::Mu(&self.data),
-        }
-    }
-}
-
 /// ML-DSA.KeyGen_internal from the seed: (pk, sk).
 pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, SecretKey), Error> {
     run(move || {
@@ -279,136 +273,74 @@ pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, Secret
     })
 }
 
-/// One signing request.
-pub struct SignReq {
-    pub set: ParamSet,
-    pub sk: LazyHandle,
-    pub msg: OwnedMessage,
-    pub rnd: Zeroizing<[u8; 32]>,
-}
-
-/// One verification request.
-pub struct VerifyReq {
-    pub set: ParamSet,
-    pub pk: LazyHandle,
-    pub msg: OwnedMessage,
-    pub sig: Vec<u8>,
-}
-
-/// Signs (`rnd` all-zero: deterministic) and returns the signature (give it back with
-/// [`recycle`] once copied out). Inside async jobs each request goes straight to the
-/// dispatcher, whose batches take in every job's requests.
-pub fn sign(req: SignReq) -> Result<Vec<u8>, Error> {
-    async_job::dispatch(
-        req,
-        |r| sign_one(r).map(|s| (s, None)),
-        |r, done| {
-            let ready = r.sk.is_ready();
-            submit_async(ready, move || sign_async(r, done))
-        },
-    )
-    // The request comes back from an async submission to be dropped here, on the caller's
-    // thread: its key reference is counted there, not on a dispatcher thread too.
-    .map(|(sig, _request)| sig)
-}
-
-/// Verifies: `Ok(())` valid, `Err(VerifyFailed)` not. Submitted like `sign`.
-pub fn verify(req: VerifyReq) -> Result<(), Error> {
-    async_job::dispatch(
-        req,
-        |r| verify_one(r).map(|()| None),
-        |r, done| {
-            let ready = r.pk.is_ready();
-            submit_async(ready, move || verify_async(r, done))
-        },
-    )
-    .map(|_request| ())
-}
-
-/// Signature buffers given back after their signature was copied out, reused by the next
-/// requests of the thread (no 2-4 KiB allocation, zeroing and free per signature).
-const SPARE_SIGS: usize = 64;
-
-thread_local! {
-    static SIG_BUFFERS: std::cell::RefCell<Vec<Vec<u8>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A buffer of `len` bytes for a signature (its content is overwritten).
-fn sig_buffer(len: usize) -> Vec<u8> {
-    let mut v = SIG_BUFFERS
-        .try_with(|b| b.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    v.resize(len, 0);
-    v
-}
-
-/// Gives a signature buffer back for reuse on this thread.
-pub fn recycle(sig: Vec<u8>) {
-    let _ = SIG_BUFFERS.try_with(|b| {
-        let mut b = b.borrow_mut();
-        if b.len() < SPARE_SIGS {
-            b.push(sig);
-        }
-    });
-}
-
-/// A blocking call: the dispatcher coalesces it with other threads' calls (on a GPU).
-fn sign_one(r: SignReq) -> Result<Vec<u8>, Error> {
-    let s = serve()?;
-    let mut sig = sig_buffer(r.set.signature_len());
-    let st = s.sign(
-        KeyArg::Handle(r.sk.get()?),
-        &r.msg.view(),
-        Some(&r.rnd),
-        &mut sig,
-    );
-    st.map(|()| sig)
-}
-
-fn verify_one(r: VerifyReq) -> Result<(), Error> {
-    serve()?.verify(KeyArg::Handle(r.pk.get()?), &r.msg.view(), &r.sig)
-}
-
-/// A signature and, from an async submission, its request (see `sign`).
-type Signed = (Vec<u8>, Option<SignReq>);
-
-fn sign_async(r: SignReq, done: Done<Signed>) {
-    let sig = sig_buffer(r.set.signature_len());
-    submit_one(
-        r,
+/// Signs `msg` into `sig` (exactly the signature's length; `rnd` all-zero: deterministic).
+/// The message, the context string and `sig` are the caller's (OpenSSL's) buffers, used in
+/// place: inside an async job the item is queued from the job itself and reads and writes
+/// them while the job is paused, which `async_job::dispatch_queued` returns from only once
+/// the item has reported. Outside jobs: a blocking call.
+pub fn sign(sk: &Handle, msg: &Message<'_>, rnd: &[u8; 32], sig: &mut [u8]) -> Status {
+    async_job::dispatch_queued(
         sig,
-        done,
-        |r, sig, st| st.map(|()| (sig, Some(r))),
-        |r, sig| {
-            // SAFETY: the request (whose key handle holds the expanded key) and `sig` belong
-            // to the submission's completion, which the dispatcher holds until it has
-            // reported the item.
-            unsafe {
-                Op::sign(
-                    KeyArg::Handle(r.sk.get()?),
-                    &r.msg.view(),
-                    Some(&r.rnd),
-                    sig,
-                )
+        |sig| with_serve(|s| s.sign(KeyArg::Handle(sk), msg, Some(rnd), sig))?,
+        |sig, done| {
+            if let Err(e) = warm() {
+                return done.complete(0, Err(e));
             }
+            // SAFETY: the buffers outlive the item (see above); the handle is lent, and
+            // `sk` (the caller's) outlives the queuing.
+            queue(done, || unsafe {
+                Op::sign(KeyArg::Lent(sk), msg, Some(rnd), sig)
+            })
         },
     )
 }
 
-fn verify_async(r: VerifyReq, done: Done<Option<VerifyReq>>) {
-    submit_one(
-        r,
+/// Verifies `sig` on `msg`: `Ok(())` valid, `Err(VerifyFailed)` not. As `sign`.
+pub fn verify(pk: &Handle, msg: &Message<'_>, sig: &[u8]) -> Status {
+    async_job::dispatch_queued(
         (),
-        done,
-        |r, (), st| st.map(|()| Some(r)),
-        |r, _| {
-            // SAFETY: as in `sign_async`.
-            unsafe { Op::verify(KeyArg::Handle(r.pk.get()?), &r.msg.view(), &r.sig) }
+        |()| with_serve(|s| s.verify(KeyArg::Handle(pk), msg, sig))?,
+        |(), done| {
+            if let Err(e) = warm() {
+                return done.complete(0, Err(e));
+            }
+            // SAFETY: as in `sign`.
+            queue(done, || unsafe { Op::verify(KeyArg::Lent(pk), msg, sig) })
         },
     )
+}
+
+/// Inside an async job, before its first item is queued there: starts this process's
+/// dispatcher and its threads (not on the job's 32 KiB stack) on a helper thread while the job
+/// pauses. Then queuing only queues. A no-op once done.
+fn warm() -> Status {
+    let pid = pqgpu::process::id();
+    if WARM.load(Ordering::Acquire) == pid {
+        return Ok(());
+    }
+    run(move || {
+        if serve()?.start() {
+            WARM.store(pid, Ordering::Release);
+        }
+        Ok(())
+    })
+}
+
+/// Queues the op `make` builds, checked once here, with `done` as its completion (or tells
+/// `done` why not).
+fn queue(done: Arc<dyn Completion>, make: impl FnOnce() -> Result<Op, Error>) {
+    let queued = with_serve(|s| match make().and_then(|op| op.check().map(|()| op)) {
+        // SAFETY: the caller's promise (the op's buffers outlive its completion; a lent
+        // handle outlives this call).
+        Ok(op) => {
+            unsafe { s.submit_one(op, done.clone()) };
+            Ok(())
+        }
+        Err(e) => Err(e),
+    });
+    if let Err(e) = queued.and_then(|r| r) {
+        done.complete(0, Err(e));
+    }
 }
 
 /// Runs `submit` (which hands one request to the dispatcher) here, on the job's stack, when

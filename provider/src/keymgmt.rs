@@ -57,13 +57,13 @@ impl Key {
     }
 
     /// The secret key's pqgpu handle (made on first use, off any async job's small stack).
-    pub fn secret_handle(&self) -> Option<LazyHandle> {
-        self.sk_handle.clone()
+    pub fn secret_handle(&self) -> Option<&LazyHandle> {
+        self.sk_handle.as_ref()
     }
 
     /// The public key's pqgpu handle.
-    pub fn public_handle(&self) -> Option<LazyHandle> {
-        self.pk_handle.clone()
+    pub fn public_handle(&self) -> Option<&LazyHandle> {
+        self.pk_handle.as_ref()
     }
 
     /// Expands a seed (ML-DSA.KeyGen_internal).

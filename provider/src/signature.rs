@@ -4,12 +4,12 @@
 //! `mu`, `message-encoding`, and the X.509 `algorithm-id`.
 
 use crate::abi::{self, Dispatch, Param, Table};
-use crate::engine::{self, MessageKind, OwnedMessage};
+use crate::engine::{self, Handle};
 use crate::guard::guard;
 use crate::keymgmt::Key;
 use crate::params::{status, Params};
 use crate::{entry, set_of};
-use pqgpu::mldsa::ParamSet;
+use pqgpu::mldsa::{Message, ParamSet};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
 use zeroize::Zeroizing;
@@ -26,6 +26,11 @@ struct SigCtx {
     /// OpenSSL's message-encoding: 0 raw (the caller gives M'), 1 pure (the default).
     encoding: i32,
     mu: bool,
+    /// The key's pqgpu handles as this context signs or verifies with them: taken once per
+    /// init, not looked up through the key object per request (one cache line per request
+    /// instead of three). Counted references, dropped with the context or at the next init.
+    sk: Option<Handle>,
+    pk: Option<Handle>,
 }
 
 /// DER of AlgorithmIdentifier { id-ml-dsa-NN } (RFC 9881: no parameters).
@@ -45,6 +50,26 @@ impl SigCtx {
     fn key(&self) -> Option<&Key> {
         // SAFETY: a key OpenSSL handed to init and keeps alive while this context uses it.
         unsafe { self.key.as_ref() }
+    }
+
+    /// Makes sure `self.sk` (`secret`) or `self.pk` holds the key's handle; false if the key
+    /// has none or it cannot be made.
+    fn take_handle(&mut self, secret: bool) -> bool {
+        let have = if secret { &self.sk } else { &self.pk };
+        if have.is_some() {
+            return true;
+        }
+        let Some(k) = self.key() else { return false };
+        let lazy = if secret {
+            k.secret_handle()
+        } else {
+            k.public_handle()
+        };
+        let Some(Ok(h)) = lazy.map(|l| l.handle()) else {
+            return false;
+        };
+        *(if secret { &mut self.sk } else { &mut self.pk }) = Some(h);
+        true
     }
 
     fn set_params(&mut self, p: &Params) -> bool {
@@ -86,18 +111,18 @@ impl SigCtx {
         true
     }
 
-    fn message(&self, data: &[u8]) -> OwnedMessage {
-        let kind = if self.mu {
-            MessageKind::Mu
+    /// The message as OpenSSL passes it (`data`), read as the `mu` and `message-encoding`
+    /// parameters say.
+    fn message<'a>(&'a self, data: &'a [u8]) -> Message<'a> {
+        if self.mu {
+            Message::Mu(data)
         } else if self.encoding == 0 {
-            MessageKind::Raw
+            Message::Internal(data)
         } else {
-            MessageKind::Pure
-        };
-        OwnedMessage {
-            kind,
-            ctx: self.context.clone(),
-            data: data.to_vec(),
+            Message::Pure {
+                ctx: &self.context,
+                msg: data,
+            }
         }
     }
 
@@ -105,6 +130,7 @@ impl SigCtx {
         if !k.is_null() {
             self.key = k as *const Key;
         }
+        (self.sk, self.pk) = (None, None);
         if self.key().is_none_or(|k| k.set != self.set) {
             return false;
         }
@@ -134,6 +160,8 @@ unsafe extern "C" fn newctx<const S: usize>(
             deterministic: false,
             encoding: 1,
             mu: false,
+            sk: None,
+            pk: None,
         };
         Box::into_raw(Box::new(c)).cast()
     })
@@ -202,7 +230,9 @@ unsafe extern "C" fn sign(
         let Some(c) = (unsafe { ctx(c) }) else {
             return 0;
         };
-        let Some(k) = c.key() else { return 0 };
+        if c.key().is_none() {
+            return 0;
+        }
         let len = c.set.signature_len();
         if siglen.is_null() {
             return 0;
@@ -215,9 +245,9 @@ unsafe extern "C" fn sign(
         if sigsize < len || (tbs.is_null() && tbslen != 0) {
             return 0;
         }
-        let Some(sk) = k.secret_handle() else {
+        if !c.take_handle(true) {
             return 0;
-        };
+        }
         let rnd = match (&c.test_entropy, c.deterministic) {
             (Some(e), _) => e.clone(),
             (None, true) => Zeroizing::new([0u8; 32]),
@@ -226,30 +256,44 @@ unsafe extern "C" fn sign(
                 Err(_) => return 0,
             },
         };
-        let data: &[u8] = if tbslen == 0 {
-            &[]
-        } else {
+        // The message is read in place unless it shares bytes with the signature's buffer.
+        let (t, s) = (tbs as usize, sig as usize);
+        let copied = (tbslen != 0 && t < s + len && s < t + tbslen)
             // SAFETY: tbs points to tbslen readable bytes (OpenSSL's contract).
-            unsafe { std::slice::from_raw_parts(tbs, tbslen) }
+            .then(|| unsafe { bytes(tbs, tbslen) }.to_vec());
+        // SAFETY: tbs points to tbslen readable bytes and sig to sigsize >= len writable ones
+        // (OpenSSL's contract), OpenSSL's until this call returns; they do not overlap (else
+        // the message is the copy).
+        let (data, out) = unsafe {
+            (
+                copied.as_deref().unwrap_or_else(|| bytes(tbs, tbslen)),
+                std::slice::from_raw_parts_mut(sig, len),
+            )
         };
-        match engine::sign(engine::SignReq {
-            set: c.set,
-            sk,
-            msg: c.message(data),
-            rnd,
-        }) {
-            Ok(s) => {
-                // SAFETY: sig has sigsize >= len writable bytes; siglen is writable.
-                unsafe {
-                    ptr::copy_nonoverlapping(s.as_ptr(), sig, len);
-                    *siglen = len;
-                }
-                engine::recycle(s);
+        let sk = c.sk.as_ref().expect("taken above");
+        match engine::sign(sk, &c.message(data), &rnd, out) {
+            Ok(()) => {
+                // SAFETY: a writable out-pointer from OpenSSL.
+                unsafe { *siglen = len };
                 1
             }
             Err(_) => 0,
         }
     })
+}
+
+/// OpenSSL's (pointer, length) as a slice; empty for length 0 (the pointer may be NULL).
+///
+/// # Safety
+/// For a non-zero length, `p` points to `len` readable bytes that stay valid and unwritten
+/// for the lifetime chosen.
+unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(p, len) }
+    }
 }
 
 unsafe extern "C" fn verify(
@@ -264,34 +308,17 @@ unsafe extern "C" fn verify(
         let Some(c) = (unsafe { ctx(c) }) else {
             return 0;
         };
-        let Some(pk) = c.key().and_then(|k| k.public_handle()) else {
+        if !c.take_handle(false) {
             return 0;
-        };
+        }
         if (sig.is_null() && siglen != 0) || (tbs.is_null() && tbslen != 0) {
             return 0;
         }
-        // SAFETY: OpenSSL's contract: sig/tbs point to siglen/tbslen readable bytes.
-        let (s, data) = unsafe {
-            (
-                if siglen == 0 {
-                    &[][..]
-                } else {
-                    std::slice::from_raw_parts(sig, siglen)
-                },
-                if tbslen == 0 {
-                    &[][..]
-                } else {
-                    std::slice::from_raw_parts(tbs, tbslen)
-                },
-            )
-        };
-        let req = engine::VerifyReq {
-            set: c.set,
-            pk,
-            msg: c.message(data),
-            sig: s.to_vec(),
-        };
-        status(engine::verify(req).is_ok())
+        // SAFETY: OpenSSL's contract: sig/tbs point to siglen/tbslen readable bytes, OpenSSL's
+        // until this call returns.
+        let (s, data) = unsafe { (bytes(sig, siglen), bytes(tbs, tbslen)) };
+        let pk = c.pk.as_ref().expect("taken above");
+        status(engine::verify(pk, &c.message(data), s).is_ok())
     })
 }
 
