@@ -465,7 +465,7 @@ mod tests {
         // end (the waits below fail with a timeout).
         const JOBS: usize = 6;
         let started = Arc::new(std::sync::Barrier::new(JOBS));
-        let mut statuses = vec![[PQG_PENDING; 1]; JOBS];
+        let mut statuses = [[PQG_PENDING; 1]; JOBS];
         let jobs: Vec<_> = statuses
             .iter_mut()
             .map(|st| {
