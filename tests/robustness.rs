@@ -362,6 +362,11 @@ fn a_child_after_fork_runs_batches_and_never_hangs() {
         )
     };
     assert_eq!(st, PQG_OK);
+    // And a batch job runner left idle at the fork (the one that ran this batch): a child
+    // that handed its batches to the parent's runners would wait for threads it lacks.
+    let (st, _) = sign_batch(&ctx, &items[..1], DEADLINE.as_millis() as i64).unwrap();
+    assert_eq!(st, [PQG_OK]);
+    thread::sleep(Duration::from_millis(20));
 
     // SAFETY: the child only runs child_checks and leaves with _exit; alarm is its watchdog.
     let pid = unsafe { libc::fork() };

@@ -1,14 +1,16 @@
 //! `pqg_job`: asynchronous work with poll / wait / free.
 //!
 //! Two kinds of job share the handle. A batch job ([`start`]): the submit call validates,
-//! builds the work as a closure and starts a thread for it; the backend's batch call is
-//! blocking, so the thread simply runs it; the statuses are written into the caller's array
-//! once, when the work ends, and only then is the job marked done. A dispatched job
+//! builds the work as a closure and hands it to a runner thread (`super::runner`, kept from
+//! batch to batch); the backend's batch call is blocking, so the runner simply runs it; the
+//! statuses are written into the caller's array once, when the work ends, and only then is
+//! the job marked done. A dispatched job
 //! ([`dispatched`]): its items go through the context's serving dispatcher and report to the
 //! job one by one; the last report completes it. The latter is the asynchronous single item,
 //! so it is one allocation and a few atomic operations.
 
 use super::guard::{boundary, boundary_or};
+use super::runner;
 use super::{pqg_status, PQG_ERR_PANIC, PQG_ERR_TIMEOUT, PQG_OK, PQG_PENDING};
 use crate::backend::registry::Lease;
 use crate::serve::notify::{Notify, NotifyRef};
@@ -17,7 +19,6 @@ use crate::{Error, Status};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 /// An asynchronous batch started by a `*_submit` call.
@@ -27,21 +28,23 @@ use std::time::{Duration, Instant};
 /// the submitted requests must stay valid and untouched until the job has completed.
 //
 // (Not in the header:) the C handle is this struct's address in an `Arc` (`Arc::into_raw`):
-// the handle owns one reference, whoever finishes the job (a job thread, a queued item)
+// the handle owns one reference, whoever finishes the job (a runner, a queued item)
 // another, so a job is one allocation however it runs, and is freed by whichever of the two
 // lets go last.
 pub struct pqg_job {
     state: JobState,
     /// The process that started the job: a child after `fork()` inherits the handle but not
-    /// the worker thread, so there an unfinished job fails instead of waiting for ever.
+    /// the runner thread, so there an unfinished job fails instead of waiting for ever.
     pid: u32,
     kind: Kind,
 }
 
 /// How a job runs to completion.
 enum Kind {
-    /// On a thread of its own ([`start`]), joined at `pqg_job_free`.
-    Thread(Mutex<Option<JoinHandle<()>>>),
+    /// On a runner ([`start`]). Done once the runner has nothing of the job left (its
+    /// notification sent, its references dropped): `pqg_job_free` waits for that, as it
+    /// joined the job's own thread before runners were kept.
+    Run { released: JobState },
     /// Through the serving dispatcher ([`dispatched`]): its items' bookkeeping.
     Dispatched(Items),
 }
@@ -175,7 +178,7 @@ impl StatusSink {
 /// returns one status per request.
 pub(crate) type Work = Box<dyn FnOnce() -> Vec<Status> + Send>;
 
-/// Starts `work` on its own thread and returns the job handle. `statuses` must be non-NULL
+/// Starts `work` on a runner thread and returns the job handle. `statuses` must be non-NULL
 /// when `n > 0`, and is written when the work ends (also if it panics). With `notify` (a
 /// key-handle job, whose completions the context reports) the context's callback runs once
 /// the statuses are written and its eventfd is signalled once the job is complete.
@@ -188,45 +191,33 @@ pub(crate) fn start(
     let job = Arc::new(pqg_job {
         state: JobState::new(),
         pid: crate::process::id(),
-        kind: Kind::Thread(Mutex::new(None)),
+        kind: Kind::Run {
+            released: JobState::new(),
+        },
     });
     let sink = StatusSink { ptr: statuses, n };
     // Entered here, on the submitting thread, and left once the job is done: an unregister
     // called after this submit returns waits for it (`pqg_host_unregister`).
     let ticket = crate::backend::jobs_in_flight().enter();
-    // The work sits in a slot so that, if no thread can be started, it can still be run here.
-    let slot = Arc::new(Mutex::new(Some((work, sink, ticket))));
     let me = job.clone();
-    let run = move || {
-        let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some((work, sink, ticket)) = taken {
-            let statuses = catch_unwind(AssertUnwindSafe(work)).ok();
-            let _ = catch_unwind(AssertUnwindSafe(|| sink.write(statuses)));
-            if let Some(n) = &notify {
-                n.before_complete(me.id());
-            }
-            me.state.finish();
-            drop(ticket);
-            if let Some(n) = &notify {
-                n.after_complete();
-            }
-        } else {
-            me.state.finish();
+    let task: runner::Task = Box::new(move || {
+        let statuses = catch_unwind(AssertUnwindSafe(work)).ok();
+        let _ = catch_unwind(AssertUnwindSafe(|| sink.write(statuses)));
+        if let Some(n) = &notify {
+            n.before_complete(me.id());
         }
-    };
-    let spawned = match thread::Builder::new()
-        .name("pqgpu-job".into())
-        .spawn(run.clone())
-    {
-        Ok(handle) => Some(handle),
-        Err(_) => {
-            // Out of threads: do the work now; the caller gets a job that is already done.
-            run();
-            None
+        me.state.finish();
+        drop(ticket);
+        if let Some(n) = notify {
+            n.after_complete();
         }
-    };
-    if let Kind::Thread(w) = &job.kind {
-        *w.lock().unwrap_or_else(|e| e.into_inner()) = spawned;
+        if let Kind::Run { released } = &me.kind {
+            released.finish();
+        }
+    });
+    if let Err(task) = runner::run(task) {
+        // Out of threads: do the work now; the caller gets a job that is already done.
+        task();
     }
     job
 }
@@ -413,18 +404,14 @@ pub unsafe extern "C" fn pqg_job_free(job: *mut pqg_job) {
     let job = unsafe { Arc::from_raw(job.cast_const()) };
     boundary_or((), move || {
         if job.pid != crate::process::id() {
-            // Inherited across fork(): the worker thread does not exist here, so neither wait
-            // nor join; what the job holds is left alone (its owner, the parent, frees it).
+            // Inherited across fork(): the runner does not exist here, so no wait; what the
+            // job holds is left alone (its owner, the parent, frees it).
             std::mem::forget(job);
             return;
         }
         job.state.wait(None);
-        let thread = match &job.kind {
-            Kind::Thread(w) => w.lock().unwrap_or_else(|e| e.into_inner()).take(),
-            Kind::Dispatched(_) => None,
-        };
-        if let Some(handle) = thread {
-            let _ = handle.join();
+        if let Kind::Run { released } = &job.kind {
+            released.wait(None);
         }
     });
 }
@@ -435,6 +422,89 @@ const _: () = assert!(PQG_ERR_TIMEOUT == Error::Timeout.code());
 mod tests {
     use super::*;
     use std::ptr::null_mut;
+    use std::thread;
+
+    /// Starts a batch job whose work is `work`, as a submit call does, and hands it out.
+    fn submit(n: usize, statuses: &mut [pqg_status], work: Work) -> *mut pqg_job {
+        let notify = Some(Arc::default());
+        let mut out = null_mut();
+        // SAFETY: `out` is a live local.
+        unsafe { hand_out(start(n, statuses.as_mut_ptr(), work, notify), &mut out) };
+        out
+    }
+
+    #[test]
+    fn batch_jobs_one_after_another_each_end_with_their_statuses() {
+        for i in 0..60 {
+            let mut statuses = [PQG_PENDING; 3];
+            let fail = Error::VerifyFailed;
+            let out = submit(
+                3,
+                &mut statuses,
+                Box::new(move || match i % 3 {
+                    0 => vec![Ok(()), Err(fail), Ok(())],
+                    1 => vec![Err(fail)],
+                    _ => panic!("contained (batch {i})"),
+                }),
+            );
+            // SAFETY (C calls): `out` is live until pqg_job_free.
+            assert_eq!(unsafe { pqg_job_wait(out, -1) }, PQG_OK);
+            unsafe { pqg_job_free(out) };
+            let want = match i % 3 {
+                0 => [PQG_OK, fail.code(), PQG_OK],
+                1 => [fail.code(), PQG_ERR_PANIC, PQG_ERR_PANIC],
+                _ => [PQG_ERR_PANIC; 3],
+            };
+            assert_eq!(statuses, want, "batch {i}");
+        }
+    }
+
+    #[test]
+    fn batch_jobs_in_flight_at_once_run_at_once() {
+        // Each batch's work waits until all have started: run one after another, they never
+        // end (the waits below fail with a timeout).
+        const JOBS: usize = 6;
+        let started = Arc::new(std::sync::Barrier::new(JOBS));
+        let mut statuses = [[PQG_PENDING; 1]; JOBS];
+        let jobs: Vec<_> = statuses
+            .iter_mut()
+            .map(|st| {
+                let started = started.clone();
+                submit(
+                    1,
+                    st,
+                    Box::new(move || {
+                        started.wait();
+                        vec![Ok(())]
+                    }),
+                )
+            })
+            .collect();
+        for &job in &jobs {
+            // SAFETY (C calls): each job is live until its pqg_job_free.
+            assert_eq!(unsafe { pqg_job_wait(job, 20_000) }, PQG_OK);
+            unsafe { pqg_job_free(job) };
+        }
+        assert!(statuses.iter().all(|s| s == &[PQG_OK]));
+    }
+
+    #[test]
+    fn a_freed_batch_job_holds_nothing_of_its_context() {
+        // After pqg_job_free the runner holds no reference to the context's notify state (it
+        // would close the eventfd late, or run a freed context's callback).
+        for _ in 0..100 {
+            let notify: Arc<Notify> = Arc::default();
+            let mut status = PQG_PENDING;
+            let mut out = null_mut();
+            let work: Work = Box::new(|| vec![Ok(())]);
+            // SAFETY: `out` is a live local.
+            unsafe { hand_out(start(1, &mut status, work, Some(notify.clone())), &mut out) };
+            // SAFETY: `out` is live until here.
+            unsafe { pqg_job_free(out) };
+            assert_eq!(status, PQG_OK);
+            assert_eq!(Arc::strong_count(&notify), 1);
+        }
+    }
 
     #[test]
     fn a_dispatched_job_completes_at_its_last_count_and_wakes_every_waiter() {

@@ -25,6 +25,7 @@ mod keygen;
 mod layout;
 mod mldsa;
 mod recycle;
+mod runner;
 mod serve;
 
 pub use context::*;
