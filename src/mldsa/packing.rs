@@ -5,7 +5,7 @@ use super::params::{ParamSet, D, N};
 use super::poly::Poly;
 use super::polyvec::PolyVec;
 use zeroize::Zeroize;
-#[cfg(any(test, fuzzing))]
+#[cfg(fuzzing)]
 use zeroize::ZeroizeOnDrop;
 
 /// Packs 256 values of `bits` bits each, little-endian bit order, into 32 * bits bytes.
@@ -200,8 +200,8 @@ pub fn pk_decode<const K: usize>(pk: &[u8]) -> ([u8; 32], PolyVec<K>) {
 }
 
 /// The decoded secret key of Alg. 25; zeroized on drop. KeyGen packs its parts as it makes
-/// them, and signing decodes into its own storage, so only the tests and fuzz targets use it.
-#[cfg(any(test, fuzzing))]
+/// them, and signing decodes into its own storage, so only the fuzz targets use it.
+#[cfg(fuzzing)]
 #[derive(Zeroize, ZeroizeOnDrop)]
 pub struct SecretKey<const K: usize, const L: usize> {
     pub rho: [u8; 32],
@@ -214,7 +214,7 @@ pub struct SecretKey<const K: usize, const L: usize> {
 }
 
 /// skEncode (Alg. 24): rho || K || tr || BitPack(s1, eta) || BitPack(s2, eta) || BitPack(t0, 2^(d-1)).
-#[cfg(any(test, fuzzing))]
+#[cfg(fuzzing)]
 pub fn sk_encode<const K: usize, const L: usize>(
     p: ParamSet,
     sk: &SecretKey<K, L>,
