@@ -4,7 +4,9 @@
 use super::params::{ParamSet, D, N};
 use super::poly::Poly;
 use super::polyvec::PolyVec;
-use zeroize::{Zeroize, ZeroizeOnDrop};
+use zeroize::Zeroize;
+#[cfg(fuzzing)]
+use zeroize::ZeroizeOnDrop;
 
 /// Packs 256 values of `bits` bits each, little-endian bit order, into 32 * bits bytes.
 /// `value` maps a coefficient to its unsigned field (branch-free for every caller).
@@ -197,7 +199,9 @@ pub fn pk_decode<const K: usize>(pk: &[u8]) -> ([u8; 32], PolyVec<K>) {
     (rho, t1)
 }
 
-/// The decoded secret key of Alg. 25; zeroized on drop.
+/// The decoded secret key of Alg. 25; zeroized on drop. KeyGen packs its parts as it makes
+/// them, and signing decodes into its own storage, so only the fuzz targets use it.
+#[cfg(fuzzing)]
 #[derive(Zeroize, ZeroizeOnDrop)]
 pub struct SecretKey<const K: usize, const L: usize> {
     pub rho: [u8; 32],
@@ -210,29 +214,50 @@ pub struct SecretKey<const K: usize, const L: usize> {
 }
 
 /// skEncode (Alg. 24): rho || K || tr || BitPack(s1, eta) || BitPack(s2, eta) || BitPack(t0, 2^(d-1)).
+#[cfg(fuzzing)]
 pub fn sk_encode<const K: usize, const L: usize>(
     p: ParamSet,
     sk: &SecretKey<K, L>,
     out: &mut [u8],
 ) {
-    let eb = p.eta_bits();
     out[..32].copy_from_slice(&sk.rho);
     out[32..64].copy_from_slice(&sk.key);
+    out[64..64 + p.tr_len()].copy_from_slice(&sk.tr[..p.tr_len()]);
+    sk_encode_s(p, &sk.s1, &sk.s2, out);
+    for (i, t) in sk.t0.0.iter().enumerate() {
+        sk_encode_t0::<K, L>(p, i, t, out);
+    }
+}
+
+/// skEncode's BitPack(s1, eta) || BitPack(s2, eta) alone (KeyGen packs them once sampled).
+pub fn sk_encode_s<const K: usize, const L: usize>(
+    p: ParamSet,
+    s1: &PolyVec<L>,
+    s2: &PolyVec<K>,
+    out: &mut [u8],
+) {
+    let eb = p.eta_bits();
     let s_at = 64 + p.tr_len();
-    out[64..s_at].copy_from_slice(&sk.tr[..p.tr_len()]);
-    let (s_part, t0_part) = out[s_at..].split_at_mut(32 * eb * (K + L));
-    let mut chunks = s_part.chunks_exact_mut(32 * eb);
-    for s in sk.s1.0.iter().chain(sk.s2.0.iter()) {
-        bit_pack(&s.0, eb, p.eta(), chunks.next().expect("sized by K + L"));
+    let chunks = out[s_at..s_at + 32 * eb * (K + L)].chunks_exact_mut(32 * eb);
+    for (s, chunk) in s1.0.iter().chain(s2.0.iter()).zip(chunks) {
+        bit_pack(&s.0, eb, p.eta(), chunk);
     }
-    for (t, chunk) in sk
-        .t0
-        .0
-        .iter()
-        .zip(t0_part.chunks_exact_mut(32 * D as usize))
-    {
-        bit_pack(&t.0, D as usize, 1 << (D - 1), chunk);
-    }
+}
+
+/// skEncode's part for t0[i] alone (KeyGen packs each row of t0 as it is made).
+pub fn sk_encode_t0<const K: usize, const L: usize>(
+    p: ParamSet,
+    i: usize,
+    t0: &Poly,
+    out: &mut [u8],
+) {
+    let at = 64 + p.tr_len() + 32 * p.eta_bits() * (K + L) + 32 * D as usize * i;
+    bit_pack(
+        &t0.0,
+        D as usize,
+        1 << (D - 1),
+        &mut out[at..at + 32 * D as usize],
+    );
 }
 
 /// skDecode (Alg. 25). Returns `None` when an s1/s2 field exceeds 2 * eta, i.e. a coefficient lies

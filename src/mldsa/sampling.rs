@@ -8,7 +8,6 @@ use crate::simd::wipe::{wipe, Wiped};
 use crate::simd::{self, Level};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake128;
-use zeroize::Zeroize;
 
 const SHAKE128_RATE: usize = 168;
 const SHAKE256_RATE: usize = 136;
@@ -94,7 +93,7 @@ fn expand_a_into<const K: usize, const L: usize>(
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
         // Entries in row-major order, four at a time, sampled in place; a short last group
-        // (k l = 30 only) repeats its final entry into spare polynomials, made only there.
+        // (k l = 30 only) leaves its extra streams unsampled.
         // With l >= 4 a group spans at most two rows, r0 and r0 + 1, and row r0 - 1 was
         // complete (and passed to `done`) before, so two slots suffice.
         let mut bufs: x4::UniformBufs = [[0; 5 * 168]; 4];
@@ -111,20 +110,12 @@ fn expand_a_into<const K: usize, const L: usize>(
             let seeds = [seed(0), seed(1), seed(2), seed(3)];
             let r0 = base / L;
             let (cur, nxt) = two_mut(store, r0 % slots, (r0 + 1) % slots);
-            let mut entries = cur.0[base % L..].iter_mut().chain(nxt.0.iter_mut());
-            if base + 4 <= K * L {
-                let polys = core::array::from_fn(|_| entries.next().expect("a full group"));
-                x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
-            } else {
-                let mut spare = [Poly::default(); 3];
-                let mut spares = spare.iter_mut();
-                let mut real = entries.take(K * L - base);
-                let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
-                    real.next()
-                        .unwrap_or_else(|| spares.next().expect("at most 3 short"))
-                });
-                x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
-            }
+            let mut entries = cur.0[base % L..]
+                .iter_mut()
+                .chain(nxt.0.iter_mut())
+                .take(K * L - base);
+            let polys = core::array::from_fn(|_| entries.next());
+            x4::rej_ntt_polys(avx2, &seeds, polys, &mut bufs);
             while next < K && (next + 1) * L <= base + 4 {
                 done(next, &store[next % slots]);
                 next += 1;
@@ -240,30 +231,19 @@ pub(crate) fn expand_s_with<const K: usize, const L: usize>(
 ) {
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = level.avx2() {
-        // s1 then s2, four polynomials at a time, sampled in place; a short last group repeats
-        // its final polynomial into spare ones, wiped afterwards.
-        let mut spare = [Poly::default(); 3];
-        let mut used = 0;
-        {
-            let mut spares = spare.iter_mut();
-            let mut entries = s1.0.iter_mut().chain(s2.0.iter_mut());
-            for base in (0..K + L).step_by(4) {
-                let mut seeds: [Wiped<66>; 4] = Default::default();
-                for (t, x) in seeds.iter_mut().enumerate() {
-                    x[..64].copy_from_slice(rho_prime);
-                    let nonce = (base + t).min(K + L - 1) as u16;
-                    x[64..].copy_from_slice(&nonce.to_le_bytes());
-                }
-                let polys: [&mut Poly; 4] = core::array::from_fn(|_| {
-                    entries.next().unwrap_or_else(|| {
-                        used += 1;
-                        spares.next().expect("at most 3 short")
-                    })
-                });
-                x4::rej_bounded_polys(avx2, &seeds, p.eta(), polys);
+        // s1 then s2, four polynomials at a time, sampled in place; a short last group leaves
+        // its extra streams unsampled.
+        let mut entries = s1.0.iter_mut().chain(s2.0.iter_mut());
+        for base in (0..K + L).step_by(4) {
+            let mut seeds: [Wiped<66>; 4] = Default::default();
+            for (t, x) in seeds.iter_mut().enumerate() {
+                x[..64].copy_from_slice(rho_prime);
+                let nonce = (base + t).min(K + L - 1) as u16;
+                x[64..].copy_from_slice(&nonce.to_le_bytes());
             }
+            let polys = core::array::from_fn(|_| entries.next());
+            x4::rej_bounded_polys(avx2, &seeds, p.eta(), polys);
         }
-        spare[..used].iter_mut().for_each(Zeroize::zeroize);
         return;
     }
     let _ = level;
@@ -385,11 +365,12 @@ mod x4 {
     /// SHAKE128 output of four streams (reused across calls: no zeroing per call).
     pub(super) type UniformBufs = [[u8; UNIFORM_BLOCKS * SHAKE128_RATE]; 4];
 
-    /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once; `bufs` is scratch space.
+    /// RejNTTPoly on four SHAKE128 seeds (rho || s || r) at once; `bufs` is scratch space. A
+    /// `None` lane's stream is squeezed but not sampled (the short last group of ExpandA).
     pub(super) fn rej_ntt_polys(
         avx2: Avx2,
         seeds: &[[u8; 34]; 4],
-        out: [&mut Poly; 4],
+        mut out: [Option<&mut Poly>; 4],
         bufs: &mut UniformBufs,
     ) {
         let mut x = ShakeX4::new(
@@ -408,9 +389,13 @@ mod x4 {
                 &mut b2[..len],
                 &mut b3[..len],
             ]);
-            for t in 0..4 {
-                j[t] =
-                    crate::simd::rej_avx2::rej_uniform(avx2, &mut out[t].0, j[t], &bufs[t][..len]);
+            for (t, o) in out.iter_mut().enumerate() {
+                j[t] = match o {
+                    Some(o) => {
+                        crate::simd::rej_avx2::rej_uniform(avx2, &mut o.0, j[t], &bufs[t][..len])
+                    }
+                    None => N,
+                };
             }
             if j.iter().all(|&j| j == N) {
                 return;
@@ -420,12 +405,13 @@ mod x4 {
         }
     }
 
-    /// RejBoundedPoly on four SHAKE256 seeds (rho' || nonce) at once.
+    /// RejBoundedPoly on four SHAKE256 seeds (rho' || nonce) at once; a `None` lane's stream
+    /// is squeezed but not sampled (the short last group of ExpandS).
     pub(super) fn rej_bounded_polys(
         avx2: Avx2,
         seeds: &[Wiped<66>; 4],
         eta: i32,
-        out: [&mut Poly; 4],
+        mut out: [Option<&mut Poly>; 4],
     ) {
         let mut x = ShakeX4::new(
             Level::Avx2,
@@ -444,8 +430,11 @@ mod x4 {
                 &mut b2[..len],
                 &mut b3[..len],
             ]);
-            for t in 0..4 {
-                j[t] = rej_eta_avx2(avx2, &mut out[t].0, j[t], &bufs[t][..len], eta);
+            for (t, o) in out.iter_mut().enumerate() {
+                j[t] = match o {
+                    Some(o) => rej_eta_avx2(avx2, &mut o.0, j[t], &bufs[t][..len], eta),
+                    None => N,
+                };
             }
             if j.iter().all(|&j| j == N) {
                 return;

@@ -75,6 +75,17 @@ fn detected() -> Level {
     })
 }
 
+/// AVX-512F and AVX-512VL were detected, besides the AVX2 level: the four-stream Keccak then
+/// uses their rotate and three-input logic instructions on the same 256-bit registers (same
+/// states, so the same bytes). Checked once per process; asked only on the AVX2 level.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx512vl() -> bool {
+    static VL: OnceLock<bool> = OnceLock::new();
+    *VL.get_or_init(|| {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl")
+    })
+}
+
 /// The level the CPU code uses now.
 #[inline]
 pub(crate) fn level() -> Level {
