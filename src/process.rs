@@ -1,6 +1,7 @@
 //! The current process id, cached. The serving and job paths read it on every call to tell a
 //! forked child from its parent (issue #17), and a getpid system call each time was a
 //! visible share of a single-item submit. A fork handler clears the cache in the child.
+//! [`PerProcess`] keeps a value (a thread's cache, a handle) for the process that made it.
 
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
