@@ -1,5 +1,6 @@
 //! Operating-system randomness; its failure is an error (`PQG_ERR_RNG`), never a panic.
 
+use crate::process::PerProcess;
 use crate::Error;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -37,13 +38,19 @@ pub fn fill_bulk(buf: &mut [u8]) -> Result<(), Error> {
 const STOCK_BLOCKS: usize = 32;
 
 /// A thread's stock of OS randomness for [`array32`]: drawn 1 KiB at a time, handed out 32
-/// bytes at a time, each block wiped as it goes. Tagged with the process id, so a forked child
-/// never hands out bytes its parent drew.
+/// bytes at a time, each block wiped as it goes. Per process, so a forked child never hands out
+/// bytes its parent drew: there it is wiped and drawn again.
 struct Stock {
-    pid: u32,
     /// Blocks not yet handed out: the last `left` of `bytes`.
     left: usize,
     bytes: [u8; 32 * STOCK_BLOCKS],
+}
+
+impl Stock {
+    fn wipe(&mut self) {
+        self.left = 0;
+        self.bytes.zeroize();
+    }
 }
 
 impl Drop for Stock {
@@ -53,21 +60,19 @@ impl Drop for Stock {
 }
 
 thread_local! {
-    static STOCK: std::cell::RefCell<Stock> = const {
-        std::cell::RefCell::new(Stock { pid: 0, left: 0, bytes: [0; 32 * STOCK_BLOCKS] })
+    static STOCK: std::cell::RefCell<PerProcess<Stock>> = const {
+        std::cell::RefCell::new(PerProcess::new(Stock { left: 0, bytes: [0; 32 * STOCK_BLOCKS] }))
     };
 }
 
 /// A fresh random 32-byte array (a seed, coins, rnd): one system call per 32 of them, not per
 /// single call (a server signing one message at a time on few threads makes millions).
 pub fn array32() -> Result<[u8; 32], Error> {
-    let pid = crate::process::id();
     let drawn = STOCK.try_with(|s| {
         let mut s = s.borrow_mut();
-        if s.pid != pid || s.left == 0 {
-            s.left = 0;
+        let s = s.get_mut(Stock::wipe);
+        if s.left == 0 {
             fill(&mut s.bytes)?;
-            s.pid = pid;
             s.left = STOCK_BLOCKS;
         }
         s.left -= 1;
@@ -119,6 +124,7 @@ mod tests {
         }
         STOCK.with(|s| {
             let s = s.borrow();
+            let s = s.get().expect("drawn in this process");
             assert!(s.left < STOCK_BLOCKS, "the last call took a block");
             assert!(
                 s.bytes[s.left * 32..].iter().all(|&b| b == 0),

@@ -18,6 +18,7 @@
 //! pauses again.
 
 use once_cell::sync::OnceCell;
+use pqgpu::process::PerProcess;
 use pqgpu::serve::Completion;
 use pqgpu::Error;
 use pqgpu::Status;
@@ -412,7 +413,6 @@ static SPARE_GROUPS: Mutex<Vec<&'static Group>> = Mutex::new(Vec::new());
 
 /// A thread's groups: the one new wait contexts join (`current`, `used` of them so far).
 struct Groups {
-    pid: u32,
     all: Vec<&'static Group>,
     current: usize,
     used: usize,
@@ -427,8 +427,8 @@ impl Drop for Groups {
 }
 
 thread_local! {
-    static GROUPS: std::cell::RefCell<Groups> = const {
-        std::cell::RefCell::new(Groups { pid: 0, all: Vec::new(), current: 0, used: 0 })
+    static GROUPS: std::cell::RefCell<PerProcess<Groups>> = const {
+        std::cell::RefCell::new(PerProcess::new(Groups { all: Vec::new(), current: 0, used: 0 }))
     };
 }
 
@@ -438,11 +438,8 @@ fn new_member() -> Option<&'static Group> {
     GROUPS
         .try_with(|g| {
             let mut g = g.borrow_mut();
-            if g.pid != pid {
-                // A forked child: the parent's descriptors are the parent's.
-                g.all.clear();
-                g.pid = pid;
-            }
+            // In a forked child the parent's descriptors are the parent's.
+            let g = g.get_mut(|g| g.all.clear());
             if g.all.is_empty() || g.used >= GROUP_CONTEXTS {
                 g.used = 0;
                 if g.all.len() < MAX_GROUPS {

@@ -22,6 +22,7 @@ use once_cell::sync::OnceCell;
 use pqgpu::backend::{Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
+use pqgpu::process::PerProcess;
 use pqgpu::serve::{Class, Completion, KeyArg, KeyKind, Op, Opt, Serve};
 
 /// A pqgpu key handle (decoded, checked and expanded once).
@@ -92,11 +93,11 @@ struct Config {
 }
 
 static CONFIG: Mutex<Option<Config>> = Mutex::new(None);
-/// The backend and serving dispatcher for this process id (a forked child makes its own).
-static BACKEND: Mutex<Option<ProcessEngine>> = Mutex::new(None);
+/// This process's backend and serving dispatcher (a forked child makes its own).
+static BACKEND: Mutex<PerProcess<Option<Engine>>> = Mutex::new(PerProcess::new(None));
 
-/// A process id, its backend and its serving dispatcher.
-type ProcessEngine = (u32, Arc<dyn Backend>, Arc<Serve>);
+/// A backend and its serving dispatcher.
+type Engine = (Arc<dyn Backend>, Arc<Serve>);
 
 /// The serving options the configuration section may set, by key.
 pub const SERVE_KEYS: [(&std::ffi::CStr, Opt); 5] = [
@@ -149,13 +150,10 @@ pub fn configure(
 }
 
 /// This process's backend and serving dispatcher (made on first use).
-fn engine() -> Result<(Arc<dyn Backend>, Arc<Serve>), Error> {
-    let pid = pqgpu::process::id();
+fn engine() -> Result<Engine, Error> {
     let mut g = BACKEND.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((p, b, s)) = g.as_ref() {
-        if *p == pid {
-            return Ok((b.clone(), s.clone()));
-        }
+    if let Some(Some((b, s))) = g.get() {
+        return Ok((b.clone(), s.clone()));
     }
     let (kind, opts, traced) = CONFIG
         .lock()
@@ -175,7 +173,7 @@ fn engine() -> Result<(Arc<dyn Backend>, Arc<Serve>), Error> {
             trace_run(class, n, inline, kind)
         }));
     }
-    *g = Some((pid, b.clone(), s.clone()));
+    g.set(Some((b.clone(), s.clone())));
     Ok((b, s))
 }
 
@@ -185,8 +183,8 @@ fn backend() -> Result<Arc<dyn Backend>, Error> {
 
 thread_local! {
     /// This process's dispatcher, kept by each thread that asks (no lock per request).
-    static SERVE: std::cell::RefCell<Option<(u32, Arc<Serve>)>> =
-        const { std::cell::RefCell::new(None) };
+    static SERVE: std::cell::RefCell<PerProcess<Option<Arc<Serve>>>> =
+        const { std::cell::RefCell::new(PerProcess::new(None)) };
 }
 
 /// This process's dispatcher.
@@ -197,17 +195,16 @@ fn serve() -> Result<Arc<Serve>, Error> {
 /// Calls `f` with this process's dispatcher as this thread keeps it (no reference count
 /// taken per request).
 fn with_serve<R>(f: impl FnOnce(&Arc<Serve>) -> R) -> Result<R, Error> {
-    let pid = pqgpu::process::id();
     let mut f = Some(f);
-    let kept = SERVE.try_with(|c| match &*c.borrow() {
-        Some((p, s)) if *p == pid => f.take().map(|f| f(s)),
+    let kept = SERVE.try_with(|c| match c.borrow().get() {
+        Some(Some(s)) => f.take().map(|f| f(s)),
         _ => None,
     });
     if let Ok(Some(r)) = kept {
         return Ok(r);
     }
     let s = engine()?.1;
-    let _ = SERVE.try_with(|c| *c.borrow_mut() = Some((pid, s.clone())));
+    let _ = SERVE.try_with(|c| c.borrow_mut().set(Some(s.clone())));
     Ok((f.take().expect("not yet called"))(&s))
 }
 

@@ -1,17 +1,14 @@
 //! Helper threads that run work off OpenSSL's small async-job stacks. Created on first use in
 //! each process (threads do not survive fork(), so a forked child makes its own).
 
+use pqgpu::process::PerProcess;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 
 type Work = Box<dyn FnOnce() + Send + 'static>;
 
-struct Pool {
-    pid: u32,
-    tx: Sender<Work>,
-}
-
-static POOL: Mutex<Option<Pool>> = Mutex::new(None);
+/// Where this process's helper threads take their work from.
+static POOL: Mutex<PerProcess<Option<Sender<Work>>>> = Mutex::new(PerProcess::new(None));
 
 /// Helper threads: enough to keep every core busy with single-item work.
 fn threads() -> usize {
@@ -31,9 +28,8 @@ pub fn is_helper_thread() -> bool {
 
 /// Queues `work` on a helper thread.
 pub fn spawn(work: Work) {
-    let pid = pqgpu::process::id();
     let mut g = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if g.as_ref().is_none_or(|p| p.pid != pid) {
+    if g.get().and_then(Option::as_ref).is_none() {
         let (tx, rx) = channel::<Work>();
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads() {
@@ -56,9 +52,9 @@ pub fn spawn(work: Work) {
                 return;
             }
         }
-        *g = Some(Pool { pid, tx });
+        g.set(Some(tx));
     }
-    let tx = g.as_ref().expect("set above").tx.clone();
+    let tx = g.get().and_then(Option::clone).expect("set above");
     drop(g);
     if let Err(e) = tx.send(work) {
         (e.0)();
