@@ -527,6 +527,66 @@ fn a_lone_item_does_not_wait_for_company() {
 }
 
 #[test]
+fn an_idle_context_runs_a_lone_async_item_at_once() {
+    // A GPU-like context with the default crossover, a maximum wait of 1 s and pauses in
+    // arrivals counted only after 250 ms: a lone asynchronous item on the idle context runs
+    // on the CPU at once instead of waiting for company that would not change where it runs.
+    let ring = keyring();
+    let kp = &ring[0];
+    let ctx = Ctx(context_from_backend(FakeGpu::new(Mode::Pass)));
+    unsafe {
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_MAX_WAIT_US, 1_000_000),
+            PQG_OK
+        );
+        assert_eq!(
+            pqg_context_set_option(ctx.0, PQG_OPT_QUIET_US, 1_000_000),
+            PQG_OK
+        );
+    }
+    let pk = c_key(kp.alg, PQG_KEY_PUBLIC, &kp.pk);
+    let Alg::MlDsa(p) = kp.alg else {
+        panic!("an ML-DSA pair first")
+    };
+    let mut sig = vec![0u8; p.signature_len()];
+    let m = Message::Pure {
+        ctx: &[],
+        msg: b"idle",
+    };
+    mldsa::sign(p, &kp.sk, &m, Some(&ZERO_RND), &mut sig).unwrap();
+    for _ in 0..3 {
+        let (mut status, mut job) = (77, null_mut());
+        let t = Instant::now();
+        unsafe {
+            assert_eq!(
+                pqg_mldsa_verify_async(
+                    ctx.0,
+                    pk,
+                    b"idle".as_ptr(),
+                    4,
+                    null(),
+                    0,
+                    sig.as_ptr(),
+                    sig.len(),
+                    &mut status,
+                    &mut job,
+                ),
+                PQG_OK
+            );
+            assert_eq!(pqg_job_wait(job, -1), PQG_OK);
+            pqg_job_free(job);
+        }
+        assert_eq!(status, PQG_OK);
+        assert!(
+            t.elapsed() < Duration::from_millis(150),
+            "a lone item waited {:?} (the quiet gap is 250 ms)",
+            t.elapsed()
+        );
+    }
+    unsafe { pqg_key_free(pk) };
+}
+
+#[test]
 fn the_maximum_wait_bounds_a_busy_queue() {
     // An asynchronous feeder keeps items arriving; with the quiet gap off, only the oldest
     // item's deadline (here 20 ms) can flush the queue; a blocking call made meanwhile

@@ -264,6 +264,13 @@ impl Shared {
         if queued >= self.cfg.get(Opt::MaxBatch) as usize {
             return None;
         }
+        // A light load on an idle context runs on the CPU (a batch under the crossover), so
+        // waiting for company would only delay it: it is taken at once, as blocking calls
+        // under the crossover run inline.
+        let crossover = self.cfg.get(Opt::CpuCrossover) as usize;
+        if queued > 0 && self.running.load(Ordering::Acquire) + queued < crossover {
+            return None;
+        }
         let max_wait = self.cfg.get(Opt::MaxWaitUs) * 1000;
         // Arrivals paused this long (or a quarter of the maximum wait) flush the queue.
         let quiet = (self.cfg.get(Opt::QuietUs) * 1000).min(max_wait / 4);
