@@ -271,26 +271,38 @@ mod tests {
         assert!(out.contains(&99));
     }
 
-    #[test]
-    fn at_most_per_unit_workers_of_each_device_run_at_once() {
-        let units = [Fake::new(0, 8, usize::MAX), Fake::new(1, 8, usize::MAX)];
-        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let mut out = vec![0usize; 64];
+    /// Runs a one-item chunk per element of `out`, each holding its worker `ms` milliseconds
+    /// and writing 1 on a device (99 on the CPU); `peak` records the most chunks at once.
+    fn run_held(
+        units: &[Fake],
+        per_unit: usize,
+        out: &mut [usize],
+        ms: u64,
+        (now, peak): (&AtomicUsize, &AtomicUsize),
+    ) {
         let chunks: Vec<&mut [usize]> = out.chunks_mut(1).collect();
         run_chunks(
-            &units,
-            3,
+            units,
+            per_unit,
             chunks,
             |_u, _w, items| {
                 let at = now.fetch_add(1, Ordering::SeqCst) + 1;
                 peak.fetch_max(at, Ordering::SeqCst);
-                std::thread::sleep(std::time::Duration::from_millis(2));
+                std::thread::sleep(std::time::Duration::from_millis(ms));
                 now.fetch_sub(1, Ordering::SeqCst);
                 items[0] = 1;
                 Ok(())
             },
             |items| items[0] = 99,
         );
+    }
+
+    #[test]
+    fn at_most_per_unit_workers_of_each_device_run_at_once() {
+        let units = [Fake::new(0, 8, usize::MAX), Fake::new(1, 8, usize::MAX)];
+        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut out = vec![0usize; 64];
+        run_held(&units, 3, &mut out, 2, (&now, &peak));
         assert!(out.iter().all(|&d| d == 1), "every chunk on a device");
         let peak = peak.load(Ordering::SeqCst);
         assert!(peak <= 6, "two devices x 3 workers, saw {peak} at once");
@@ -307,21 +319,7 @@ mod tests {
             for _ in 0..3 {
                 s.spawn(|| {
                     let mut out = [0usize; 1];
-                    let chunks: Vec<&mut [usize]> = out.chunks_mut(1).collect();
-                    run_chunks(
-                        &units,
-                        4,
-                        chunks,
-                        |_u, _w, items| {
-                            let at = now.fetch_add(1, Ordering::SeqCst) + 1;
-                            peak.fetch_max(at, Ordering::SeqCst);
-                            std::thread::sleep(std::time::Duration::from_millis(50));
-                            now.fetch_sub(1, Ordering::SeqCst);
-                            items[0] = 1;
-                            Ok(())
-                        },
-                        |items| items[0] = 99,
-                    );
+                    run_held(&units, 4, &mut out, 50, (&now, &peak));
                     assert_eq!(out, [1], "done on the device");
                 });
             }
