@@ -6,7 +6,8 @@
 //! Layout: the levels with butterflies 8 or more coefficients apart work on whole vectors; the
 //! last three (4, 2, 1 apart) work on 8x8 transposed blocks, so that each register again holds
 //! eight independent butterfly halves, with one twiddle per lane. Eight levels take two passes
-//! over memory, three or five levels in registers each.
+//! over memory, three or five levels in registers each. Where a transpose meets memory (NTT's
+//! second, NTT^-1's first), its cross-lane stage is done by the 128-bit loads or stores.
 
 use super::ntt::{INV_F, INV_F_ZETA1};
 use super::zetas::ZETAS;
@@ -181,10 +182,26 @@ fn montmul(a: __m256i, b: __m256i) -> __m256i {
 #[derive(Clone, Copy)]
 struct Z(__m256i, __m256i, __m256i, __m256i);
 
-/// 8x8 transpose of 32-bit lanes (its own inverse).
+/// 8x8 transpose of 32-bit lanes (its own inverse): `unpack_stages`, then the 128-bit halves
+/// exchanged. The transpose swaps each bit of the register index with that bit of the lane
+/// index; the unpacks swap bits 0 and 1, the last stage bit 2, so the two commute, and the
+/// halves can be exchanged on the way in or out of memory instead (`load8_halves`,
+/// `store8_halves`), with loads and stores instead of cross-lane shuffles.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn transpose(r: &mut [__m256i; 8]) {
+    unpack_stages(r);
+    let u = *r;
+    for m in 0..4 {
+        r[m] = _mm256_permute2x128_si256::<0x20>(u[m], u[m + 4]);
+        r[m + 4] = _mm256_permute2x128_si256::<0x31>(u[m], u[m + 4]);
+    }
+}
+
+/// The first two stages of `transpose`: bits 0 and 1 of register and lane index swapped.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn unpack_stages(r: &mut [__m256i; 8]) {
     let t0 = _mm256_unpacklo_epi32(r[0], r[1]);
     let t1 = _mm256_unpackhi_epi32(r[0], r[1]);
     let t2 = _mm256_unpacklo_epi32(r[2], r[3]);
@@ -193,22 +210,57 @@ fn transpose(r: &mut [__m256i; 8]) {
     let t5 = _mm256_unpackhi_epi32(r[4], r[5]);
     let t6 = _mm256_unpacklo_epi32(r[6], r[7]);
     let t7 = _mm256_unpackhi_epi32(r[6], r[7]);
-    let u0 = _mm256_unpacklo_epi64(t0, t2);
-    let u1 = _mm256_unpackhi_epi64(t0, t2);
-    let u2 = _mm256_unpacklo_epi64(t1, t3);
-    let u3 = _mm256_unpackhi_epi64(t1, t3);
-    let u4 = _mm256_unpacklo_epi64(t4, t6);
-    let u5 = _mm256_unpackhi_epi64(t4, t6);
-    let u6 = _mm256_unpacklo_epi64(t5, t7);
-    let u7 = _mm256_unpackhi_epi64(t5, t7);
-    r[0] = _mm256_permute2x128_si256::<0x20>(u0, u4);
-    r[4] = _mm256_permute2x128_si256::<0x31>(u0, u4);
-    r[1] = _mm256_permute2x128_si256::<0x20>(u1, u5);
-    r[5] = _mm256_permute2x128_si256::<0x31>(u1, u5);
-    r[2] = _mm256_permute2x128_si256::<0x20>(u2, u6);
-    r[6] = _mm256_permute2x128_si256::<0x31>(u2, u6);
-    r[3] = _mm256_permute2x128_si256::<0x20>(u3, u7);
-    r[7] = _mm256_permute2x128_si256::<0x31>(u3, u7);
+    r[0] = _mm256_unpacklo_epi64(t0, t2);
+    r[1] = _mm256_unpackhi_epi64(t0, t2);
+    r[2] = _mm256_unpacklo_epi64(t1, t3);
+    r[3] = _mm256_unpackhi_epi64(t1, t3);
+    r[4] = _mm256_unpacklo_epi64(t4, t6);
+    r[5] = _mm256_unpackhi_epi64(t4, t6);
+    r[6] = _mm256_unpacklo_epi64(t5, t7);
+    r[7] = _mm256_unpackhi_epi64(t5, t7);
+}
+
+/// The eight rows a[base + 8m..] (m = 0..8) with their 128-bit halves exchanged as the last
+/// stage of `transpose` does: register m gets the low halves of rows m and m + 4, register
+/// m + 4 their high halves.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load8_halves(a: &[i32; N], base: usize) -> [__m256i; 8] {
+    assert!(base <= N - 64);
+    let p = a.as_ptr();
+    // SAFETY: every 4-lane half read lies in a[base..base + 64] (checked above); the loads
+    // are unaligned forms.
+    let h = |i: usize| unsafe { _mm_loadu_si128(p.add(base + i) as *const __m128i) };
+    core::array::from_fn(|m| {
+        let (row, off) = (m % 4, 4 * (m / 4));
+        _mm256_inserti128_si256::<1>(
+            _mm256_castsi128_si256(h(8 * row + off)),
+            h(8 * (row + 4) + off),
+        )
+    })
+}
+
+/// The inverse of `load8_halves`: rows m and m + 4 from registers m and m + 4.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store8_halves(a: &mut [i32; N], base: usize, r: &[__m256i; 8]) {
+    assert!(base <= N - 64);
+    let p = a.as_mut_ptr();
+    for (m, v) in r.iter().enumerate() {
+        let (row, off) = (m % 4, 4 * (m / 4));
+        // SAFETY: both 4-lane halves written lie in a[base..base + 64] (checked above); the
+        // stores are unaligned forms.
+        unsafe {
+            _mm_storeu_si128(
+                p.add(base + 8 * row + off) as *mut __m128i,
+                _mm256_castsi256_si128(*v),
+            );
+            _mm_storeu_si128(
+                p.add(base + 8 * (row + 4) + off) as *mut __m128i,
+                _mm256_extracti128_si256::<1>(*v),
+            );
+        }
+    }
 }
 
 /// Eight coefficients from `a[i..]` (also used by `rounding_avx2`).
@@ -368,8 +420,9 @@ fn ntt_avx2(a: &mut [i32; N]) {
         ct(r2, r3, table(&zt[4]));
         ct(r4, r5, table(&zt[5]));
         ct(r6, r7, table(&zt[6]));
-        transpose(&mut r);
-        store8(a, 64 * g, 8, &r);
+        // The transpose back, its last stage in the stores.
+        unpack_stages(&mut r);
+        store8_halves(a, 64 * g, &r);
     }
 }
 
@@ -378,8 +431,9 @@ fn ntt_avx2(a: &mut [i32; N]) {
 #[target_feature(enable = "avx2")]
 fn invntt_avx2(a: &mut [i32; N]) {
     for (g, zt) in INV.iter().enumerate() {
-        let mut r = load8(a, 64 * g, 8);
-        transpose(&mut r);
+        // The transpose, its last stage in the loads.
+        let mut r = load8_halves(a, 64 * g);
+        unpack_stages(&mut r);
         {
             let [r0, r1, r2, r3, r4, r5, r6, r7] = &mut r;
             gs(r0, r1, table(&zt[0]));
