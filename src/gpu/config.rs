@@ -31,6 +31,15 @@ pub enum ProductEngine {
     TensorCore,
 }
 
+/// How a host thread waits for its stream (the context's scheduling flag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "tuning"), allow(dead_code))] // set only by tuning builds
+pub enum SyncMode {
+    Spin,
+    Yield,
+    Blocking,
+}
+
 /// Measurement switches (`tuning` builds only; all off otherwise).
 #[derive(Clone, Debug, Default)]
 pub struct Tuning {
@@ -46,6 +55,8 @@ pub struct Tuning {
     pub ctru_engine: Option<ProductEngine>,
     /// `PQGPU_CTRU_INVERT=perkey`: one inversion per key instead of the product tree.
     pub ctru_invert_perkey: bool,
+    /// `PQGPU_GPU_SYNC=spin|yield|blocking`: the context's wait mode (default: the driver's).
+    pub sync: Option<SyncMode>,
 }
 
 /// What the engine runs with.
@@ -144,6 +155,17 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
         Some("dma") => false,
         Some(v) => return Err(format!("PQGPU_HOSTIO={v:?}: expected kernel or dma")),
     };
+    let sync = match s.gpu_sync.as_deref() {
+        None => None,
+        Some("spin") => Some(SyncMode::Spin),
+        Some("yield") => Some(SyncMode::Yield),
+        Some("blocking") => Some(SyncMode::Blocking),
+        Some(v) => {
+            return Err(format!(
+                "PQGPU_GPU_SYNC={v:?}: expected spin, yield or blocking"
+            ))
+        }
+    };
     Ok(Tuning {
         profile: s.profile,
         host_profile: s.host_profile,
@@ -155,6 +177,7 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
             .unwrap_or_default(),
         ctru_engine,
         ctru_invert_perkey,
+        sync,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Device probe and context. A machine without libcuda, libnvrtc or a GPU gets a clean
 //! `NoDevice` (cudarc panics when a library is missing, so we probe and catch first).
 
+use super::config::SyncMode;
 use crate::Error;
 use cudarc::driver::{sys, CudaContext};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -58,8 +59,9 @@ pub fn ordinals(list: Option<&str>) -> Result<Vec<usize>, String> {
     }
 }
 
-/// Opens device `ordinal` (from [`ordinals`]).
-pub fn open(ordinal: usize) -> Result<Device, String> {
+/// Opens device `ordinal` (from [`ordinals`]); `sync` sets how host threads wait for its
+/// streams (tuning; `None` keeps the driver's choice).
+pub fn open(ordinal: usize, sync: Option<SyncMode>) -> Result<Device, String> {
     let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
         .map_err(|_| "CUDA initialisation panicked".to_string())?
         .map_err(|e| format!("no CUDA device: {e:?}"))?;
@@ -67,6 +69,16 @@ pub fn open(ordinal: usize) -> Result<Device, String> {
     // which the worker synchronises before reading results or reusing buffers; cudarc's
     // per-slice events would add cross-stream waits and host overhead for nothing.
     unsafe { ctx.disable_event_tracking() };
+    if let Some(mode) = sync {
+        use sys::CUctx_flags::*;
+        let flag = match mode {
+            SyncMode::Spin => CU_CTX_SCHED_SPIN,
+            SyncMode::Yield => CU_CTX_SCHED_YIELD,
+            SyncMode::Blocking => CU_CTX_SCHED_BLOCKING_SYNC,
+        };
+        ctx.set_flags(flag)
+            .map_err(|e| format!("setting {mode:?} waits: {e:?}"))?;
+    }
     let arch = ctx
         .compute_capability()
         .map_err(|e| format!("compute capability: {e:?}"))?;

@@ -3,6 +3,7 @@
 //! kernel families load their kernels onto it (`gpu/mldsa`, `gpu/ctru`) and run chunks on
 //! its workers through [`Bound`].
 
+use super::config::Tuning;
 use super::device;
 use super::scheduler::Unit;
 use super::worker::Worker;
@@ -27,14 +28,15 @@ pub struct DeviceEngine {
 }
 
 impl DeviceEngine {
-    /// Opens device `ordinal` with `workers` streams (`profile`: time every launch, for
-    /// tuning). The error is `NoDevice`, with the reason.
+    /// Opens device `ordinal` with `workers` streams (`tuning`: time every launch, the wait
+    /// mode). The error is `NoDevice`, with the reason.
     pub fn open(
         ordinal: usize,
         workers: usize,
-        profile: bool,
+        tuning: &Tuning,
     ) -> Result<DeviceEngine, (Error, String)> {
-        let dev = device::open(ordinal).map_err(|e| (Error::NoDevice, e))?;
+        let profile = tuning.profile;
+        let dev = device::open(ordinal, tuning.sync).map_err(|e| (Error::NoDevice, e))?;
         let ctx = &dev.ctx;
         let workers = (0..workers)
             .map(|_| Worker::new(ctx, profile).map(Mutex::new))
