@@ -48,7 +48,8 @@ pub struct Settings {
     pub gpu_fail_after: Option<String>,
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
-    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_GPU_SYNC`.
+    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_GPU_SYNC`,
+    /// `PQGPU_SIGN_FILL`.
     #[cfg(feature = "tuning")]
     pub profile: bool,
     #[cfg(feature = "tuning")]
@@ -63,6 +64,8 @@ pub struct Settings {
     pub ctru_invert: Option<String>,
     #[cfg(feature = "tuning")]
     pub gpu_sync: Option<String>,
+    #[cfg(feature = "tuning")]
+    pub sign_fill: Option<String>,
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
 }
@@ -114,6 +117,8 @@ fn read() -> Settings {
         ctru_invert: var("PQGPU_CTRU_INVERT").ok(),
         #[cfg(feature = "tuning")]
         gpu_sync: var("PQGPU_GPU_SYNC").ok(),
+        #[cfg(feature = "tuning")]
+        sign_fill: var("PQGPU_SIGN_FILL").ok(),
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }
 }

@@ -22,6 +22,9 @@ const KEM_CHUNK: usize = 8192;
 /// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
 /// and host-bound).
 const MLDSA_WORKERS: usize = 4;
+/// Signing attempts in flight per round at least: enough to fill the H200 when few tasks
+/// remain (`gpu/mldsa/sign.rs`).
+pub const SIGN_FILL: usize = 16384;
 const KEM_WORKERS: usize = 8;
 
 /// The CTRU-Prime ring-product engine (`gpu/ctru/product.rs`).
@@ -57,6 +60,8 @@ pub struct Tuning {
     pub ctru_invert_perkey: bool,
     /// `PQGPU_GPU_SYNC=spin|yield|blocking`: the context's wait mode (default: the driver's).
     pub sync: Option<SyncMode>,
+    /// `PQGPU_SIGN_FILL=n`: signing attempts per round at least (default `SIGN_FILL`).
+    pub sign_fill: Option<usize>,
 }
 
 /// What the engine runs with.
@@ -67,6 +72,8 @@ pub struct GpuConfig {
     pub chunk: usize,
     pub sign_chunk: usize,
     pub ctru_chunk: usize,
+    /// Signing attempts per round at least (a round of a small batch speculates up to this).
+    pub sign_fill: usize,
     /// Workers per GPU used by ML-DSA and by CTRU-Prime batches.
     pub mldsa_workers: usize,
     pub kem_workers: usize,
@@ -113,7 +120,9 @@ impl GpuConfig {
                 })
             })
             .transpose()?;
+        let tuning = tuning(s)?;
         Ok(GpuConfig {
+            sign_fill: tuning.sign_fill.unwrap_or(SIGN_FILL),
             keygen_chunk: keygen_chunk.or(chunk).unwrap_or(CHUNK),
             chunk: chunk.unwrap_or(CHUNK),
             sign_chunk: chunk.unwrap_or(SIGN_CHUNK),
@@ -123,7 +132,7 @@ impl GpuConfig {
             fail_after,
             devices: s.devices.clone(),
             cache_dir: s.cache_dir.clone(),
-            tuning: tuning(s)?,
+            tuning,
         })
     }
 }
@@ -166,6 +175,7 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
             ))
         }
     };
+    let sign_fill = count("PQGPU_SIGN_FILL", &s.sign_fill)?;
     Ok(Tuning {
         profile: s.profile,
         host_profile: s.host_profile,
@@ -178,6 +188,7 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
         ctru_engine,
         ctru_invert_perkey,
         sync,
+        sign_fill,
     })
 }
 

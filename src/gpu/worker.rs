@@ -68,6 +68,10 @@ impl Drop for HostBuf {
     }
 }
 
+/// Rows (signatures, ciphertexts: kilobytes each) one rayon task copies at least: finer
+/// splits cost more in the pool's scheduling than the copies, with several batches in flight.
+pub const ROWS_PER_TASK: usize = 64;
+
 /// Copies between large host buffers on all cores (one core's memcpy would bound the
 /// end-to-end rate of keygen and sign).
 pub fn par_copy(dst: &mut [u8], src: &[u8]) {

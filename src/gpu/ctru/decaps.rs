@@ -11,7 +11,7 @@ use crate::ctru::ParamSet;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
-use crate::gpu::worker::{Phase, Worker};
+use crate::gpu::worker::{Phase, Worker, ROWS_PER_TASK};
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
@@ -100,6 +100,7 @@ pub fn decaps_chunk(
             // Gather on all cores (a large share of the host time at full speed).
             h_ct.par_chunks_mut(cs)
                 .zip(valid.par_iter())
+                .with_min_len(ROWS_PER_TASK)
                 .for_each(|(row, &i)| {
                     row[..s.ct].copy_from_slice(items[i].ct);
                     row[s.ct..].fill(0);

@@ -10,7 +10,7 @@ use crate::ctru::ParamSet;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
-use crate::gpu::worker::{Phase, Worker};
+use crate::gpu::worker::{Phase, Worker, ROWS_PER_TASK};
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
@@ -183,6 +183,7 @@ pub fn encaps_chunk(
             .zip(sss.par_iter_mut())
             .zip(st.par_iter_mut())
             .zip(pos.par_iter())
+            .with_min_len(ROWS_PER_TASK)
             .filter(|(_, &j)| j != u32::MAX)
             .for_each(|(((ct, ss), status), &j)| {
                 let j = j as usize;

@@ -142,10 +142,12 @@ pub fn throughput(
         },
     );
     if op == Op::Sign {
-        let secs = time(w, |w| sign::sign_dev(w, k, n, sks, kin).map(|_| ()))?;
+        let secs = time(w, |w| {
+            sign::sign_dev(w, k, n, sks, kin, crate::gpu::config::SIGN_FILL).map(|_| ())
+        })?;
         return Ok(done(secs, 0));
     }
-    let (sig, _) = sign::sign_dev(w, k, n, sks, kin)?;
+    let (sig, _) = sign::sign_dev(w, k, n, sks, kin, crate::gpu::config::SIGN_FILL)?;
     // The message regions as verification stages them (the kernels rewrite only tr).
     let regions = Regions::of(g.variant, msgs.iter());
     let mut staged = vec![0u8; regions.host_bytes()];

@@ -123,7 +123,8 @@ pub fn sign(
         cfg.mldsa_workers,
         chunks,
         |u, w, ((it, sg), st)| {
-            sign::sign_chunk(w, u.kernels, &reg, it, sg, st).map_err(|e| format!("{e:?}"))?;
+            sign::sign_chunk(w, u.kernels, cfg.sign_fill, &reg, it, sg, st)
+                .map_err(|e| format!("{e:?}"))?;
             fail.check()
         },
         |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),

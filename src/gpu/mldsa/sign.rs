@@ -10,13 +10,11 @@ use crate::backend::SignItem;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
-use crate::gpu::worker::{Phase, Worker};
+use crate::gpu::worker::{Phase, Worker, ROWS_PER_TASK};
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
 
-/// Attempts in flight per round at least: enough to fill the H200 when few tasks remain.
-const MIN_ENTRIES: usize = 16384;
 /// Most attempts one task gets in one round.
 const MAX_SPEC: usize = 32;
 
@@ -27,7 +25,8 @@ const ST_BADKEY: u32 = 1;
 const ST_GAVEUP: u32 = 2;
 
 /// Signs `n` tasks on the device: the distinct secret keys (`sks`: rows of sk_len, and each
-/// task's index) and K || rnd || mu (n * 128). Each key is decoded and expanded once.
+/// task's index) and K || rnd || mu (n * 128). Each key is decoded and expanded once. Each
+/// round runs at least `fill` attempts (speculating when few tasks remain).
 /// Returns the signatures (n * sig_stride bytes) and statuses on the device.
 pub fn sign_dev(
     w: &mut Worker,
@@ -35,11 +34,12 @@ pub fn sign_dev(
     n: usize,
     sks: DeviceKeys,
     kin: Dev<u8>,
+    fill: usize,
 ) -> Result<(Dev<u8>, Dev<u32>), DriverError> {
     let g = &k.g;
     let (keys, sk, kidx) = (sks.count, sks.rows, sks.idx);
     let (kk, l) = (g.k, g.l);
-    let cap = n.max(MIN_ENTRIES);
+    let cap = n.max(fill);
     let rhopp = w.dev("sg_rhopp", n * 64)?;
     let a = w.dev("a_hat", keys * kk * l * 256)?;
     let s1h = w.dev("sg_s1h", keys * l * 256)?;
@@ -118,6 +118,7 @@ fn read_u32(b: &[u8], at: usize) -> u32 {
 pub fn sign_chunk(
     w: &mut Worker,
     k: &Kernels,
+    fill: usize,
     reg: &Ranges,
     items: &[SignItem<'_>],
     sigs: &mut [&mut [u8]],
@@ -186,6 +187,7 @@ pub fn sign_chunk(
     kin_h
         .par_chunks_mut(128)
         .zip(idx.par_iter().zip(fresh_at.par_iter()))
+        .with_min_len(ROWS_PER_TASK * 16)
         .for_each(|(kb, (&i, &at))| match items[i].rnd {
             Some(r) => kb[32..64].copy_from_slice(r),
             None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
@@ -212,7 +214,7 @@ pub fn sign_chunk(
         rows: sk_d,
         idx: kidx_d,
     };
-    let (sig_d, status_d) = sign_dev(w, k, m, sks, kin_d)?;
+    let (sig_d, status_d) = sign_dev(w, k, m, sks, kin_d, fill)?;
     let o = out.bytes()?;
     let (o_sig, o_st) = o.split_at_mut(staged_sig);
     let o_st = &mut o_st[..m * 4];
@@ -235,6 +237,7 @@ pub fn sign_chunk(
     sigs.par_iter_mut()
         .zip(statuses.par_iter_mut())
         .zip(pos.par_iter())
+        .with_min_len(ROWS_PER_TASK)
         .filter(|(_, &j)| j != usize::MAX)
         .for_each(|((sig, st), &j)| {
             *st = match read_u32(o_st, 4 * j) {

@@ -9,7 +9,7 @@ use crate::backend::VerifyItem;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
-use crate::gpu::worker::{Phase, Worker};
+use crate::gpu::worker::{Phase, Worker, ROWS_PER_TASK};
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
@@ -128,6 +128,7 @@ pub fn verify_chunk(
             sig_h
                 .par_chunks_mut(g.sig_stride)
                 .zip(idx.par_iter())
+                .with_min_len(ROWS_PER_TASK)
                 .for_each(|(s, &i)| s[..g.sig_len].copy_from_slice(items[i].sig));
             w.htod(sig_d, sig_h)?;
         }
