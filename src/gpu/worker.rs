@@ -76,11 +76,9 @@ pub const ROWS_PER_TASK: usize = 64;
 /// end-to-end rate of keygen and sign).
 pub fn par_copy(dst: &mut [u8], src: &[u8]) {
     use rayon::prelude::*;
-    crate::backend::in_pool(|| {
-        dst.par_chunks_mut(1 << 18)
-            .zip(src.par_chunks(1 << 18))
-            .for_each(|(d, s)| d.copy_from_slice(s))
-    });
+    dst.par_chunks_mut(1 << 18)
+        .zip(src.par_chunks(1 << 18))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 /// One end of a strided copy: an address and its row pitch.

@@ -28,12 +28,10 @@ pub fn run_cpu(items: &mut [&mut Item]) {
         items.iter_mut().for_each(|i| run_one(i));
         return;
     }
-    let st: Vec<Status> = crate::backend::in_pool(|| {
-        items
-            .par_iter_mut()
-            .map(|i| catch_unwind(AssertUnwindSafe(|| i.op.run_cpu())).unwrap_or(Err(Error::Panic)))
-            .collect()
-    });
+    let st: Vec<Status> = items
+        .par_iter_mut()
+        .map(|i| catch_unwind(AssertUnwindSafe(|| i.op.run_cpu())).unwrap_or(Err(Error::Panic)))
+        .collect();
     let mut ended: Vec<(&mut Item, Status)> = items.iter_mut().map(|i| &mut **i).zip(st).collect();
     report(&mut ended);
 }

@@ -6,7 +6,7 @@
 use super::kernels::{Kernels, MSG_STRIDE, TC_ITEMS};
 use super::keys::{Interner, KEYINFO};
 use super::product::{self, product, Engine, Groups, Kind, Operands};
-use crate::backend::{in_pool, DecapsItem};
+use crate::backend::DecapsItem;
 use crate::ctru::ParamSet;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
@@ -98,15 +98,13 @@ pub fn decaps_chunk(
         }
         None => {
             // Gather on all cores (a large share of the host time at full speed).
-            in_pool(|| {
-                h_ct.par_chunks_mut(cs)
-                    .zip(valid.par_iter())
-                    .with_min_len(ROWS_PER_TASK)
-                    .for_each(|(row, &i)| {
-                        row[..s.ct].copy_from_slice(items[i].ct);
-                        row[s.ct..].fill(0);
-                    })
-            });
+            h_ct.par_chunks_mut(cs)
+                .zip(valid.par_iter())
+                .with_min_len(ROWS_PER_TASK)
+                .for_each(|(row, &i)| {
+                    row[..s.ct].copy_from_slice(items[i].ct);
+                    row[s.ct..].fill(0);
+                });
             w.htod(d_ct, h_ct)?;
         }
     }

@@ -5,7 +5,7 @@
 use super::kernels::{Kernels, MSG_STRIDE, TC_ITEMS};
 use super::keys::{Interner, KEYINFO};
 use super::product::{self, product, Engine, Groups, Kind, Operands};
-use crate::backend::{in_pool, EncapsItem};
+use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
@@ -65,7 +65,7 @@ pub fn encaps_chunk(
     let mut dropped = vec![false; inp.valid.len()];
     if !fresh.is_empty() {
         let mut rnd = zeroize::Zeroizing::new(vec![0u8; fresh.len() * 32]);
-        if in_pool(|| crate::rng::fill_bulk(&mut rnd)).is_err() {
+        if crate::rng::fill_bulk(&mut rnd).is_err() {
             for &j in &fresh {
                 st[inp.valid[j]] = Err(Error::Rng);
                 dropped[j] = true;
@@ -179,20 +179,18 @@ pub fn encaps_chunk(
             }
         }
         let o_ct = &*o_ct;
-        in_pool(|| {
-            cts.par_iter_mut()
-                .zip(sss.par_iter_mut())
-                .zip(st.par_iter_mut())
-                .zip(pos.par_iter())
-                .with_min_len(ROWS_PER_TASK)
-                .filter(|(_, &j)| j != u32::MAX)
-                .for_each(|(((ct, ss), status), &j)| {
-                    let j = j as usize;
-                    ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
-                    ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
-                    *status = Ok(());
-                })
-        });
+        cts.par_iter_mut()
+            .zip(sss.par_iter_mut())
+            .zip(st.par_iter_mut())
+            .zip(pos.par_iter())
+            .with_min_len(ROWS_PER_TASK)
+            .filter(|(_, &j)| j != u32::MAX)
+            .for_each(|(((ct, ss), status), &j)| {
+                let j = j as usize;
+                ct.copy_from_slice(&o_ct[j * s.ct_stride..j * s.ct_stride + s.ct]);
+                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+                *status = Ok(());
+            });
     }
     // Coins and keys are secret: do not leave them in the staging buffers.
     h_e.fill(0);

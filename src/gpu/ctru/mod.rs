@@ -88,7 +88,7 @@ pub fn keygen(
         Some(x) => x,
         None => {
             let mut v = zeroize::Zeroizing::new(vec![0u8; n * 64]);
-            if crate::backend::in_pool(|| crate::rng::fill_bulk(&mut v)).is_err() {
+            if crate::rng::fill_bulk(&mut v).is_err() {
                 statuses
                     .iter_mut()
                     .for_each(|x| *x = Err(crate::Error::Rng));

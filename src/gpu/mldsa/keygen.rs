@@ -52,7 +52,7 @@ pub fn keygen_chunk(
     match seeds {
         Some(s) => host[..n * 32].copy_from_slice(s),
         None => {
-            if let Err(e) = crate::backend::in_pool(|| crate::rng::fill_bulk(&mut host[..n * 32])) {
+            if let Err(e) = crate::rng::fill_bulk(&mut host[..n * 32]) {
                 return Ok(Err(e));
             }
         }
@@ -83,7 +83,7 @@ pub fn keygen_chunk(
         par_copy(pks, opk);
         par_copy(sks, osk);
         // The secret keys do not stay in the staging buffer.
-        crate::backend::in_pool(|| osk.par_chunks_mut(1 << 16).for_each(|c| c.fill(0)));
+        osk.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
     }
     // The seeds are secret: do not leave them in the staging buffer.
     host[..n * 32].fill(0);

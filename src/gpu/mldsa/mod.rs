@@ -58,12 +58,10 @@ pub fn load(
     arch: (i32, i32),
     cfg: &GpuConfig,
 ) -> Result<SetKernels, String> {
-    let loaded: Vec<Result<Kernels, String>> = crate::backend::in_pool(|| {
-        ParamSet::EVERY
-            .par_iter()
-            .map(|&p| Kernels::load(ctx, arch, p, cfg))
-            .collect()
-    });
+    let loaded: Vec<Result<Kernels, String>> = ParamSet::EVERY
+        .par_iter()
+        .map(|&p| Kernels::load(ctx, arch, p, cfg))
+        .collect();
     let kernels: Vec<Kernels> = loaded.into_iter().collect::<Result<_, _>>()?;
     Ok(kernels
         .try_into()

@@ -6,7 +6,7 @@
 use super::kernels::{Kernels, CM_WORDS};
 use super::keys::{DeviceKeys, KeyIndex};
 use super::message::Regions;
-use crate::backend::{in_pool, SignItem};
+use crate::backend::SignItem;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -172,7 +172,7 @@ pub fn sign_chunk(
     // cost more than the rest of the host work).
     let hedged = idx.iter().filter(|&&i| items[i].rnd.is_none()).count();
     let mut fresh = zeroize::Zeroizing::new(vec![0u8; hedged * 32]);
-    let rng_ok = in_pool(|| crate::rng::fill_bulk(&mut fresh)).is_ok();
+    let rng_ok = crate::rng::fill_bulk(&mut fresh).is_ok();
     let mut fresh_at = Vec::with_capacity(m);
     let mut next = 0;
     for &i in &idx {
@@ -184,27 +184,23 @@ pub fn sign_chunk(
     // kin = K || rnd || mu per item: the host writes rnd; `sign_mu` takes K and tr from
     // the device's copy of sk and hashes mu (computing mu on the host held the chunk's
     // GPU work back by the staging time).
-    in_pool(|| {
-        kin_h
-            .par_chunks_mut(128)
-            .zip(idx.par_iter().zip(fresh_at.par_iter()))
-            .with_min_len(ROWS_PER_TASK * 16)
-            .for_each(|(kb, (&i, &at))| match items[i].rnd {
-                Some(r) => kb[32..64].copy_from_slice(r),
-                None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
-            })
-    });
+    kin_h
+        .par_chunks_mut(128)
+        .zip(idx.par_iter().zip(fresh_at.par_iter()))
+        .with_min_len(ROWS_PER_TASK * 16)
+        .for_each(|(kb, (&i, &at))| match items[i].rnd {
+            Some(r) => kb[32..64].copy_from_slice(r),
+            None => kb[32..64].copy_from_slice(&fresh[at..at + 32]),
+        });
     let sk_d = w.dev("sg_sk_in", nk * g.sk_len)?;
     let kin_d = w.dev("sg_kin", m * 128)?;
     let kidx_d = w.dev("sg_kidx", m)?;
     match &sk_rows {
         Some(rows) => hostio::gather(w, &k.io, rows, sk_d, g.sk_len, "sg_sk_rows")?,
         None => {
-            in_pool(|| {
-                sk_h.par_chunks_mut(g.sk_len)
-                    .zip(ki.keys.par_iter())
-                    .for_each(|(skb, key)| skb.copy_from_slice(key))
-            });
+            sk_h.par_chunks_mut(g.sk_len)
+                .zip(ki.keys.par_iter())
+                .for_each(|(skb, key)| skb.copy_from_slice(key));
             w.htod(sk_d, sk_h)?;
         }
     }
@@ -230,7 +226,7 @@ pub fn sign_chunk(
     w.sync()?;
     w.end_phase(Phase::GpuWait);
     // Secrets do not stay in the staging buffers.
-    in_pool(|| sk_h.par_chunks_mut(1 << 16).for_each(|c| c.fill(0)));
+    sk_h.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
     kin_h.fill(0);
     let mut pos = vec![usize::MAX; items.len()];
     for (j, &i) in idx.iter().enumerate() {
@@ -238,31 +234,28 @@ pub fn sign_chunk(
     }
     let (o_sig, o_st) = (&*o_sig, &*o_st);
     let direct = sig_rows.is_some();
-    let unpack = |((sig, st), &j): ((&mut &mut [u8], &mut Status), &usize)| {
-        *st = match read_u32(o_st, 4 * j) {
-            _ if !rng_ok && items[idx[j]].rnd.is_none() => Err(Error::Rng),
-            ST_OK => Ok(()),
-            ST_BADKEY | ST_GAVEUP => Err(Error::BadKey),
-            _ => Err(Error::Device),
-        };
-        match (&*st, direct) {
-            (Ok(()), false) => {
-                let at = j * g.sig_stride;
-                sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
+    sigs.par_iter_mut()
+        .zip(statuses.par_iter_mut())
+        .zip(pos.par_iter())
+        .with_min_len(ROWS_PER_TASK)
+        .filter(|(_, &j)| j != usize::MAX)
+        .for_each(|((sig, st), &j)| {
+            *st = match read_u32(o_st, 4 * j) {
+                _ if !rng_ok && items[idx[j]].rnd.is_none() => Err(Error::Rng),
+                ST_OK => Ok(()),
+                ST_BADKEY | ST_GAVEUP => Err(Error::BadKey),
+                _ => Err(Error::Device),
+            };
+            match (&*st, direct) {
+                (Ok(()), false) => {
+                    let at = j * g.sig_stride;
+                    sig.copy_from_slice(&o_sig[at..at + g.sig_len]);
+                }
+                // The device wrote this row; nothing of a failed attempt stays there.
+                (Err(_), true) => sig.fill(0),
+                _ => {}
             }
-            // The device wrote this row; nothing of a failed attempt stays there.
-            (Err(_), true) => sig.fill(0),
-            _ => {}
-        }
-    };
-    in_pool(|| {
-        sigs.par_iter_mut()
-            .zip(statuses.par_iter_mut())
-            .zip(pos.par_iter())
-            .with_min_len(ROWS_PER_TASK)
-            .filter(|(_, &j)| j != usize::MAX)
-            .for_each(unpack)
-    });
+        });
     w.end_phase(Phase::Unpacking);
     Ok(())
 }

@@ -5,7 +5,7 @@
 use super::kernels::{Kernels, CM_WORDS};
 use super::keys::{DeviceKeys, KeyIndex};
 use super::message::{DeviceRegions, Regions};
-use crate::backend::{in_pool, VerifyItem};
+use crate::backend::VerifyItem;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -116,24 +116,20 @@ pub fn verify_chunk(
     match &pk_rows {
         Some(rows) => hostio::gather(w, &k.io, rows, pk_d, g.pk_len, "vf_pk_rows")?,
         None => {
-            in_pool(|| {
-                pk_h.par_chunks_mut(g.pk_len)
-                    .zip(ki.keys.par_iter())
-                    .for_each(|(p, key)| p.copy_from_slice(key))
-            });
+            pk_h.par_chunks_mut(g.pk_len)
+                .zip(ki.keys.par_iter())
+                .for_each(|(p, key)| p.copy_from_slice(key));
             w.htod(pk_d, pk_h)?;
         }
     }
     match &sig_rows {
         Some(rows) => hostio::gather(w, &k.io, rows, sig_d, g.sig_stride, "vf_sig_rows")?,
         None => {
-            in_pool(|| {
-                sig_h
-                    .par_chunks_mut(g.sig_stride)
-                    .zip(idx.par_iter())
-                    .with_min_len(ROWS_PER_TASK)
-                    .for_each(|(s, &i)| s[..g.sig_len].copy_from_slice(items[i].sig))
-            });
+            sig_h
+                .par_chunks_mut(g.sig_stride)
+                .zip(idx.par_iter())
+                .with_min_len(ROWS_PER_TASK)
+                .for_each(|(s, &i)| s[..g.sig_len].copy_from_slice(items[i].sig));
             w.htod(sig_d, sig_h)?;
         }
     }
