@@ -46,10 +46,13 @@ pub struct Settings {
     pub keygen_chunk: Option<String>,
     pub ctru_chunk: Option<String>,
     pub gpu_fail_after: Option<String>,
+    /// `PQGPU_SIGN_FILL`: signing attempts per GPU round at least, shared by the chunks in
+    /// flight; `PQGPU_GPU_SYNC=spin|yield|blocking`: how host threads wait for the GPU.
+    pub sign_fill: Option<String>,
+    pub gpu_sync: Option<String>,
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
-    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_GPU_SYNC`,
-    /// `PQGPU_SIGN_FILL`.
+    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`.
     #[cfg(feature = "tuning")]
     pub profile: bool,
     #[cfg(feature = "tuning")]
@@ -62,10 +65,7 @@ pub struct Settings {
     pub ctru_engine: Option<String>,
     #[cfg(feature = "tuning")]
     pub ctru_invert: Option<String>,
-    #[cfg(feature = "tuning")]
-    pub gpu_sync: Option<String>,
-    #[cfg(feature = "tuning")]
-    pub sign_fill: Option<String>,
+
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
 }
@@ -103,6 +103,8 @@ fn read() -> Settings {
         keygen_chunk: var("PQGPU_KEYGEN_CHUNK").ok(),
         ctru_chunk: var("PQGPU_CTRU_CHUNK").ok(),
         gpu_fail_after: var("PQGPU_GPU_FAIL_AFTER").ok(),
+        sign_fill: var("PQGPU_SIGN_FILL").ok(),
+        gpu_sync: var("PQGPU_GPU_SYNC").ok(),
         #[cfg(feature = "tuning")]
         profile: var_os("PQGPU_PROFILE").is_some(),
         #[cfg(feature = "tuning")]
@@ -115,10 +117,7 @@ fn read() -> Settings {
         ctru_engine: var("PQGPU_CTRU_ENGINE").ok(),
         #[cfg(feature = "tuning")]
         ctru_invert: var("PQGPU_CTRU_INVERT").ok(),
-        #[cfg(feature = "tuning")]
-        gpu_sync: var("PQGPU_GPU_SYNC").ok(),
-        #[cfg(feature = "tuning")]
-        sign_fill: var("PQGPU_SIGN_FILL").ok(),
+
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }
 }

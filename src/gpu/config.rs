@@ -22,8 +22,12 @@ const KEM_CHUNK: usize = 8192;
 /// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
 /// and host-bound).
 const MLDSA_WORKERS: usize = 4;
-/// Signing attempts in flight per round at least: enough to fill the H200 when few tasks
-/// remain (`gpu/mldsa/sign.rs`).
+/// Signing attempts per round at least, shared by the chunks running at once (a chunk alone
+/// speculates up to this when few tasks remain, `gpu/mldsa/sign.rs`; each of four chunks
+/// in flight up to a quarter). Measured on the H200 (serving, ML-DSA-44, 2,048-16,384
+/// outstanding single signatures, four chunks in flight): a fill of 4,096-8,192 per chunk
+/// beat 16,384 (more speculation only took GPU time from the other chunks); alone, 16,384
+/// fills the GPU for a batch's last tasks.
 pub const SIGN_FILL: usize = 16384;
 const KEM_WORKERS: usize = 8;
 
@@ -36,7 +40,6 @@ pub enum ProductEngine {
 
 /// How a host thread waits for its stream (the context's scheduling flag).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(feature = "tuning"), allow(dead_code))] // set only by tuning builds
 pub enum SyncMode {
     Spin,
     Yield,
@@ -58,10 +61,6 @@ pub struct Tuning {
     pub ctru_engine: Option<ProductEngine>,
     /// `PQGPU_CTRU_INVERT=perkey`: one inversion per key instead of the product tree.
     pub ctru_invert_perkey: bool,
-    /// `PQGPU_GPU_SYNC=spin|yield|blocking`: the context's wait mode (default: the driver's).
-    pub sync: Option<SyncMode>,
-    /// `PQGPU_SIGN_FILL=n`: signing attempts per round at least (default `SIGN_FILL`).
-    pub sign_fill: Option<usize>,
 }
 
 /// What the engine runs with.
@@ -72,8 +71,12 @@ pub struct GpuConfig {
     pub chunk: usize,
     pub sign_chunk: usize,
     pub ctru_chunk: usize,
-    /// Signing attempts per round at least (a round of a small batch speculates up to this).
+    /// Signing attempts per round at least, shared by the chunks running at once
+    /// (`PQGPU_SIGN_FILL`; see `SIGN_FILL`).
     pub sign_fill: usize,
+    /// How host threads wait for the GPU (`PQGPU_GPU_SYNC=spin|yield|blocking`; `None`: the
+    /// driver's choice, spinning while the process has fewer CUDA contexts than cores).
+    pub sync: Option<SyncMode>,
     /// Workers per GPU used by ML-DSA and by CTRU-Prime batches.
     pub mldsa_workers: usize,
     pub kem_workers: usize,
@@ -120,9 +123,11 @@ impl GpuConfig {
                 })
             })
             .transpose()?;
-        let tuning = tuning(s)?;
+        let sign_fill = count("PQGPU_SIGN_FILL", &s.sign_fill)?;
+        let sync = sync_mode(s.gpu_sync.as_deref())?;
         Ok(GpuConfig {
-            sign_fill: tuning.sign_fill.unwrap_or(SIGN_FILL),
+            sign_fill: sign_fill.unwrap_or(SIGN_FILL),
+            sync,
             keygen_chunk: keygen_chunk.or(chunk).unwrap_or(CHUNK),
             chunk: chunk.unwrap_or(CHUNK),
             sign_chunk: chunk.unwrap_or(SIGN_CHUNK),
@@ -132,8 +137,21 @@ impl GpuConfig {
             fail_after,
             devices: s.devices.clone(),
             cache_dir: s.cache_dir.clone(),
-            tuning,
+            tuning: tuning(s)?,
         })
+    }
+}
+
+/// `PQGPU_GPU_SYNC`'s value (case and surrounding blanks aside).
+fn sync_mode(v: Option<&str>) -> Result<Option<SyncMode>, String> {
+    let Some(v) = v else { return Ok(None) };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "spin" => Ok(Some(SyncMode::Spin)),
+        "yield" => Ok(Some(SyncMode::Yield)),
+        "blocking" => Ok(Some(SyncMode::Blocking)),
+        _ => Err(format!(
+            "PQGPU_GPU_SYNC={v:?}: expected spin, yield or blocking"
+        )),
     }
 }
 
@@ -164,18 +182,6 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
         Some("dma") => false,
         Some(v) => return Err(format!("PQGPU_HOSTIO={v:?}: expected kernel or dma")),
     };
-    let sync = match s.gpu_sync.as_deref() {
-        None => None,
-        Some("spin") => Some(SyncMode::Spin),
-        Some("yield") => Some(SyncMode::Yield),
-        Some("blocking") => Some(SyncMode::Blocking),
-        Some(v) => {
-            return Err(format!(
-                "PQGPU_GPU_SYNC={v:?}: expected spin, yield or blocking"
-            ))
-        }
-    };
-    let sign_fill = count("PQGPU_SIGN_FILL", &s.sign_fill)?;
     Ok(Tuning {
         profile: s.profile,
         host_profile: s.host_profile,
@@ -187,14 +193,24 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
             .unwrap_or_default(),
         ctru_engine,
         ctru_invert_perkey,
-        sync,
-        sign_fill,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sync_modes_parse_and_others_are_errors() {
+        assert_eq!(sync_mode(None), Ok(None));
+        assert_eq!(sync_mode(Some(" Blocking ")), Ok(Some(SyncMode::Blocking)));
+        assert_eq!(sync_mode(Some("spin")), Ok(Some(SyncMode::Spin)));
+        assert_eq!(sync_mode(Some("yield")), Ok(Some(SyncMode::Yield)));
+        for bad in ["", "block", "auto", "1"] {
+            let e = sync_mode(Some(bad)).unwrap_err();
+            assert!(e.starts_with("PQGPU_GPU_SYNC="), "{e}");
+        }
+    }
 
     #[test]
     fn counts_must_be_positive_whole_numbers() {

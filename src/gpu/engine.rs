@@ -3,7 +3,7 @@
 //! kernel families load their kernels onto it (`gpu/mldsa`, `gpu/ctru`) and run chunks on
 //! its workers through [`Bound`].
 
-use super::config::Tuning;
+use super::config::SyncMode;
 use super::device;
 use super::scheduler::Unit;
 use super::worker::Worker;
@@ -11,7 +11,7 @@ use crate::Error;
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 
 pub struct DeviceEngine {
     pub description: String,
@@ -28,15 +28,15 @@ pub struct DeviceEngine {
 }
 
 impl DeviceEngine {
-    /// Opens device `ordinal` with `workers` streams (`tuning`: time every launch, the wait
-    /// mode). The error is `NoDevice`, with the reason.
+    /// Opens device `ordinal` with `workers` streams, host threads waiting as `sync` says
+    /// (`profile`: time every launch, for tuning). The error is `NoDevice`, with the reason.
     pub fn open(
         ordinal: usize,
         workers: usize,
-        tuning: &Tuning,
+        sync: Option<SyncMode>,
+        profile: bool,
     ) -> Result<DeviceEngine, (Error, String)> {
-        let profile = tuning.profile;
-        let dev = device::open(ordinal, tuning.sync).map_err(|e| (Error::NoDevice, e))?;
+        let dev = device::open(ordinal, sync).map_err(|e| (Error::NoDevice, e))?;
         let ctx = &dev.ctx;
         let workers = (0..workers)
             .map(|_| Worker::new(ctx, profile).map(Mutex::new))
@@ -74,6 +74,15 @@ impl DeviceEngine {
                 self.description
             ));
         }
+    }
+
+    /// How many of this device's workers are running a chunk now (the caller's own included,
+    /// when it holds one): how many chunks share the GPU.
+    pub fn busy_workers(&self) -> usize {
+        self.workers
+            .iter()
+            .filter(|w| matches!(w.try_lock(), Err(TryLockError::WouldBlock)))
+            .count()
     }
 
     /// Adds this device's workers' host-phase seconds into `sum` and clears them.

@@ -123,8 +123,9 @@ pub fn sign(
         cfg.mldsa_workers,
         chunks,
         |u, w, ((it, sg), st)| {
-            sign::sign_chunk(w, u.kernels, cfg.sign_fill, &reg, it, sg, st)
-                .map_err(|e| format!("{e:?}"))?;
+            // Chunks running beside this one keep the GPU busy too: speculate less.
+            let fill = cfg.sign_fill / u.engine.busy_workers().max(1);
+            sign::sign_chunk(w, u.kernels, fill, &reg, it, sg, st).map_err(|e| format!("{e:?}"))?;
             fail.check()
         },
         |((it, sg), st)| cpu_backend().mldsa_sign(p, it, sg, st),
