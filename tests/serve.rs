@@ -1876,3 +1876,63 @@ fn the_observer_sees_every_run_in_place_or_batched() {
     );
     assert_eq!(runs.iter().map(|r| r.1).sum::<usize>(), n, "{runs:?}");
 }
+
+/// A queue deeper than the batches in flight can take at once is shared out: each batch takes
+/// an even share of what is outstanding (queued and running), so no batch takes the whole
+/// queue while the other dispatcher threads idle (a deep queue in one batch made the next
+/// arrivals wait for it).
+#[test]
+fn a_deep_queue_is_shared_out_over_the_batches_in_flight() {
+    use pqgpu::serve::Op;
+    let kp = pair(Alg::MlDsa(M44), 11);
+    let (fake, serve) = tuned_serve(Mode::Pass, 65536, 4);
+    let cfg = &serve.config;
+    cfg.set(pqgpu::serve::Opt::MaxWaitUs, 100_000).unwrap();
+    cfg.set(pqgpu::serve::Opt::QuietUs, 20_000).unwrap();
+    let m = Message::Pure {
+        ctx: b"",
+        msg: b"shared out",
+    };
+    let n = 2048;
+    let mut sigs = vec![vec![0u8; M44.signature_len()]; n];
+    let done = Arc::new(Collect {
+        got: Mutex::new(vec![None; n]),
+        twice: AtomicUsize::new(0),
+        left: AtomicUsize::new(n),
+    });
+    // SAFETY: `sigs` and the message outlive the submission (this test waits below until every
+    // item has reported).
+    let ops = sigs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, s)| {
+            (
+                i,
+                unsafe { Op::sign(KeyArg::Handle(&kp.sk_h), &m, Some(&ZERO_RND), s) }.unwrap(),
+            )
+        })
+        .collect();
+    // Batches wait at the fake device until all four are taken.
+    fake.close();
+    // SAFETY: as above.
+    unsafe { serve.submit(ops, done.clone()) };
+    let t0 = Instant::now();
+    while fake.batches.lock().unwrap().len() < 4 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let taken = fake.batches.lock().unwrap().clone();
+    fake.open();
+    while done.left.load(Ordering::SeqCst) > 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "items never reported"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(taken, vec![n / 4; 4], "batches taken while the first ran");
+    assert_eq!(done.twice.load(Ordering::SeqCst), 0);
+    assert!(done.got.lock().unwrap().iter().all(|s| *s == Some(Ok(()))));
+    let mut want = vec![0u8; M44.signature_len()];
+    mldsa::sign(M44, &kp.sk, &m, Some(&ZERO_RND), &mut want).unwrap();
+    assert!(sigs.iter().all(|s| *s == want));
+}
