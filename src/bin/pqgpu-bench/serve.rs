@@ -1056,7 +1056,12 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
             .iter()
             .filter(|&&op| wanted(a, op) && (op != Op::Keygen || !a.ops.is_empty()))
         {
+            // Each row runs untimed for a fifth of its time first (at most 0.2 s), so that
+            // its figures are the steady state, not the engine's first allocations at a new
+            // batch size.
+            let warm = (a.duration / 5).min(Duration::from_millis(200));
             for &t in &a.threads {
+                blocking(ctx, &k, op, t, warm)?;
                 emit(blocking(ctx, &k, op, t, a.duration)?);
             }
             if op == Op::Keygen {
@@ -1064,10 +1069,12 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
             }
             for &n in &a.outstanding {
                 for &d in &a.drivers {
-                    emit(match d {
-                        0 | 1 => asynchronous(ctx, &k, op, n, a.duration)?,
-                        d => polled(ctx, &k, op, n, d, a.duration)?,
-                    });
+                    let run = |dur| match d {
+                        0 | 1 => asynchronous(ctx, &k, op, n, dur),
+                        d => polled(ctx, &k, op, n, d, dur),
+                    };
+                    run(warm)?;
+                    emit(run(a.duration)?);
                 }
             }
         }
