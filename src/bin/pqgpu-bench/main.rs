@@ -173,6 +173,8 @@ fn main() {
         s.outstanding = args.serve_outstanding.clone();
         s.drivers = args.serve_drivers.clone();
         s.null_engine = args.serve_null_engine;
+        // Serving takes pageable buffers unless registered ones are asked for alone.
+        s.registered = args.host_memory == HostMemory::Registered;
         s.batch = args.gpu_batch;
         s.crossover = args.serve_crossover;
         s.configs = args.serve_config.clone();

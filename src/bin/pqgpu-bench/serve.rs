@@ -44,6 +44,8 @@ pub struct ServeArgs {
     /// Serve from an engine that finishes every item at once (see [`NullEngine`]) instead of
     /// `backend`: the serving layer's own ceiling, an internal figure.
     pub null_engine: bool,
+    /// Request buffers registered with the context (`--host-memory registered`).
+    pub registered: bool,
     /// Context option sets to compare, each measured on a fresh context (empty: the
     /// library's defaults). See [`parse_config`].
     pub configs: Vec<String>,
@@ -72,6 +74,7 @@ impl ServeArgs {
             batch: 65536,
             crossover: None,
             null_engine: false,
+            registered: false,
             configs: Vec::new(),
             ops: Vec::new(),
             alg_names: Vec::new(),
@@ -250,25 +253,123 @@ fn keys(ctx: *mut pqg_context, code: pqg_alg) -> Result<Keys, String> {
 
 /// Output buffers of one request.
 struct Bufs {
-    out: Vec<u8>,
-    ss: Vec<u8>,
-    sk: Vec<u8>,
+    out: Buf,
+    ss: Buf,
+    sk: Buf,
+}
+
+/// One output buffer: its own allocation, or a piece of a run's registered [`Pool`].
+enum Buf {
+    Own(Vec<u8>),
+    Pooled(*mut u8, usize),
+}
+
+// SAFETY: a pooled buffer is a disjoint piece of its pool's arena, used by one thread at a
+// time (the one holding its `Bufs`); the pool outlives every `Bufs` carved from it.
+unsafe impl Send for Buf {}
+
+impl std::ops::Deref for Buf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Buf::Own(v) => v,
+            // SAFETY: see `Send`: a live, disjoint piece of the arena.
+            Buf::Pooled(p, n) => unsafe { std::slice::from_raw_parts(*p, *n) },
+        }
+    }
+}
+
+impl std::ops::DerefMut for Buf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Buf::Own(v) => v,
+            // SAFETY: as for `Deref`; `&mut self` makes this the only view.
+            Buf::Pooled(p, n) => unsafe { std::slice::from_raw_parts_mut(*p, *n) },
+        }
+    }
+}
+
+/// Whether this run's request buffers come from a registered pool (`--host-memory
+/// registered`: a server that registered its buffer pool with `pqg_host_register`).
+static REGISTERED: AtomicBool = AtomicBool::new(false);
+
+/// The request buffers of one timed run: `n` [`Bufs`], each its own allocations, or, when
+/// [`REGISTERED`], pieces of one arena registered with the context (the GPU then reads and
+/// writes them directly, without the library's staging copies). Keep it alive until every
+/// `Bufs` taken from it is dropped.
+struct Pool {
+    arena: Vec<u8>,
+    ctx: P<pqg_context>,
+}
+
+impl Pool {
+    fn new(ctx: P<pqg_context>, k: &Keys, n: usize) -> Result<(Pool, Vec<Bufs>), String> {
+        if !REGISTERED.load(Ordering::Relaxed) {
+            let bufs = (0..n).map(|_| Bufs::new(k)).collect();
+            return Ok((
+                Pool {
+                    arena: Vec::new(),
+                    ctx,
+                },
+                bufs,
+            ));
+        }
+        let lens = Bufs::lens(k);
+        let each: usize = lens.iter().sum();
+        let mut arena = vec![0x5au8; n * each];
+        // SAFETY: live context; the arena stays allocated (and unmoved) until `drop`
+        // unregisters it.
+        check(
+            unsafe { pqg_host_register(ctx.0, arena.as_ptr(), arena.len()) },
+            "pqg_host_register",
+        )?;
+        let base = arena.as_mut_ptr();
+        let piece = |at: usize, len: usize| Buf::Pooled(base.wrapping_add(at), len);
+        let bufs = (0..n)
+            .map(|i| {
+                let at = i * each;
+                Bufs {
+                    out: piece(at, lens[0]),
+                    ss: piece(at + lens[0], lens[1]),
+                    sk: piece(at + lens[0] + lens[1], lens[2]),
+                }
+            })
+            .collect();
+        Ok((Pool { arena, ctx }, bufs))
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if !self.arena.is_empty() {
+            // SAFETY: registered in `new` on this live context; no call using it is running.
+            unsafe { pqg_host_unregister(self.ctx.0, self.arena.as_ptr()) };
+        }
+    }
 }
 
 impl Bufs {
+    /// The lengths of a request's output buffers: out (signature, ciphertext or public key),
+    /// shared secret, secret key.
+    fn lens(k: &Keys) -> [usize; 3] {
+        let a = k.alg;
+        [
+            a.signature_len()
+                .max(a.ciphertext_len())
+                .max(a.public_key_len()),
+            32,
+            a.secret_key_len(),
+        ]
+    }
+
     /// Output buffers, already written once (a nonzero fill: a zeroed allocation would leave
     /// its page faults to the timed run).
     fn new(k: &Keys) -> Bufs {
-        let a = k.alg;
+        let [out, ss, sk] = Bufs::lens(k);
         Bufs {
-            out: vec![
-                0x5au8;
-                a.signature_len()
-                    .max(a.ciphertext_len())
-                    .max(a.public_key_len())
-            ],
-            ss: vec![0x5a; 32],
-            sk: vec![0x5a; a.secret_key_len()],
+            out: Buf::Own(vec![0x5a; out]),
+            ss: Buf::Own(vec![0x5a; ss]),
+            sk: Buf::Own(vec![0x5a; sk]),
         }
     }
 
@@ -291,7 +392,7 @@ impl Bufs {
                 ctru::decaps(p, &k.sk, &self.out[..p.ciphertext_len()], &mut ss).is_ok()
                     && ss[..] == self.ss[..]
             }
-            (Op::Decaps, _) => self.ss == k.ss,
+            (Op::Decaps, _) => self.ss[..] == k.ss[..],
             // A fresh pair: sign and verify with it (ML-DSA), or both sides share a secret.
             (Op::Keygen, Alg::MlDsa(p)) => {
                 let (pk, m) = (
@@ -466,16 +567,17 @@ fn blocking(
     dur: Duration,
 ) -> Result<ServeRow, String> {
     let stop = AtomicBool::new(false);
+    let (_pool, bufs) = Pool::new(ctx, k, threads)?;
     let start = Instant::now();
     let results: Vec<Result<Vec<u64>, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
+        let handles: Vec<_> = bufs
+            .into_iter()
+            .map(|mut b| {
                 let stop = &stop;
                 std::thread::Builder::new()
                     .stack_size(1 << 20)
                     .spawn_scoped(s, move || {
                         let ctx = ctx;
-                        let mut b = Bufs::new(k);
                         let mut lat = Vec::new();
                         while !stop.load(Ordering::Relaxed) {
                             let t = Instant::now();
@@ -593,7 +695,7 @@ fn asynchronous(
         },
         "callback",
     )?;
-    let mut bufs: Vec<Bufs> = (0..n).map(|_| Bufs::new(k)).collect();
+    let (_pool, mut bufs) = Pool::new(ctx, k, n)?;
     let mut statuses = vec![0 as pqg_status; n];
     let mut started = vec![Instant::now(); n];
     let mut slot_of: HashMap<usize, usize, BuildHasherDefault<AddrHash>> =
@@ -698,9 +800,9 @@ fn polled(
     let per = n.div_ceil(d);
     // Every driver's buffers exist before the clock starts (allocating them inside the timed
     // run put the benchmark's own page faults and heap growth into the figure).
-    let sets: Vec<Vec<Bufs>> = (0..d)
-        .map(|_| (0..per).map(|_| Bufs::new(k)).collect())
-        .collect();
+    let (_pool, all) = Pool::new(ctx, k, d * per)?;
+    let mut all = all.into_iter();
+    let sets: Vec<Vec<Bufs>> = (0..d).map(|_| all.by_ref().take(per).collect()).collect();
     let start = Instant::now();
     let results: Vec<Result<Driven, String>> = std::thread::scope(|s| {
         let hs: Vec<_> = sets
@@ -998,6 +1100,7 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
     // Keys come from a context with an engine (the null engine makes none).
     let mut key_ctx = null_mut();
     NULL_ENGINE.store(a.null_engine, Ordering::Relaxed);
+    REGISTERED.store(a.registered, Ordering::Relaxed);
     if a.null_engine {
         ctx = context_from_backend(std::sync::Arc::new(NullEngine));
         // SAFETY: out-pointer to a local.
@@ -1033,7 +1136,11 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
     }
     let mut rows = Vec::new();
     let mut emit = |mut r: ServeRow| {
-        r.config = label.to_string();
+        r.config = if a.registered {
+            format!("{label}, registered")
+        } else {
+            label.to_string()
+        };
         println!(
             "{:<12} {:<16} {:<6} {:>6}  {:>12.0} ops/s  p50 {:>9.1} us  p99 {:>9.1} us  max {:>9.1} us  [{}]",
             r.mode, r.alg, r.op, r.concurrency, r.ops_per_s, r.p50_us, r.p99_us, r.max_us, r.config
