@@ -4,20 +4,42 @@
 //! backend (checks, hand-off to the job runner, the `api` layer, statuses, completion and the
 //! waiter's wake-up). Subtract it from a C-ABI batch time to see what the engine got.
 //!
-//! `cargo run --release --example abi_overhead [-- N [REPS]]` (N: batch size, default 65,536;
-//! REPS: timed batches per operation, default 40). Run it on the host whose figures you
-//! compare with (core count matters: large batches are checked on all cores). Outputs are
-//! not checked (nothing is computed): an internal measurement, not a product figure.
+//! `cargo run --release --example abi_overhead [-- N [REPS [ENGINE_US]]]` (N: batch size,
+//! default 65,536; REPS: timed batches per operation, default 40; ENGINE_US: how long the
+//! engine takes per batch, sleeping, default 0). With ENGINE_US at a GPU batch's time (2,500
+//! for a CTRU-Prime-761 encapsulation batch on the H200) the library's threads and the
+//! waiter sleep through the batch as they do in front of a GPU, so their wake-ups are
+//! counted; the figure printed is always submit + wait less the time spent in the engine.
+//! Run it on the host whose figures you compare with (core count and idle states matter:
+//! large batches are checked on all cores). Outputs are not checked (nothing is computed):
+//! an internal measurement, not a product figure.
 
 use pqgpu::backend::{Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem};
 use pqgpu::ffi::*;
 use pqgpu::{ctru, mldsa, Alg, Status};
 use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// An engine that finishes every item at once and writes nothing.
-struct NullEngine;
+/// An engine that takes `busy` per batch (asleep), writes nothing and reports every item done.
+struct NullEngine {
+    busy: Duration,
+    /// Nanoseconds spent in the last batch call.
+    spent: AtomicU64,
+}
+
+impl NullEngine {
+    fn run(&self, st: &mut [Status]) {
+        let t = Instant::now();
+        if !self.busy.is_zero() {
+            std::thread::sleep(self.busy);
+        }
+        st.fill(Ok(()));
+        self.spent
+            .store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
 
 impl Backend for NullEngine {
     fn kind(&self) -> BackendKind {
@@ -31,7 +53,7 @@ impl Backend for NullEngine {
         _: &mut [u8],
         st: &mut [Status],
     ) {
-        st.fill(Ok(()));
+        self.run(st);
     }
     fn mldsa_sign(
         &self,
@@ -40,10 +62,10 @@ impl Backend for NullEngine {
         _: &mut [&mut [u8]],
         st: &mut [Status],
     ) {
-        st.fill(Ok(()));
+        self.run(st);
     }
     fn mldsa_verify(&self, _: mldsa::ParamSet, _: &[VerifyItem<'_>], st: &mut [Status]) {
-        st.fill(Ok(()));
+        self.run(st);
     }
     fn kem_keygen(
         &self,
@@ -53,7 +75,7 @@ impl Backend for NullEngine {
         _: &mut [u8],
         st: &mut [Status],
     ) {
-        st.fill(Ok(()));
+        self.run(st);
     }
     fn kem_encaps(
         &self,
@@ -63,7 +85,7 @@ impl Backend for NullEngine {
         _: &mut [&mut [u8]],
         st: &mut [Status],
     ) {
-        st.fill(Ok(()));
+        self.run(st);
     }
     fn kem_decaps(
         &self,
@@ -72,15 +94,15 @@ impl Backend for NullEngine {
         _: &mut [&mut [u8]],
         st: &mut [Status],
     ) {
-        st.fill(Ok(()));
+        self.run(st);
     }
 }
 
-/// Submit time and submit-to-woken-waiter time of one batch.
+/// Submit time and submit-to-woken-waiter time of one batch, less the engine's time.
 type Split = (Duration, Duration);
 
-/// Times one submit call, then the wait for its job.
-fn timed(submit: impl FnOnce(*mut *mut pqg_job) -> pqg_status) -> Split {
+/// Times one submit call, then the wait for its job; the engine's own time is taken off.
+fn timed(engine: &NullEngine, submit: impl FnOnce(*mut *mut pqg_job) -> pqg_status) -> Split {
     let mut job = null_mut();
     let t = Instant::now();
     assert_eq!(submit(&mut job), PQG_OK, "submit");
@@ -90,7 +112,8 @@ fn timed(submit: impl FnOnce(*mut *mut pqg_job) -> pqg_status) -> Split {
     let total = t.elapsed();
     // SAFETY: as above.
     unsafe { pqg_job_free(job) };
-    (submitted, total)
+    let spent = Duration::from_nanos(engine.spent.load(Ordering::Relaxed));
+    (submitted, total.saturating_sub(spent))
 }
 
 /// Prints the median and the fastest of `reps` batches (after two untimed ones).
@@ -102,7 +125,7 @@ fn report(name: &str, n: usize, reps: usize, mut batch: impl FnMut() -> Split) {
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let (med, min) = (runs[runs.len() / 2], runs[0]);
     println!(
-        "{name:<16} n={n:<7} submit+wait median {:8.1} us (submit {:7.1})   min {:8.1} us (submit {:7.1})",
+        "{name:<16} n={n:<7} outside the engine: median {:8.1} us (submit {:7.1})   min {:8.1} us (submit {:7.1})",
         us(med.1),
         us(med.0),
         us(min.1),
@@ -114,7 +137,13 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(65_536, |a| a.parse().expect("N"));
     let reps: usize = args.next().map_or(40, |a| a.parse().expect("REPS"));
-    let ctx = context_from_backend(Arc::new(NullEngine));
+    let busy: u64 = args.next().map_or(0, |a| a.parse().expect("ENGINE_US"));
+    let engine = Arc::new(NullEngine {
+        busy: Duration::from_micros(busy),
+        spent: AtomicU64::new(0),
+    });
+    let ctx = context_from_backend(engine.clone());
+    let e = &*engine;
     let kem = ctru::ParamSet::Ctru761;
     let dsa = mldsa::ParamSet::MlDsa44;
     let (kem_alg, dsa_alg) = (Alg::Ctru(kem).code(), Alg::MlDsa(dsa).code());
@@ -138,7 +167,9 @@ fn main() {
     // SAFETY (every submit below): each request and array points into live buffers that
     // outlive the job (waited for and freed inside `timed`).
     report("ctru761 encaps", n, reps, || {
-        timed(|job| unsafe { pqg_kem_encaps_submit(ctx, kem_alg, enc.as_ptr(), n, st_ptr, job) })
+        timed(e, |job| unsafe {
+            pqg_kem_encaps_submit(ctx, kem_alg, enc.as_ptr(), n, st_ptr, job)
+        })
     });
     let dec: Vec<pqg_decaps_request> = (0..n)
         .map(|i| pqg_decaps_request {
@@ -148,7 +179,9 @@ fn main() {
         })
         .collect();
     report("ctru761 decaps", n, reps, || {
-        timed(|job| unsafe { pqg_kem_decaps_submit(ctx, kem_alg, dec.as_ptr(), n, st_ptr, job) })
+        timed(e, |job| unsafe {
+            pqg_kem_decaps_submit(ctx, kem_alg, dec.as_ptr(), n, st_ptr, job)
+        })
     });
 
     // ML-DSA-44 signing and verification of 32-byte messages, one key per item.
@@ -173,7 +206,9 @@ fn main() {
         })
         .collect();
     report("mldsa44 sign", n, reps, || {
-        timed(|job| unsafe { pqg_mldsa_sign_submit(ctx, dsa_alg, sign.as_ptr(), n, st_ptr, job) })
+        timed(e, |job| unsafe {
+            pqg_mldsa_sign_submit(ctx, dsa_alg, sign.as_ptr(), n, st_ptr, job)
+        })
     });
     let verify: Vec<pqg_verify_request> = (0..n)
         .map(|i| pqg_verify_request {
@@ -187,13 +222,13 @@ fn main() {
         })
         .collect();
     report("mldsa44 verify", n, reps, || {
-        timed(|job| unsafe {
+        timed(e, |job| unsafe {
             pqg_mldsa_verify_submit(ctx, dsa_alg, verify.as_ptr(), n, st_ptr, job)
         })
     });
     let (pks_ptr, sks_ptr) = (pks.as_mut_ptr(), sks.as_mut_ptr());
     report("mldsa44 keygen", n, reps, || {
-        timed(|job| unsafe {
+        timed(e, |job| unsafe {
             pqg_mldsa_keygen_submit(ctx, dsa_alg, n, null(), pks_ptr, sks_ptr, st_ptr, job)
         })
     });
