@@ -197,6 +197,9 @@ impl<T: Pooled> Checked<T> {
     }
 }
 
+/// One block's places in the lists: its item slots, and its row slots of each kind.
+type Slots<'a, T> = (&'a mut [MaybeUninit<T>], [&'a mut [MaybeUninit<Raw>]; 2]);
+
 /// Checks all requests block by block on all cores, each block writing its items and output
 /// rows straight into their places in `items` and `rows`. `Some(layout)` when every request
 /// passed (the lists then hold them all); `None` as soon as one fails (the lists are left
@@ -216,8 +219,7 @@ fn all_good<R, T: Send, O: Outputs>(
         list.spare_capacity_mut()[..used].chunks_mut(BLOCK)
     });
     // Per block: its item slots and its row slots of each kind (none for unused kinds).
-    let blocks: Vec<(&mut [MaybeUninit<T>], [&mut [MaybeUninit<Raw>]; 2])> = items
-        .spare_capacity_mut()[..n]
+    let blocks: Vec<Slots<'_, T>> = items.spare_capacity_mut()[..n]
         .chunks_mut(BLOCK)
         .map(|slots| {
             (
