@@ -810,6 +810,11 @@ pqg_status pqg_job_poll(const pqg_job *job);
 /**
  * Waits until a job has completed or `timeout_ms` milliseconds have passed.
  *
+ * A wait without limit on a batch job that no library thread has started yet (the usual
+ * case right after the submit call) runs the job on the calling thread: the same results,
+ * two thread wake-ups fewer. (Never for a job of a key handle: the context's callback does
+ * not run on a waiting thread.)
+ *
  * @param timeout_ms  a negative value waits without limit; 0 only checks.
  * @return `PQG_OK` when the job has completed (as `pqg_job_poll`); `PQG_ERR_TIMEOUT` when
  *         the time ran out first (the job keeps running); `PQG_ERR_NULL_POINTER`;

@@ -7,6 +7,7 @@ use super::recycle::{give, take, Pooled};
 use crate::backend::in_pool;
 use crate::{Error, Status};
 use rayon::prelude::*;
+use std::mem::{ManuallyDrop, MaybeUninit};
 
 /// Batches from this size check their requests on all cores, in blocks of this size (65,536
 /// checks take a few tenths of a millisecond on one core: a tenth of the GPU time of a batch
@@ -14,35 +15,83 @@ use rayon::prelude::*;
 const BLOCK: usize = 4096;
 
 /// The requests of a batch that passed their checks, in request order: `items[k]` (inputs)
-/// and `outs[k]` (outputs). The others keep their own error in `rejected`; in the common
-/// case of none, nothing else is kept per item.
+/// and, per kind of output, `rows[kind][k]` (outputs, not yet known to be apart). The others
+/// keep their own error in `rejected`; in the common case of none, nothing else is kept per
+/// item.
 pub(crate) struct Accepted<T, O> {
-    pub items: Vec<T>,
-    pub outs: Vec<O>,
+    items: Vec<T>,
+    /// The first `O::KINDS` lists are used.
+    rows: [Vec<Raw>; 2],
     rejected: Vec<(usize, Error)>,
     /// The accepted outputs' layout, followed while they were checked.
     runs: Runs,
+    kind: std::marker::PhantomData<O>,
 }
 
-/// A C request array (or the outputs checked from one) read from several threads.
+/// Accepted requests whose outputs are known to be pairwise apart: `rows[kind][k]` is the
+/// slice the backend writes item k's output of that kind into.
+pub(crate) struct Checked<T> {
+    pub items: Vec<T>,
+    pub rows: [Vec<&'static mut [u8]>; 2],
+    rejected: Vec<(usize, Error)>,
+}
+
+/// An output buffer before the no-overlap check: a raw slice pointer, so that no `&mut` exists
+/// before the buffers are known to be apart. `*mut [u8]` has the layout of `&mut [u8]`
+/// (pointers and references share one layout), so once the check has passed the list becomes
+/// the backend's list of slices as it is, without a pass over the items.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct Raw(*mut [u8]);
+
+// SAFETY: an address and a length that the caller keeps valid until the job completes; the
+// job writes through them only after the no-overlap check, from the one thread running it.
+unsafe impl Send for Raw {}
+
+impl Raw {
+    fn of(out: Out) -> Raw {
+        Raw(out.raw())
+    }
+
+    fn span(self) -> (usize, usize) {
+        (self.0.cast::<u8>() as usize, self.0.len())
+    }
+}
+
+/// An empty list of raw rows, in the memory of an earlier batch's list of slices.
+fn raw_list() -> Vec<Raw> {
+    let mut v = ManuallyDrop::new(take::<&'static mut [u8]>());
+    // SAFETY: the allocation and capacity of a `Vec<&mut [u8]>`, whose elements have the size
+    // and alignment of `Raw`'s; it holds no elements (`take` gives empty lists).
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr().cast::<Raw>(), 0, v.capacity()) }
+}
+
+/// The rows as the backend's slices, in the same memory.
+///
+/// # Safety
+/// As [`Out::slice`] for every row, for as long as the slices are used: each is writable for
+/// its length and none overlaps another.
+unsafe fn slices(v: Vec<Raw>) -> Vec<&'static mut [u8]> {
+    let mut v = ManuallyDrop::new(v);
+    // SAFETY: `Raw` is a `*mut [u8]`, which has the layout of `&mut [u8]`; every element is
+    // non-NULL (`Out::new`) and, by the caller's promise, a valid, unaliased writable slice.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr().cast(), v.len(), v.capacity()) }
+}
+
+/// A C request array read from several threads.
 struct Requests<'a, R>(&'a [R]);
 
-// SAFETY: a request is a plain C struct of addresses and lengths (an output an address and a
-// length); the readers only read the struct (what its pointers point to is used under the
-// submit call's own contract).
+// SAFETY: a request is a plain C struct of addresses and lengths; the readers only read the
+// struct (what its pointers point to is used under the submit call's own contract).
 unsafe impl<R> Sync for Requests<'_, R> {}
 
 impl<R> Requests<'_, R> {
-    fn at(&self, i: usize) -> &R {
-        &self.0[i]
-    }
-
     fn block(&self, b: usize) -> &[R] {
         &self.0[b * BLOCK..self.0.len().min((b + 1) * BLOCK)]
     }
 }
 
-impl<T: Pooled, O: Pooled + Outputs> Accepted<T, O> {
+impl<T: Pooled, O: Outputs> Accepted<T, O> {
     /// Checks every request with `check` (which must be pure: a request may be checked
     /// twice), following the outputs' layout on the way. A large batch whose requests are all
     /// good (the usual case) is checked once, on all cores; otherwise one by one. The lists
@@ -51,15 +100,21 @@ impl<T: Pooled, O: Pooled + Outputs> Accepted<T, O> {
         reqs: &[R],
         check: impl Fn(&R) -> Result<(T, O), Error> + Sync + Send,
     ) -> Self {
-        let (mut items, mut outs) = (take(), take());
+        let mut items = take();
+        let mut rows = std::array::from_fn(|kind| match kind < O::KINDS {
+            true => raw_list(),
+            false => Vec::new(),
+        });
+        let accepted = |items, rows, runs, rejected| Accepted {
+            items,
+            rows,
+            rejected,
+            runs,
+            kind: std::marker::PhantomData,
+        };
         if reqs.len() >= BLOCK {
-            if let Some(runs) = all_good(reqs, &check, &mut items, &mut outs) {
-                return Accepted {
-                    items,
-                    outs,
-                    rejected: Vec::new(),
-                    runs,
-                };
+            if let Some(runs) = all_good(reqs, &check, &mut items, &mut rows) {
+                return accepted(items, rows, runs, Vec::new());
             }
         }
         let (mut rejected, mut runs) = (Vec::new(), Runs::default());
@@ -68,37 +123,64 @@ impl<T: Pooled, O: Pooled + Outputs> Accepted<T, O> {
                 Ok((item, out)) => {
                     runs.push(&out);
                     items.push(item);
-                    outs.push(out);
+                    for (kind, list) in rows.iter_mut().enumerate().take(O::KINDS) {
+                        list.push(Raw::of(out.row(kind)));
+                    }
                 }
                 Err(e) => rejected.push((i, e)),
             }
         }
-        Accepted {
+        accepted(items, rows, runs, rejected)
+    }
+
+    /// The accepted requests with their outputs as the backend's slices; `InvalidArgument`
+    /// unless those outputs are pairwise apart (`&mut` slices must never alias). Usually
+    /// already known from the check.
+    ///
+    /// # Safety
+    /// Every accepted output buffer is writable for its length for as long as the returned
+    /// rows are used (a job's: until it merges its statuses, before it completes).
+    pub(crate) unsafe fn outputs_apart(self) -> Result<Checked<T>, Error> {
+        if !self.runs.apart() {
+            disjoint(
+                (0..O::KINDS)
+                    .map(|kind| spans(self.rows[kind].iter().map(|r| r.span())))
+                    .collect(),
+            )?;
+        }
+        let Accepted {
             items,
-            outs,
+            rows,
             rejected,
-            runs,
+            ..
+        } = self;
+        // SAFETY: writable (the caller's promise) and pairwise apart (checked above).
+        let rows = rows.map(|r| unsafe { slices(r) });
+        Ok(Checked {
+            items,
+            rows,
+            rejected,
+        })
+    }
+}
+
+impl<T: Pooled> Accepted<T, ()> {
+    /// The accepted requests of a batch without outputs.
+    pub(crate) fn without_outputs(self) -> Checked<T> {
+        Checked {
+            items: self.items,
+            rows: Default::default(),
+            rejected: self.rejected,
         }
     }
+}
 
-    /// `InvalidArgument` unless the accepted requests' outputs are pairwise apart: they become
-    /// `&mut` slices, which must never alias. Usually already known from the check.
-    pub(crate) fn outputs_apart(&self) -> Result<(), Error> {
-        if self.runs.apart() {
-            return Ok(());
-        }
-        disjoint(
-            (0..O::KINDS)
-                .map(|kind| spans(self.outs.iter().map(|o| o.span(kind))))
-                .collect(),
-        )
-    }
-
+impl<T: Pooled> Checked<T> {
     /// Every request's status in request order: the backend's (`ran`, one per accepted item)
     /// merged with the rejected requests' own errors. The lists go back to their pools.
     pub(crate) fn merge(self, ran: Vec<Status>) -> Vec<Status> {
         give(self.items);
-        give(self.outs);
+        self.rows.into_iter().for_each(give);
         if self.rejected.is_empty() {
             return ran;
         }
@@ -115,49 +197,65 @@ impl<T: Pooled, O: Pooled + Outputs> Accepted<T, O> {
     }
 }
 
-/// Checks all requests block by block on all cores, each block writing its items and outputs
-/// straight into their places in `items` and `outs`. `Some(layout)` when every request
+/// One block's places in the lists: its item slots, and its row slots of each kind.
+type Slots<'a, T> = (&'a mut [MaybeUninit<T>], [&'a mut [MaybeUninit<Raw>]; 2]);
+
+/// Checks all requests block by block on all cores, each block writing its items and output
+/// rows straight into their places in `items` and `rows`. `Some(layout)` when every request
 /// passed (the lists then hold them all); `None` as soon as one fails (the lists are left
 /// empty and the caller checks one by one, giving each failure its own status).
 fn all_good<R, T: Send, O: Outputs>(
     reqs: &[R],
     check: &(impl Fn(&R) -> Result<(T, O), Error> + Sync),
     items: &mut Vec<T>,
-    outs: &mut Vec<O>,
+    rows: &mut [Vec<Raw>; 2],
 ) -> Option<Runs> {
     let n = reqs.len();
     items.reserve(n);
-    outs.reserve(n);
+    let [a, b] = rows;
+    let mut row_blocks = [(a, 0), (b, 1)].map(|(list, kind)| {
+        let used = if kind < O::KINDS { n } else { 0 };
+        list.reserve(used);
+        list.spare_capacity_mut()[..used].chunks_mut(BLOCK)
+    });
+    // Per block: its item slots and its row slots of each kind (none for unused kinds).
+    let blocks: Vec<Slots<'_, T>> = items.spare_capacity_mut()[..n]
+        .chunks_mut(BLOCK)
+        .map(|slots| {
+            (
+                slots,
+                row_blocks.each_mut().map(|r| r.next().unwrap_or_default()),
+            )
+        })
+        .collect();
     let shared = Requests(reqs);
-    let blocks = (
-        &mut items.spare_capacity_mut()[..n],
-        &mut outs.spare_capacity_mut()[..n],
-    );
     // On this process's pool: never one inherited across fork().
     let runs = in_pool(|| {
-        let (item_slots, out_slots) = blocks;
-        item_slots
-            .par_chunks_mut(BLOCK)
-            .zip(out_slots.par_chunks_mut(BLOCK))
+        blocks
+            .into_par_iter()
             .enumerate()
-            .map(|(b, (item_slots, out_slots))| {
+            .map(|(b, (item_slots, mut row_slots))| {
                 let mut runs = Runs::default();
-                let slots = item_slots.iter_mut().zip(out_slots.iter_mut());
-                for (r, (item_slot, out_slot)) in shared.block(b).iter().zip(slots) {
+                for (j, r) in shared.block(b).iter().enumerate() {
                     let (item, out) = check(r).ok()?;
                     runs.push(&out);
-                    item_slot.write(item);
-                    out_slot.write(out);
+                    item_slots[j].write(item);
+                    for (kind, slots) in row_slots.iter_mut().enumerate().take(O::KINDS) {
+                        slots[j].write(Raw::of(out.row(kind)));
+                    }
                 }
                 Some(runs)
             })
             .collect::<Option<Vec<Runs>>>()
     })?;
-    // SAFETY: every block returned `Some`, so each of the first n slots of both lists was
-    // written above (a block writes all its slots, in order, before it returns `Some`).
+    // SAFETY: every block returned `Some`, so each of the first n slots of the item list and
+    // of each used row list was written above (a block writes all its slots, in order,
+    // before it returns `Some`).
     unsafe {
         items.set_len(n);
-        outs.set_len(n);
+        for list in rows.iter_mut().take(O::KINDS) {
+            list.set_len(n);
+        }
     }
     Some(runs.into_iter().fold(Runs::default(), Runs::then))
 }
@@ -166,29 +264,6 @@ fn all_good<R, T: Send, O: Outputs>(
 pub(crate) fn pending(n: usize) -> Vec<Status> {
     let mut v = take();
     v.resize(n, Err(Error::Panic));
-    v
-}
-
-/// Output buffers as the slices the backend writes, in a recycled list (give it back when the
-/// backend is done).
-///
-/// # Safety
-/// As [`Out::slice`] for every buffer, for as long as the list is used: each is writable for
-/// its length and none overlaps another (checked with [`disjoint`]).
-pub(crate) unsafe fn rows<O>(
-    outs: &[O],
-    pick: impl Fn(&O) -> Out + Sync + Send,
-) -> Vec<&'static mut [u8]> {
-    let mut v = take();
-    // SAFETY: forwarded from the caller.
-    let slice = |o: &O| unsafe { pick(o).slice() };
-    if outs.len() < BLOCK {
-        v.extend(outs.iter().map(slice));
-    } else {
-        // A GPU batch's list is megabytes, written before the backend starts: on all cores.
-        let (shared, n) = (&Requests(outs), outs.len());
-        in_pool(|| v.par_extend((0..n).into_par_iter().map(|i| slice(shared.at(i)))));
-    }
     v
 }
 
@@ -292,7 +367,7 @@ mod tests {
             Ok(((), ())),
             bad(Error::BadLength),
         ];
-        let acc = Accepted::check(&reqs, |r| *r);
+        let acc = Accepted::check(&reqs, |r| *r).without_outputs();
         assert_eq!(acc.items.len(), 2);
         let merged = acc.merge(vec![Ok(()), Err(Error::BadKey)]);
         assert_eq!(
@@ -304,7 +379,7 @@ mod tests {
                 Err(Error::BadLength)
             ]
         );
-        let all = Accepted::check(&[Ok(((), ())); 2], |r| *r);
+        let all = Accepted::check(&[Ok(((), ())); 2], |r| *r).without_outputs();
         assert_eq!(all.merge(vec![Ok(()), Ok(())]), [Ok(()), Ok(())]);
         // A large batch, checked on all cores, with and without a rejected request.
         for reject in [None, Some(5000)] {
@@ -314,7 +389,7 @@ mod tests {
                     false => Ok(((), ())),
                 })
                 .collect();
-            let acc = Accepted::check(&reqs, |r| *r);
+            let acc = Accepted::check(&reqs, |r| *r).without_outputs();
             assert_eq!(acc.items.len(), 9000 - usize::from(reject.is_some()));
             let n = acc.items.len();
             let merged = acc.merge(vec![Ok(()); n]);
@@ -328,53 +403,81 @@ mod tests {
 
     /// Outputs laid out as arrays pass on the check's own verdict; any other layout gets the
     /// full check, which accepts what is apart and rejects what overlaps, in large batches
-    /// (checked on all cores, block by block) and small ones.
+    /// (checked on all cores, block by block) and small ones. Accepted outputs reach the
+    /// backend as the rows of their own requests, in order, each kind in its own list.
     #[test]
     fn outputs_apart_in_every_layout() {
         use crate::ffi::guard::Out;
+        // Real memory: accepted rows become slices.
+        let mut buf = vec![0u8; 3 << 20];
+        let base = buf.as_mut_ptr() as usize;
         let sig = 100usize;
         for n in [10usize, 9000] {
             let place = |at: &dyn Fn(usize) -> usize| -> Result<(), Error> {
-                let reqs: Vec<usize> = (0..n).map(at).collect();
+                let reqs: Vec<usize> = (0..n).map(|i| base + at(i)).collect();
                 let acc = Accepted::check(&reqs, |&a| Ok(((), Out::new(a as *mut u8, sig)?)));
-                let r = acc.outputs_apart();
+                // SAFETY: every row lies in `buf`, which outlives the rows.
+                let acc = unsafe { acc.outputs_apart() }?;
+                let rows = &acc.rows[0];
+                assert_eq!(rows.len(), n);
+                assert!(rows
+                    .iter()
+                    .zip(&reqs)
+                    .all(|(r, &a)| r.as_ptr() as usize == a && r.len() == sig));
                 acc.merge(vec![Ok(()); n]);
-                r
+                Ok(())
             };
             let bad = Err(Error::InvalidArgument);
-            assert_eq!(place(&|i| 4096 + i * sig), Ok(()), "array, n={n}");
-            assert_eq!(place(&|i| 4096 + (n - 1 - i) * sig), Ok(()), "reversed");
-            assert_eq!(place(&|i| 4096 + i * (sig - 1)), bad, "rows overlap");
-            assert_eq!(place(&|i| 4096 + (i % (n - 1)) * sig), bad, "a row twice");
+            assert_eq!(place(&|i| i * sig), Ok(()), "array, n={n}");
+            assert_eq!(place(&|i| (n - 1 - i) * sig), Ok(()), "reversed");
+            assert_eq!(place(&|i| i * (sig - 1)), bad, "rows overlap");
+            assert_eq!(place(&|i| (i % (n - 1)) * sig), bad, "a row twice");
             assert_eq!(
-                place(&|i| 4096 + i * sig + (i == n / 2) as usize),
+                place(&|i| i * sig + (i == n / 2) as usize),
                 bad,
                 "one row off"
             );
         }
-        // Two kinds: separate arrays, interleaved rows, and one array inside the other.
+        // Two kinds: separate arrays, interleaved rows, and one array inside the other; a
+        // rejected request in a large batch (then checked one by one).
         let n = 9000;
         let pair = |ct: &dyn Fn(usize) -> usize, ss: &dyn Fn(usize) -> usize| {
-            let reqs: Vec<(usize, usize)> = (0..n).map(|i| (ct(i), ss(i))).collect();
-            let acc = Accepted::check(&reqs, |&(c, s)| {
-                Ok((
+            let reqs: Vec<(usize, usize)> = (0..n).map(|i| (base + ct(i), base + ss(i))).collect();
+            let rejected = reqs[4321].0;
+            let acc = Accepted::check(&reqs, |&(c, s)| match c == rejected {
+                true => Err(Error::NullPointer),
+                false => Ok((
                     (),
                     (Out::new(c as *mut u8, 64)?, Out::new(s as *mut u8, 32)?),
-                ))
+                )),
             });
-            let r = acc.outputs_apart();
-            acc.merge(vec![Ok(()); n]);
-            r
-        };
-        assert_eq!(
-            pair(&|i| (1 << 20) + i * 64, &|i| (1 << 24) + i * 32),
+            // SAFETY: every row lies in `buf`, which outlives the rows.
+            let acc = unsafe { acc.outputs_apart() }?;
+            let accepted: Vec<_> = reqs
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != 4321)
+                .collect();
+            assert_eq!(acc.rows[0].len(), n - 1);
+            for (kind, len) in [(0, 64), (1, 32)] {
+                assert!(acc.rows[kind]
+                    .iter()
+                    .zip(&accepted)
+                    .all(|(r, (_, &(c, s)))| {
+                        r.as_ptr() as usize == [c, s][kind] && r.len() == len
+                    }));
+            }
+            let merged = acc.merge(vec![Ok(()); n - 1]);
+            assert_eq!(merged[4321], Err(Error::NullPointer));
             Ok(())
-        );
-        assert_eq!(pair(&|i| 4096 + i * 96, &|i| 4096 + i * 96 + 64), Ok(()));
+        };
+        assert_eq!(pair(&|i| i * 64, &|i| (1 << 20) + i * 32), Ok(()));
+        assert_eq!(pair(&|i| i * 96, &|i| i * 96 + 64), Ok(()));
         assert_eq!(
-            pair(&|i| 4096 + i * 64, &|i| 4096 + 64 * 100 + i * 32),
+            pair(&|i| i * 64, &|i| 64 * 100 + i * 32),
             Err(Error::InvalidArgument)
         );
+        drop(buf);
     }
 
     #[test]

@@ -158,6 +158,11 @@ impl Out {
         (self.ptr as usize, self.len)
     }
 
+    /// The buffer as a raw slice pointer (no promise made yet: see [`Out::slice`]).
+    pub(crate) fn raw(self) -> *mut [u8] {
+        std::ptr::slice_from_raw_parts_mut(self.ptr, self.len)
+    }
+
     /// The buffer as a slice the backend writes into directly.
     ///
     /// # Safety

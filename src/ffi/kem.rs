@@ -3,12 +3,11 @@
 //! Same conventions as the ML-DSA functions; the secret outputs are `sk` and the shared
 //! secret `ss`, zeroed on failure.
 
-use super::batch::{disjoint, pending, rows, Accepted};
+use super::batch::{disjoint, pending, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{boundary, optional, requests, required, span_of, zero_secret, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
-use super::recycle::give;
 use super::{kem_params, pqg_alg, pqg_status, PQG_OK};
 use crate::backend::{DecapsItem, EncapsItem};
 use crate::serve::KeyArg;
@@ -270,18 +269,15 @@ pub unsafe extern "C" fn pqg_kem_encaps_submit(
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, p.shared_secret_len()) })
         });
-        accepted.outputs_apart()?;
+        // SAFETY: every accepted ct/ss buffer is writable for its length until the job
+        // completes (contract); the job uses the rows only until it merges its statuses.
+        let mut accepted = unsafe { accepted.outputs_apart() }?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            // SAFETY: every accepted ct/ss buffer is writable for its length until the job
-            // completes (contract) and they are pairwise disjoint (checked at submit).
-            let (mut cts, mut sss) =
-                unsafe { (rows(&accepted.outs, |o| o.0), rows(&accepted.outs, |o| o.1)) };
             let mut ran = pending(accepted.items.len());
+            let [cts, sss] = &mut accepted.rows;
             // A whole-call error is already in every status (and the secrets are zeroed).
-            let _ = api::kem_encaps(&*backend, p, &accepted.items, &mut cts, &mut sss, &mut ran);
-            give(cts);
-            give(sss);
+            let _ = api::kem_encaps(&*backend, p, &accepted.items, cts, sss, &mut ran);
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
@@ -338,16 +334,15 @@ pub unsafe extern "C" fn pqg_kem_decaps_submit(
             // SAFETY: a rejected item's ss is NULL or writable (caller's promise).
             item().inspect_err(|_| unsafe { zero_secret(r.ss, ss_len) })
         });
-        accepted.outputs_apart()?;
+        // SAFETY: every accepted ss buffer is writable for its length until the job
+        // completes (contract); the job uses the rows only until it merges its statuses.
+        let mut accepted = unsafe { accepted.outputs_apart() }?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            // SAFETY: every accepted ss buffer is writable for its length until the job
-            // completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sss = unsafe { rows(&accepted.outs, |&o| o) };
             let mut ran = pending(accepted.items.len());
+            let sss = &mut accepted.rows[0];
             // A whole-call error is already in every status (and the secrets are zeroed).
-            let _ = api::kem_decaps(&*backend, p, &accepted.items, &mut sss, &mut ran);
-            give(sss);
+            let _ = api::kem_decaps(&*backend, p, &accepted.items, sss, &mut ran);
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.

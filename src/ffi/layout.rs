@@ -11,30 +11,35 @@ use super::guard::Out;
 pub(crate) trait Outputs: Copy + Send {
     /// How many kinds of output a request has (at most 2).
     const KINDS: usize;
+    /// Output `kind` (below `KINDS`).
+    fn row(&self, kind: usize) -> Out;
+
     /// The address range `(address, length)` of output `kind`.
-    fn span(&self, kind: usize) -> (usize, usize);
+    fn span(&self, kind: usize) -> (usize, usize) {
+        self.row(kind).span()
+    }
 }
 
 impl Outputs for () {
     const KINDS: usize = 0;
-    fn span(&self, _: usize) -> (usize, usize) {
-        (0, 0)
+    fn row(&self, _: usize) -> Out {
+        unreachable!("a request without outputs")
     }
 }
 
 impl Outputs for Out {
     const KINDS: usize = 1;
-    fn span(&self, _: usize) -> (usize, usize) {
-        Out::span(*self)
+    fn row(&self, _: usize) -> Out {
+        *self
     }
 }
 
 impl Outputs for (Out, Out) {
     const KINDS: usize = 2;
-    fn span(&self, kind: usize) -> (usize, usize) {
+    fn row(&self, kind: usize) -> Out {
         match kind {
-            0 => self.0.span(),
-            _ => self.1.span(),
+            0 => self.0,
+            _ => self.1,
         }
     }
 }

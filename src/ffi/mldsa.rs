@@ -4,12 +4,11 @@
 //! Check order, the same everywhere: NULL context, algorithm, NULL pointers, buffer lengths,
 //! then the message's own shape (context over 255 bytes, digest or mu length).
 
-use super::batch::{disjoint, pending, rows, Accepted};
+use super::batch::{disjoint, pending, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{boundary, context_string, input, optional, required, signature, span_of, Out};
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::keygen;
-use super::recycle::give;
 use super::{mldsa_params, pqg_alg, pqg_status};
 use crate::backend::{SignItem, VerifyItem};
 use crate::mldsa::{Message, PreHash};
@@ -520,16 +519,15 @@ pub unsafe extern "C" fn pqg_mldsa_sign_submit(
         }
         // SAFETY: each request's buffers are valid until completion (contract).
         let accepted = Accepted::check(reqs, |r| unsafe { sign_item(p, r) });
-        accepted.outputs_apart()?;
+        // SAFETY: every accepted sig buffer is writable for the signature length until the job
+        // completes (contract); the job uses the rows only until it merges its statuses.
+        let mut accepted = unsafe { accepted.outputs_apart() }?;
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
-            // SAFETY: every accepted sig buffer is writable for the signature length until the
-            // job completes (contract) and they are pairwise disjoint (checked at submit).
-            let mut sigs = unsafe { rows(&accepted.outs, |&o| o) };
             let mut ran = pending(accepted.items.len());
+            let sigs = &mut accepted.rows[0];
             // A whole-call error is already in every status.
-            let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
-            give(sigs);
+            let _ = api::mldsa_sign(&*backend, p, &accepted.items, sigs, &mut ran);
             accepted.merge(ran)
         });
         // SAFETY: job was checked non-NULL above.
@@ -594,7 +592,7 @@ pub unsafe extern "C" fn pqg_mldsa_verify_submit(
             return Err(Error::NullPointer);
         }
         // SAFETY: each request's buffers are valid until completion (contract).
-        let accepted = Accepted::check(reqs, |r| unsafe { verify_item(p, r) });
+        let accepted = Accepted::check(reqs, |r| unsafe { verify_item(p, r) }).without_outputs();
         let backend = ctx.backend.clone();
         let work: job::Work = Box::new(move || {
             let mut ran = pending(accepted.items.len());

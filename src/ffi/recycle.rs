@@ -7,8 +7,6 @@ use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
 use crate::Status;
 use std::sync::Mutex;
 
-use super::guard::Out;
-
 /// Lists kept per type: enough for a few batches in flight at once.
 const KEPT: usize = 4;
 /// Longer lists are not kept (a one-off huge batch should not pin its memory).
@@ -35,8 +33,6 @@ pooled!(
     VerifyItem<'static>,
     EncapsItem<'static>,
     DecapsItem<'static>,
-    Out,
-    (Out, Out),
     (),
     Status,
     (usize, usize),

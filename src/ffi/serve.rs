@@ -2,14 +2,13 @@
 //! context's dispatcher rather than by a thread per job; completion notification (callback,
 //! eventfd); and the serving options of a context.
 
-use super::batch::{pending, rows, Accepted};
+use super::batch::{pending, Accepted};
 use super::context::{context, pqg_context};
 use super::guard::{
     boundary, context_string, input, optional, requests, required, signature, zero_secret, Out,
 };
 use super::job::{self, clear_out, hand_out, pqg_job};
 use super::key::{key_for, key_ref, pqg_key};
-use super::recycle::give;
 use super::{pqg_status, PQG_OK};
 use crate::backend::{BackendKind, SignItem, VerifyItem};
 use crate::mldsa::Message;
@@ -332,18 +331,14 @@ unsafe fn sign_batch(
         };
         Ok((item, Out::new(r.sig, len)?))
     });
-    if accepted.outputs_apart().is_err() {
-        drop(accepted);
-        return None;
-    }
+    // SAFETY: every accepted sig buffer is writable for the signature length until the job
+    // completes (contract); the job uses the rows only until it merges its statuses.
+    let mut accepted = unsafe { accepted.outputs_apart() }.ok()?;
     let backend = c.backend.clone();
     let work: job::Work = Box::new(move || {
-        // SAFETY: every accepted sig buffer is writable for the signature length until the
-        // job completes (contract) and they are pairwise apart (checked above).
-        let mut sigs = unsafe { rows(&accepted.outs, |&o| o) };
         let mut ran = pending(accepted.items.len());
-        let _ = api::mldsa_sign(&*backend, p, &accepted.items, &mut sigs, &mut ran);
-        give(sigs);
+        let sigs = &mut accepted.rows[0];
+        let _ = api::mldsa_sign(&*backend, p, &accepted.items, sigs, &mut ran);
         let st = accepted.merge(ran);
         drop(key);
         st
@@ -382,7 +377,8 @@ unsafe fn verify_batch(
             sig,
         };
         Ok((item, ()))
-    });
+    })
+    .without_outputs();
     let backend = c.backend.clone();
     let work: job::Work = Box::new(move || {
         let mut ran = pending(accepted.items.len());
