@@ -137,6 +137,23 @@ fn drawn(count: usize, len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
     Ok(v)
 }
 
+/// Starts `f` on one of this process's pool threads without waiting for it; false (and `f`
+/// dropped) when there is no pool. `f` must not panic (a panic in a spawned job aborts).
+pub(crate) fn spawn_in_pool(f: impl FnOnce() + Send + 'static) -> bool {
+    match pool() {
+        Some(p) => {
+            p.spawn(f);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The threads of this process's pool (0 when there is none).
+pub(crate) fn pool_threads() -> usize {
+    pool().map_or(0, |p| p.current_num_threads())
+}
+
 /// Runs `f` on this process's pool, so that rayon work inside it (parallel checks, bulk
 /// randomness) never reaches a pool inherited across `fork()`; inline when there is none.
 pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {

@@ -10,8 +10,8 @@
 mod cpu;
 pub mod registry;
 
-pub(crate) use cpu::in_pool;
 pub use cpu::CpuBackend;
+pub(crate) use cpu::{in_pool, pool_threads, spawn_in_pool};
 
 use crate::mldsa::{self, Message};
 use crate::{ctru, Error, Status};

@@ -4,15 +4,18 @@
 use super::guard::Out;
 use super::layout::{Outputs, Runs};
 use super::recycle::{give, take, Pooled};
-use crate::backend::in_pool;
+use super::share;
 use crate::{Error, Status};
-use rayon::prelude::*;
 use std::mem::{ManuallyDrop, MaybeUninit};
+use std::sync::Mutex;
 
-/// Batches from this size check their requests on all cores, in blocks of this size (65,536
-/// checks take a few tenths of a millisecond on one core: a tenth of the GPU time of a batch
-/// of CTRU-Prime encapsulations).
-const BLOCK: usize = 4096;
+/// Batches from this size check their requests on all cores (65,536 checks take a few tenths
+/// of a millisecond on one core: a tenth of the GPU time of a batch of CTRU-Prime
+/// encapsulations).
+const PARALLEL_FROM: usize = 4096;
+
+/// The requests checked as one piece of shared work (`share::run`): a few microseconds.
+const BLOCK: usize = 1024;
 
 /// The requests of a batch that passed their checks, in request order: `items[k]` (inputs)
 /// and, per kind of output, `rows[kind][k]` (outputs, not yet known to be apart). The others
@@ -112,7 +115,7 @@ impl<T: Pooled, O: Outputs> Accepted<T, O> {
             runs,
             kind: std::marker::PhantomData,
         };
-        if reqs.len() >= BLOCK {
+        if reqs.len() >= PARALLEL_FROM {
             if let Some(runs) = all_good(reqs, &check, &mut items, &mut rows) {
                 return accepted(items, rows, runs, Vec::new());
             }
@@ -200,10 +203,11 @@ impl<T: Pooled> Checked<T> {
 /// One block's places in the lists: its item slots, and its row slots of each kind.
 type Slots<'a, T> = (&'a mut [MaybeUninit<T>], [&'a mut [MaybeUninit<Raw>]; 2]);
 
-/// Checks all requests block by block on all cores, each block writing its items and output
-/// rows straight into their places in `items` and `rows`. `Some(layout)` when every request
-/// passed (the lists then hold them all); `None` as soon as one fails (the lists are left
-/// empty and the caller checks one by one, giving each failure its own status).
+/// Checks all requests block by block, on this thread and on the pool's threads as they wake
+/// (`share::run`), each block writing its items and output rows straight into their places
+/// in `items` and `rows`. `Some(layout)` when every request passed (the lists then hold them
+/// all); `None` when one failed (the lists are left empty and the caller checks one by one,
+/// giving each failure its own status).
 fn all_good<R, T: Send, O: Outputs>(
     reqs: &[R],
     check: &(impl Fn(&R) -> Result<(T, O), Error> + Sync),
@@ -229,28 +233,36 @@ fn all_good<R, T: Send, O: Outputs>(
         })
         .collect();
     let shared = Requests(reqs);
-    // On this process's pool: never one inherited across fork().
-    let runs = in_pool(|| {
-        blocks
-            .into_par_iter()
-            .enumerate()
-            .map(|(b, (item_slots, mut row_slots))| {
-                let mut runs = Runs::default();
-                for (j, r) in shared.block(b).iter().enumerate() {
-                    let (item, out) = check(r).ok()?;
-                    runs.push(&out);
-                    item_slots[j].write(item);
-                    for (kind, slots) in row_slots.iter_mut().enumerate().take(O::KINDS) {
-                        slots[j].write(Raw::of(out.row(kind)));
-                    }
-                }
-                Some(runs)
-            })
-            .collect::<Option<Vec<Runs>>>()
-    })?;
-    // SAFETY: every block returned `Some`, so each of the first n slots of the item list and
-    // of each used row list was written above (a block writes all its slots, in order,
-    // before it returns `Some`).
+    // Each block's slots, taken by whichever thread checks the block; its layout once done.
+    let blocks: Vec<Mutex<Option<Slots<'_, T>>>> =
+        blocks.into_iter().map(|b| Mutex::new(Some(b))).collect();
+    let done: Vec<Mutex<Option<Runs>>> = blocks.iter().map(|_| Mutex::new(None)).collect();
+    let check_block = |b: usize| {
+        let slots = blocks[b].lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some((item_slots, mut row_slots)) = slots else {
+            return;
+        };
+        let mut runs = Runs::default();
+        for (j, r) in shared.block(b).iter().enumerate() {
+            let Ok((item, out)) = check(r) else {
+                return;
+            };
+            runs.push(&out);
+            item_slots[j].write(item);
+            for (kind, slots) in row_slots.iter_mut().enumerate().take(O::KINDS) {
+                slots[j].write(Raw::of(out.row(kind)));
+            }
+        }
+        *done[b].lock().unwrap_or_else(|e| e.into_inner()) = Some(runs);
+    };
+    share::run(blocks.len(), &check_block);
+    let runs = done
+        .into_iter()
+        .map(|d| d.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect::<Option<Vec<Runs>>>()?;
+    // SAFETY: every block recorded its layout, so each of the first n slots of the item list
+    // and of each used row list was written above (a block writes all its slots, in order,
+    // before it records its layout).
     unsafe {
         items.set_len(n);
         for list in rows.iter_mut().take(O::KINDS) {

@@ -27,6 +27,7 @@ mod mldsa;
 mod recycle;
 mod runner;
 mod serve;
+mod share;
 
 pub use context::*;
 pub use job::*;
