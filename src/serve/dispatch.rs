@@ -260,18 +260,13 @@ impl Shared {
     /// How many items the next batch takes: an even share of the outstanding items (queued
     /// and running) over the batches in flight, between `MIN_SHARE` and the maximum batch.
     fn share(&self) -> usize {
-        let queued = self
+        let max = self.cfg.get(Opt::MaxBatch) as usize;
+        let slots = (self.cfg.get(Opt::MaxInFlight) as usize).max(1);
+        let queued: usize = self
             .shards
             .iter()
             .map(|s| s.len.load(Ordering::Acquire))
             .sum();
-        self.share_of(queued)
-    }
-
-    /// [`Shared::share`] with `queued` items in the queue.
-    fn share_of(&self, queued: usize) -> usize {
-        let max = self.cfg.get(Opt::MaxBatch) as usize;
-        let slots = (self.cfg.get(Opt::MaxInFlight) as usize).max(1);
         let outstanding = queued + self.running.load(Ordering::Acquire);
         outstanding.div_ceil(slots).clamp(MIN_SHARE.min(max), max)
     }
@@ -288,9 +283,7 @@ impl Shared {
                 oldest = oldest.min(s.first.load(Ordering::Acquire));
             }
         }
-        // A full share is taken at once: waiting longer would only delay it (the batch would
-        // not grow past its share).
-        if queued >= self.share_of(queued) {
+        if queued >= self.cfg.get(Opt::MaxBatch) as usize {
             return None;
         }
         // A light load on an idle context (nothing running) runs on the CPU (a batch under
