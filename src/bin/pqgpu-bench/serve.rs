@@ -304,7 +304,8 @@ struct Pool {
 
 impl Pool {
     fn new(ctx: P<pqg_context>, k: &Keys, n: usize) -> Result<(Pool, Vec<Bufs>), String> {
-        if !REGISTERED.load(Ordering::Relaxed) {
+        // (An empty run registers nothing: the library refuses an empty buffer.)
+        if n == 0 || !REGISTERED.load(Ordering::Relaxed) {
             let bufs = (0..n).map(|_| Bufs::new(k)).collect();
             return Ok((
                 Pool {
