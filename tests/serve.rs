@@ -1809,12 +1809,44 @@ fn a_large_handle_submit_runs_as_one_batch() {
     }
 }
 
+/// Submits, as one submission on `serve`, a signature of `m` with `kp`'s secret-key handle (zero
+/// rnd) into each buffer of `sigs`; the returned collector counts their reports.
+///
+/// # Safety
+/// `sigs` and `m` must outlive the submission: the caller waits until every item has reported.
+unsafe fn submit_signs(
+    serve: &Serve,
+    kp: &Pair,
+    m: &Message<'_>,
+    sigs: &mut [Vec<u8>],
+) -> Arc<Collect> {
+    let n = sigs.len();
+    let done = Arc::new(Collect {
+        got: Mutex::new(vec![None; n]),
+        twice: AtomicUsize::new(0),
+        left: AtomicUsize::new(n),
+    });
+    let ops = sigs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, s)| {
+            // SAFETY: forwarded from the caller.
+            let op =
+                unsafe { pqgpu::serve::Op::sign(KeyArg::Handle(&kp.sk_h), m, Some(&ZERO_RND), s) };
+            (i, op.unwrap())
+        })
+        .collect();
+    // SAFETY: forwarded from the caller.
+    unsafe { serve.submit(ops, done.clone()) };
+    done
+}
+
 #[test]
 fn the_observer_sees_every_run_in_place_or_batched() {
     // A CPU context: a blocking call runs in place (a run of one, in the caller), submitted
     // items run on the dispatcher's threads; every item is in exactly one observed run, and
     // the outputs are the plain function's.
-    use pqgpu::serve::{Class, Op};
+    use pqgpu::serve::Class;
     let kp = pair(Alg::MlDsa(M44), 9);
     let serve = Serve::new(pqgpu::backend::cpu_backend());
     let seen: Arc<Mutex<Vec<(Class, usize, bool)>>> = Arc::default();
@@ -1838,25 +1870,9 @@ fn the_observer_sees_every_run_in_place_or_batched() {
 
     let n = 40;
     let mut sigs = vec![vec![0u8; M44.signature_len()]; n];
-    let done = Arc::new(Collect {
-        got: Mutex::new(vec![None; n]),
-        twice: AtomicUsize::new(0),
-        left: AtomicUsize::new(n),
-    });
-    let ops = sigs
-        .iter_mut()
-        .enumerate()
-        // SAFETY: `sigs` and the message outlive the submission: this test waits below until
-        // every item has reported.
-        .map(|(i, s)| {
-            (
-                i,
-                unsafe { Op::sign(KeyArg::Handle(&kp.sk_h), &m, Some(&ZERO_RND), s) }.unwrap(),
-            )
-        })
-        .collect();
-    // SAFETY: as above.
-    unsafe { serve.submit(ops, done.clone()) };
+    // SAFETY: `sigs` and the message outlive the submission: this test waits below until
+    // every item has reported.
+    let done = unsafe { submit_signs(&serve, &kp, &m, &mut sigs) };
     let t0 = Instant::now();
     while done.left.load(Ordering::SeqCst) > 0 {
         assert!(
@@ -1883,7 +1899,6 @@ fn the_observer_sees_every_run_in_place_or_batched() {
 /// arrivals wait for it).
 #[test]
 fn a_deep_queue_is_shared_out_over_the_batches_in_flight() {
-    use pqgpu::serve::Op;
     let kp = pair(Alg::MlDsa(M44), 11);
     let (fake, serve) = tuned_serve(Mode::Pass, 65536, 4);
     let cfg = &serve.config;
@@ -1895,27 +1910,11 @@ fn a_deep_queue_is_shared_out_over_the_batches_in_flight() {
     };
     let n = 2048;
     let mut sigs = vec![vec![0u8; M44.signature_len()]; n];
-    let done = Arc::new(Collect {
-        got: Mutex::new(vec![None; n]),
-        twice: AtomicUsize::new(0),
-        left: AtomicUsize::new(n),
-    });
-    // SAFETY: `sigs` and the message outlive the submission (this test waits below until every
-    // item has reported).
-    let ops = sigs
-        .iter_mut()
-        .enumerate()
-        .map(|(i, s)| {
-            (
-                i,
-                unsafe { Op::sign(KeyArg::Handle(&kp.sk_h), &m, Some(&ZERO_RND), s) }.unwrap(),
-            )
-        })
-        .collect();
     // Batches wait at the fake device until all four are taken.
     fake.close();
-    // SAFETY: as above.
-    unsafe { serve.submit(ops, done.clone()) };
+    // SAFETY: `sigs` and the message outlive the submission (this test waits below until every
+    // item has reported).
+    let done = unsafe { submit_signs(&serve, &kp, &m, &mut sigs) };
     let t0 = Instant::now();
     while fake.batches.lock().unwrap().len() < 4 && t0.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(1));
