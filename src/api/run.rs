@@ -17,7 +17,7 @@ pub(super) fn contained(statuses: &mut [Status], call: impl FnOnce(&mut [Status]
 
 /// Whether every item succeeded, in one pass that the compiler vectorises: the usual batch
 /// then skips the passes that look for failed items' outputs to zero.
-pub(super) fn all_ok(statuses: &[Status]) -> bool {
+fn all_ok(statuses: &[Status]) -> bool {
     statuses
         .chunks(64)
         .all(|c| c.iter().fold(true, |ok, st| ok & st.is_ok()))

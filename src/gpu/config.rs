@@ -22,6 +22,7 @@ const KEM_CHUNK: usize = 8192;
 /// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
 /// and host-bound).
 const MLDSA_WORKERS: usize = 4;
+const KEM_WORKERS: usize = 8;
 /// Signing attempts per round at least, shared by the chunks running at once (a chunk alone
 /// speculates up to this when few tasks remain, `gpu/mldsa/sign.rs`; each of four chunks
 /// in flight up to a quarter). Measured on the H200 (serving, ML-DSA-44, 2,048-16,384
@@ -29,7 +30,6 @@ const MLDSA_WORKERS: usize = 4;
 /// beat 16,384 (more speculation only took GPU time from the other chunks); alone, 16,384
 /// fills the GPU for a batch's last tasks.
 pub const SIGN_FILL: usize = 16384;
-const KEM_WORKERS: usize = 8;
 
 /// The CTRU-Prime ring-product engine (`gpu/ctru/product.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

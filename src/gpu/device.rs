@@ -60,7 +60,7 @@ pub fn ordinals(list: Option<&str>) -> Result<Vec<usize>, String> {
 }
 
 /// Opens device `ordinal` (from [`ordinals`]); `sync` sets how host threads wait for its
-/// streams (tuning; `None` keeps the driver's choice).
+/// streams (`PQGPU_GPU_SYNC`; `None` keeps the driver's choice).
 pub fn open(ordinal: usize, sync: Option<SyncMode>) -> Result<Device, String> {
     let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
         .map_err(|_| "CUDA initialisation panicked".to_string())?

@@ -187,6 +187,7 @@ pub fn sign_chunk(
     kin_h
         .par_chunks_mut(128)
         .zip(idx.par_iter().zip(fresh_at.par_iter()))
+        // 32-byte copies: sixteen times the rows of a kilobyte-row task.
         .with_min_len(ROWS_PER_TASK * 16)
         .for_each(|(kb, (&i, &at))| match items[i].rnd {
             Some(r) => kb[32..64].copy_from_slice(r),
