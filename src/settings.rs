@@ -52,7 +52,7 @@ pub struct Settings {
     pub gpu_sync: Option<String>,
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
-    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`.
+    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_CHUNK_RAMP`.
     #[cfg(feature = "tuning")]
     pub profile: bool,
     #[cfg(feature = "tuning")]
@@ -65,6 +65,8 @@ pub struct Settings {
     pub ctru_engine: Option<String>,
     #[cfg(feature = "tuning")]
     pub ctru_invert: Option<String>,
+    #[cfg(feature = "tuning")]
+    pub chunk_ramp: Option<String>,
 
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
@@ -117,6 +119,8 @@ fn read() -> Settings {
         ctru_engine: var("PQGPU_CTRU_ENGINE").ok(),
         #[cfg(feature = "tuning")]
         ctru_invert: var("PQGPU_CTRU_INVERT").ok(),
+        #[cfg(feature = "tuning")]
+        chunk_ramp: var("PQGPU_CHUNK_RAMP").ok(),
 
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }

@@ -31,6 +31,28 @@ const KEM_WORKERS: usize = 8;
 /// fills the GPU for a batch's last tasks.
 pub const SIGN_FILL: usize = 16384;
 
+/// Which operations cut their batches into ramped chunks (`scheduler::chunk_sizes`): the
+/// ones whose time is bounded by a copy direction (ML-DSA keygen by its keys, 392 MB per
+/// ML-DSA-65 batch; verification by its inputs; CTRU-Prime encaps and decaps by both, their
+/// kernels being short). Measured on the H200 (C ABI, registered, batch 65,536, two rounds
+/// alternated): ML-DSA-44 / 65 / 87 keygen 8.8-9.6 / 6.3-6.7 / 4.1-4.2 M -> 9.8-10.2 / 6.8-7.0
+/// / 4.4 M, ML-DSA-44 verify 10.4 -> 10.6 M, CTRU-Prime-761 encaps 20.0 -> 22.5-23.8 M and
+/// decaps 12.6-12.9 -> 13.6-13.7 M, CTRU-Prime-1277 encaps 11.1-11.9 -> 12.9-13.1 M. Not
+/// signing (compute-bound, few large chunks) nor CTRU-Prime keygen (compute-bound; its
+/// product-tree inversion prefers whole chunks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ramp {
+    pub mldsa_keygen: bool,
+    pub mldsa_verify: bool,
+    pub kem: bool,
+}
+
+const RAMP: Ramp = Ramp {
+    mldsa_keygen: true,
+    mldsa_verify: true,
+    kem: true,
+};
+
 /// The CTRU-Prime ring-product engine (`gpu/ctru/product.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProductEngine {
@@ -61,6 +83,8 @@ pub struct Tuning {
     pub ctru_engine: Option<ProductEngine>,
     /// `PQGPU_CTRU_INVERT=perkey`: one inversion per key instead of the product tree.
     pub ctru_invert_perkey: bool,
+    /// `PQGPU_CHUNK_RAMP=none|keygen,verify,kem`: which operations ramp their chunks.
+    pub ramp: Option<Ramp>,
 }
 
 /// What the engine runs with.
@@ -80,6 +104,8 @@ pub struct GpuConfig {
     /// Workers per GPU used by ML-DSA and by CTRU-Prime batches.
     pub mldsa_workers: usize,
     pub kem_workers: usize,
+    /// Which operations ramp their chunk sizes.
+    pub ramp: Ramp,
     /// `PQGPU_GPU_FAIL_AFTER=n` (tests): signing chunks after the n-th report a device failure.
     pub fail_after: Option<usize>,
     /// `PQGPU_DEVICES`: the GPU ordinals to use (checked against the devices present when
@@ -125,7 +151,9 @@ impl GpuConfig {
             .transpose()?;
         let sign_fill = count("PQGPU_SIGN_FILL", &s.sign_fill)?;
         let sync = sync_mode(s.gpu_sync.as_deref())?;
+        let tuning = tuning(s)?;
         Ok(GpuConfig {
+            ramp: tuning.ramp.unwrap_or(RAMP),
             sign_fill: sign_fill.unwrap_or(SIGN_FILL),
             sync,
             keygen_chunk: keygen_chunk.or(chunk).unwrap_or(CHUNK),
@@ -137,7 +165,7 @@ impl GpuConfig {
             fail_after,
             devices: s.devices.clone(),
             cache_dir: s.cache_dir.clone(),
-            tuning: tuning(s)?,
+            tuning,
         })
     }
 }
@@ -182,7 +210,32 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
         Some("dma") => false,
         Some(v) => return Err(format!("PQGPU_HOSTIO={v:?}: expected kernel or dma")),
     };
+    let ramp = match s.chunk_ramp.as_deref() {
+        None => None,
+        Some(v) => {
+            let mut r = Ramp {
+                mldsa_keygen: false,
+                mldsa_verify: false,
+                kem: false,
+            };
+            for op in v.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+                match op {
+                    "none" => {}
+                    "keygen" => r.mldsa_keygen = true,
+                    "verify" => r.mldsa_verify = true,
+                    "kem" => r.kem = true,
+                    _ => {
+                        return Err(format!(
+                            "PQGPU_CHUNK_RAMP={v:?}: expected none or keygen,verify,kem"
+                        ))
+                    }
+                }
+            }
+            Some(r)
+        }
+    };
     Ok(Tuning {
+        ramp,
         profile: s.profile,
         host_profile: s.host_profile,
         hostio_kernel,

@@ -142,11 +142,65 @@ impl KeyLens {
     }
 }
 
-/// Cuts a key-generation batch of `statuses.len()` items into chunks of `chunk` items (either
-/// family). When a buffer's length does not match the item count, every status is
-/// `BadLength` and there is nothing to run.
+/// The sizes of the chunks a batch of `n` items is cut into: chunks of `chunk` items or, with
+/// `ramp` and a batch of at least four chunks, chunks that grow from an eighth of `chunk` at
+/// the start and shrink to an eighth at the end. Every worker starts at once; small first
+/// chunks finish first, so the copy engine starts moving outputs while the GPU still
+/// computes the rest (instead of idling until the first full chunks finish together), and
+/// small last chunks leave less kernel time after the last input copy.
+pub fn chunk_sizes(n: usize, chunk: usize, ramp: bool) -> Vec<usize> {
+    let chunk = chunk.max(1);
+    let steps: Vec<usize> = [chunk / 8, chunk / 4, chunk / 2]
+        .into_iter()
+        .filter(|&s| s > 0)
+        .collect();
+    let ramped: usize = steps.iter().sum();
+    if !ramp || n < 4 * chunk || steps.is_empty() {
+        return (0..n.div_ceil(chunk))
+            .map(|i| chunk.min(n - i * chunk))
+            .collect();
+    }
+    // The middle in equal chunks of at most `chunk` (the first ones one item larger).
+    let mid = n - 2 * ramped;
+    let k = mid.div_ceil(chunk);
+    let middle = (0..k).map(|i| mid / k + usize::from(i < mid % k));
+    steps
+        .iter()
+        .copied()
+        .chain(middle)
+        .chain(steps.iter().rev().copied())
+        .collect()
+}
+
+/// `s` cut into consecutive pieces of `sizes[i] * per` elements (the sizes must cover it).
+pub fn cut<'a, T>(mut s: &'a [T], sizes: &[usize], per: usize) -> Vec<&'a [T]> {
+    sizes
+        .iter()
+        .map(|&k| {
+            let (head, rest) = s.split_at(k * per);
+            s = rest;
+            head
+        })
+        .collect()
+}
+
+/// [`cut`] for a mutable slice.
+pub fn cut_mut<'a, T>(mut s: &'a mut [T], sizes: &[usize], per: usize) -> Vec<&'a mut [T]> {
+    sizes
+        .iter()
+        .map(|&k| {
+            let (head, rest) = std::mem::take(&mut s).split_at_mut(k * per);
+            s = rest;
+            head
+        })
+        .collect()
+}
+
+/// Cuts a key-generation batch of `statuses.len()` items into chunks of `sizes` items (either
+/// family; see [`chunk_sizes`]). When a buffer's length does not match the item count, every
+/// status is `BadLength` and there is nothing to run.
 pub fn keygen_chunks<'a>(
-    chunk: usize,
+    sizes: impl Fn(usize) -> Vec<usize>,
     len: KeyLens,
     seeds: Option<&'a [u8]>,
     pks: &'a mut [u8],
@@ -157,15 +211,16 @@ pub fn keygen_chunks<'a>(
     if !len.check(seeds, pks, sks, statuses) {
         return Vec::new();
     }
+    let sizes = sizes(n);
     let seed_chunks: Vec<Option<&[u8]>> = match seeds {
-        Some(s) => s.chunks(chunk * len.seed).map(Some).collect(),
-        None => vec![None; n.div_ceil(chunk)],
+        Some(s) => cut(s, &sizes, len.seed).into_iter().map(Some).collect(),
+        None => vec![None; sizes.len()],
     };
     seed_chunks
         .into_iter()
-        .zip(pks.chunks_mut(chunk * len.pk))
-        .zip(sks.chunks_mut(chunk * len.sk))
-        .zip(statuses.chunks_mut(chunk))
+        .zip(cut_mut(pks, &sizes, len.pk))
+        .zip(cut_mut(sks, &sizes, len.sk))
+        .zip(cut_mut(statuses, &sizes, 1))
         .map(|(((seeds, pks), sks), statuses)| KeygenChunk {
             seeds,
             pks,
@@ -328,6 +383,35 @@ mod tests {
             peak.load(Ordering::SeqCst) >= 2,
             "single-chunk batches ran side by side"
         );
+    }
+
+    #[test]
+    fn chunk_sizes_cover_the_batch_and_ramp_at_both_ends() {
+        for n in [0, 1, 4095, 4096, 4097, 16383, 16384, 65536, 65537, 100_000] {
+            for ramp in [false, true] {
+                let s = chunk_sizes(n, 4096, ramp);
+                assert_eq!(s.iter().sum::<usize>(), n, "n {n} ramp {ramp}");
+                assert!(s.iter().all(|&k| k > 0 && k <= 4096), "{s:?}");
+            }
+        }
+        assert_eq!(chunk_sizes(10_000, 4096, true), [4096, 4096, 1808]);
+        let s = chunk_sizes(65536, 4096, true);
+        assert_eq!(&s[..3], [512, 1024, 2048]);
+        assert_eq!(&s[s.len() - 3..], [2048, 1024, 512]);
+        assert_eq!(s.len(), 6 + 15, "{s:?}");
+    }
+
+    #[test]
+    fn cuts_follow_the_sizes() {
+        let v: Vec<u32> = (0..20).collect();
+        let pieces = cut(&v, &[1, 3, 6], 2);
+        assert_eq!(pieces, [&v[0..2], &v[2..8], &v[8..20]]);
+        let mut w = v.clone();
+        let lens: Vec<usize> = cut_mut(&mut w, &[5, 5], 2)
+            .iter()
+            .map(|p| p.len())
+            .collect();
+        assert_eq!(lens, [10, 10]);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::ctru::ParamSet;
 use crate::gpu::config::GpuConfig;
 use crate::gpu::engine::Bound;
 use crate::gpu::hostmem;
-use crate::gpu::scheduler::{keygen_chunks, run_chunks, KeyLens};
+use crate::gpu::scheduler::{chunk_sizes, cut, cut_mut, keygen_chunks, run_chunks, KeyLens};
 use crate::Status;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
@@ -98,7 +98,8 @@ pub fn keygen(
             &fresh[..]
         }
     };
-    let chunks = keygen_chunks(cfg.ctru_chunk, len, Some(seeds), pks, sks, statuses);
+    let sizes = |n| chunk_sizes(n, cfg.ctru_chunk, false);
+    let chunks = keygen_chunks(sizes, len, Some(seeds), pks, sks, statuses);
     run_chunks(
         units,
         cfg.kem_workers,
@@ -124,13 +125,13 @@ pub fn encaps(
     sss: &mut [&mut [u8]],
     statuses: &mut [Status],
 ) {
-    let chunk = cfg.ctru_chunk;
+    let sizes = chunk_sizes(items.len(), cfg.ctru_chunk, cfg.ramp.kem);
     let reg = hostmem::snapshot();
-    let chunks: Vec<_> = items
-        .chunks(chunk)
-        .zip(cts.chunks_mut(chunk))
-        .zip(sss.chunks_mut(chunk))
-        .zip(statuses.chunks_mut(chunk))
+    let chunks: Vec<_> = cut(items, &sizes, 1)
+        .into_iter()
+        .zip(cut_mut(cts, &sizes, 1))
+        .zip(cut_mut(sss, &sizes, 1))
+        .zip(cut_mut(statuses, &sizes, 1))
         .collect();
     run_chunks(
         units,
@@ -153,12 +154,12 @@ pub fn decaps(
     sss: &mut [&mut [u8]],
     statuses: &mut [Status],
 ) {
-    let chunk = cfg.ctru_chunk;
+    let sizes = chunk_sizes(items.len(), cfg.ctru_chunk, cfg.ramp.kem);
     let reg = hostmem::snapshot();
-    let chunks: Vec<_> = items
-        .chunks(chunk)
-        .zip(sss.chunks_mut(chunk))
-        .zip(statuses.chunks_mut(chunk))
+    let chunks: Vec<_> = cut(items, &sizes, 1)
+        .into_iter()
+        .zip(cut_mut(sss, &sizes, 1))
+        .zip(cut_mut(statuses, &sizes, 1))
         .collect();
     run_chunks(
         units,

@@ -22,7 +22,7 @@ use crate::gpu::config::GpuConfig;
 use crate::gpu::device;
 use crate::gpu::engine::{Bound, DeviceEngine, FailureInjection};
 use crate::gpu::hostmem;
-use crate::gpu::scheduler::{keygen_chunks, run_chunks, KeyLens};
+use crate::gpu::scheduler::{chunk_sizes, cut, cut_mut, keygen_chunks, run_chunks, KeyLens};
 use crate::mldsa::ParamSet;
 use crate::{Error, Status};
 use cudarc::driver::CudaContext;
@@ -85,7 +85,8 @@ pub fn keygen(
     };
     // Without seeds, each chunk draws its own into its pinned staging buffer (in bulk, on
     // its worker, overlapping other chunks' GPU work): no batch-sized buffer of secrets.
-    let chunks = keygen_chunks(cfg.keygen_chunk, len, seeds, pks, sks, statuses);
+    let sizes = |n| chunk_sizes(n, cfg.keygen_chunk, cfg.ramp.mldsa_keygen);
+    let chunks = keygen_chunks(sizes, len, seeds, pks, sks, statuses);
     let reg = hostmem::snapshot();
     run_chunks(
         units,
@@ -141,9 +142,10 @@ pub fn verify(
     statuses: &mut [Status],
 ) {
     let reg = hostmem::snapshot();
-    let chunks: Vec<_> = items
-        .chunks(cfg.chunk)
-        .zip(statuses.chunks_mut(cfg.chunk))
+    let sizes = chunk_sizes(items.len(), cfg.chunk, cfg.ramp.mldsa_verify);
+    let chunks: Vec<_> = cut(items, &sizes, 1)
+        .into_iter()
+        .zip(cut_mut(statuses, &sizes, 1))
         .collect();
     run_chunks(
         units,
