@@ -31,25 +31,27 @@ const KEM_WORKERS: usize = 8;
 /// fills the GPU for a batch's last tasks.
 pub const SIGN_FILL: usize = 16384;
 
-/// Which operations cut their batches into ramped chunks (`scheduler::chunk_sizes`): the
-/// ones whose time is bounded by a copy direction (ML-DSA keygen by its keys, 392 MB per
-/// ML-DSA-65 batch; verification by its inputs; CTRU-Prime encaps and decaps by both, their
-/// kernels being short). Measured on the H200 (C ABI, registered, batch 65,536, two rounds
-/// alternated): ML-DSA-44 / 65 / 87 keygen 8.8-9.6 / 6.3-6.7 / 4.1-4.2 M -> 9.8-10.2 / 6.8-7.0
-/// / 4.4 M, ML-DSA-44 verify 10.4 -> 10.6 M, CTRU-Prime-761 encaps 20.0 -> 22.5-23.8 M and
-/// decaps 12.6-12.9 -> 13.6-13.7 M, CTRU-Prime-1277 encaps 11.1-11.9 -> 12.9-13.1 M. Not
-/// signing (compute-bound, few large chunks) nor CTRU-Prime keygen (compute-bound; its
-/// product-tree inversion prefers whole chunks).
+/// Which operations cut their batches into ramped chunks (`scheduler::chunk_sizes`): every
+/// one but signing (compute-bound, few large chunks). Their chunks start together and would
+/// finish together, leaving the copy engine idle until then and the GPU idle while the last
+/// outputs (ML-DSA-65 keygen: 392 MB per batch) or after the last inputs move. Measured on the
+/// H200 (C ABI, registered, batch 65,536, two rounds alternated, without -> with): ML-DSA-44 /
+/// 65 / 87 keygen 8.8-9.6 / 6.3-6.7 / 4.1-4.2 M -> 9.8-10.2 / 6.8-7.0 / 4.4 M, ML-DSA-44
+/// verify 10.4 -> 10.6 M, CTRU-Prime-761 keygen 1.85-1.91 -> 2.02-2.03 M, encaps 20.0 ->
+/// 22.5-23.8 M, decaps 12.6-12.9 -> 13.6-13.7 M, CTRU-Prime-1277 encaps 11.1-11.9 -> 12.9-13.1 M.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ramp {
     pub mldsa_keygen: bool,
     pub mldsa_verify: bool,
+    pub kem_keygen: bool,
+    /// CTRU-Prime encaps and decaps.
     pub kem: bool,
 }
 
 const RAMP: Ramp = Ramp {
     mldsa_keygen: true,
     mldsa_verify: true,
+    kem_keygen: true,
     kem: true,
 };
 
@@ -83,7 +85,7 @@ pub struct Tuning {
     pub ctru_engine: Option<ProductEngine>,
     /// `PQGPU_CTRU_INVERT=perkey`: one inversion per key instead of the product tree.
     pub ctru_invert_perkey: bool,
-    /// `PQGPU_CHUNK_RAMP=none|keygen,verify,kem`: which operations ramp their chunks.
+    /// `PQGPU_CHUNK_RAMP=none|keygen,verify,kem-keygen,kem`: which operations ramp their chunks.
     pub ramp: Option<Ramp>,
 }
 
@@ -216,6 +218,7 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
             let mut r = Ramp {
                 mldsa_keygen: false,
                 mldsa_verify: false,
+                kem_keygen: false,
                 kem: false,
             };
             for op in v.split(',').map(str::trim).filter(|o| !o.is_empty()) {
@@ -223,10 +226,11 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
                     "none" => {}
                     "keygen" => r.mldsa_keygen = true,
                     "verify" => r.mldsa_verify = true,
+                    "kem-keygen" => r.kem_keygen = true,
                     "kem" => r.kem = true,
                     _ => {
                         return Err(format!(
-                            "PQGPU_CHUNK_RAMP={v:?}: expected none or keygen,verify,kem"
+                            "PQGPU_CHUNK_RAMP={v:?}: expected none or keygen,verify,kem-keygen,kem"
                         ))
                     }
                 }

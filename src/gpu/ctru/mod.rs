@@ -98,7 +98,7 @@ pub fn keygen(
             &fresh[..]
         }
     };
-    let sizes = |n| chunk_sizes(n, cfg.ctru_chunk, false);
+    let sizes = |n| chunk_sizes(n, cfg.ctru_chunk, cfg.ramp.kem_keygen);
     let chunks = keygen_chunks(sizes, len, Some(seeds), pks, sks, statuses);
     run_chunks(
         units,
