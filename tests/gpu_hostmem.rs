@@ -257,6 +257,24 @@ fn kem(p: ctru::ParamSet, seed: u64) {
     let mut st1 = [Err(Error::Panic)];
     cpu.kem_keygen(p, Some(&kseed), &mut pk, &mut sk, &mut st1);
     assert!(st1[0].is_ok());
+
+    // KeyGen straight into registered key arrays (DMA), against the CPU.
+    let mut seeds = vec![0u8; n * 64];
+    rng.fill_bytes(&mut seeds);
+    let mut keys = Registered::new(gpu, n * (pl + sl));
+    let (pks, sks) = keys.buf.split_at_mut(n * pl);
+    let mut st = vec![Err(Error::Panic); n];
+    gpu.kem_keygen(p, Some(&seeds), pks, sks, &mut st);
+    assert!(st.iter().all(|s| s.is_ok()));
+    let (mut cpk, mut csk) = (vec![0u8; n * pl], vec![0u8; n * sl]);
+    cpu.kem_keygen(p, Some(&seeds), &mut cpk, &mut csk, &mut st);
+    assert!(
+        pks[..] == cpk[..] && sks[..] == csk[..],
+        "{}: keys differ",
+        p.name()
+    );
+    drop(keys);
+
     let coins: Vec<[u8; 32]> = (0..n).map(|_| rng.gen()).collect();
     let items: Vec<EncapsItem> = coins
         .iter()

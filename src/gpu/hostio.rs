@@ -6,8 +6,9 @@
 use super::hostmem::Ranges;
 use super::launch::{blocks, kernel_table, Dev};
 use super::nvrtc::Module;
-use super::worker::{End, Worker};
+use super::worker::{par_copy, End, Phase, Worker};
 use cudarc::driver::DriverError;
+use rayon::prelude::*;
 
 /// Threads per block of the gather/scatter kernels (one warp per row).
 const BLOCK: u32 = 256;
@@ -212,6 +213,44 @@ pub fn scatter(
             io.scatter_rows(w, src, stride as u32, rows.len as u32, t, n as u32)
         }
     }
+}
+
+/// A chunk's key rows (packed on the device at `pk`, `sk`) into the caller's arrays `pks`,
+/// `sks`, waiting for the stream: by DMA straight into them when both lie in registered
+/// memory (one copy per driver registration they span), else through the worker's pinned
+/// buffer `stage` and a copy on all cores, the secret keys then wiped from the buffer.
+pub fn keys_out(
+    w: &mut Worker,
+    reg: &Ranges,
+    stage: &'static str,
+    (pk, pks): (Dev<u8>, &mut [u8]),
+    (sk, sks): (Dev<u8>, &mut [u8]),
+) -> Result<(), DriverError> {
+    if reg.covers(pks) && reg.covers(sks) {
+        for (dst, src) in [(pks, pk), (sks, sk)] {
+            let base = dst.as_ptr() as usize;
+            for (at, len) in reg.pieces(base, dst.len()) {
+                w.dtoh(&mut dst[at - base..at - base + len], src.add(at - base))?;
+            }
+        }
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        return Ok(());
+    }
+    let (np, ns) = (pks.len(), sks.len());
+    let mut out = w.take_host(stage, np + ns)?;
+    let o = &mut out.bytes()?[..np + ns];
+    let (opk, osk) = o.split_at_mut(np);
+    w.dtoh(opk, pk)?;
+    w.dtoh(osk, sk)?;
+    w.end_phase(Phase::Staging);
+    w.sync()?;
+    w.end_phase(Phase::GpuWait);
+    par_copy(pks, opk);
+    par_copy(sks, osk);
+    osk.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
+    Ok(())
 }
 
 #[cfg(test)]

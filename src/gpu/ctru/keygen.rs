@@ -7,13 +7,18 @@ use super::kernels::Kernels;
 use super::product::{product, Kind, Operands};
 use super::tree;
 use crate::gpu::config::ProductEngine;
+use crate::gpu::hostio;
+use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
 use crate::gpu::worker::{Phase, Worker};
 use cudarc::driver::DriverError;
 
+/// One chunk end to end: seeds in, keys out ([`hostio::keys_out`]: by DMA straight into
+/// registered arrays).
 pub fn keygen_chunk(
     w: &mut Worker,
     k: &Kernels,
+    reg: &Ranges,
     seeds: &[u8],
     pks: &mut [u8],
     sks: &mut [u8],
@@ -23,7 +28,6 @@ pub fn keygen_chunk(
     let n = seeds.len() / 64;
     let np = s.np;
     let mut stage = w.take_host("ctru_kg_stage", n * 64)?;
-    let mut out = w.take_host("ctru_kg_out", n * (s.pk + s.sk))?;
     let host = stage.bytes()?;
     host[..n * 64].copy_from_slice(seeds);
     let d_seeds = w.dev("ctru_kg_seeds", n * 64)?;
@@ -52,18 +56,9 @@ pub fn keygen_chunk(
     };
     product(w, k, ProductEngine::CudaCore, Kind::Encrypt, &ops)?;
     k.keygen_pack(w, h, f, d_seeds, pk, sk, n)?;
-    let o = out.bytes()?;
-    let (opk, osk) = o.split_at_mut(n * s.pk);
-    w.dtoh(opk, pk)?;
-    w.dtoh(&mut osk[..n * s.sk], sk)?;
-    w.end_phase(Phase::Staging);
-    w.sync()?;
-    w.end_phase(Phase::GpuWait);
-    pks.copy_from_slice(opk);
-    sks.copy_from_slice(&osk[..n * s.sk]);
-    // Seeds and secret keys are secret: do not leave them in the staging buffers.
+    hostio::keys_out(w, reg, "ctru_kg_out", (pk, pks), (sk, sks))?;
+    // The seeds are secret: do not leave them in the staging buffer.
     host[..n * 64].fill(0);
-    osk[..n * s.sk].fill(0);
     w.end_phase(Phase::Unpacking);
     Ok(())
 }

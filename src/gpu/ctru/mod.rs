@@ -100,13 +100,14 @@ pub fn keygen(
     };
     let sizes = |n| chunk_sizes(n, cfg.ctru_chunk, cfg.ramp.kem_keygen);
     let chunks = keygen_chunks(sizes, len, Some(seeds), pks, sks, statuses);
+    let reg = hostmem::snapshot();
     run_chunks(
         units,
         cfg.kem_workers,
         chunks,
         |u, w, c| {
             let seeds = c.seeds.expect("drawn above");
-            keygen::keygen_chunk(w, u.kernels, seeds, c.pks, c.sks)
+            keygen::keygen_chunk(w, u.kernels, &reg, seeds, c.pks, c.sks)
                 .map_err(|e| format!("{e:?}"))?;
             c.statuses.iter_mut().for_each(|x| *x = Ok(()));
             Ok(())

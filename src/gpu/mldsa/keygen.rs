@@ -1,11 +1,11 @@
 //! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6) on the GPU.
 
 use super::kernels::Kernels;
+use crate::gpu::hostio;
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
-use crate::gpu::worker::{par_copy, Phase, Worker};
+use crate::gpu::worker::{Phase, Worker};
 use cudarc::driver::DriverError;
-use rayon::prelude::*;
 
 /// Runs keygen on `n` seeds already on the device at `xi`; returns the packed public and
 /// secret keys on the device (n * pk_len, n * sk_len bytes).
@@ -30,9 +30,8 @@ pub fn keygen_dev(
 }
 
 /// One chunk end to end: seeds in (or drawn here, in bulk, into the staging buffer), keys out
-/// (host memory). Key arrays in registered memory (`reg`) are written by the copy engine
-/// directly, with no host copy. The chunk's status: `Err(Rng)` when seeds could not be drawn
-/// (nothing is written then).
+/// ([`hostio::keys_out`]: by DMA straight into registered arrays). The chunk's status:
+/// `Err(Rng)` when seeds could not be drawn (nothing is written then).
 pub fn keygen_chunk(
     w: &mut Worker,
     k: &Kernels,
@@ -41,12 +40,8 @@ pub fn keygen_chunk(
     pks: &mut [u8],
     sks: &mut [u8],
 ) -> Result<crate::Status, DriverError> {
-    let g = &k.g;
-    let n = pks.len() / g.pk_len;
-    let direct = reg.covers(pks) && reg.covers(sks);
-    let out_bytes = if direct { 0 } else { n * (g.pk_len + g.sk_len) };
+    let n = pks.len() / k.g.pk_len;
     let mut stage = w.take_host("kg_stage", n * 32)?;
-    let mut out = w.take_host("kg_out", out_bytes)?;
     w.start_chunk();
     let host = stage.bytes()?;
     match seeds {
@@ -60,31 +55,7 @@ pub fn keygen_chunk(
     let xi = w.dev("kg_xi", n * 32)?;
     w.htod(xi, &host[..n * 32])?;
     let (pk, sk) = keygen_dev(w, k, n, xi)?;
-    if direct {
-        // One copy per driver registration the arrays span.
-        for (dst, src) in [(&mut *pks, pk), (&mut *sks, sk)] {
-            let base = dst.as_ptr() as usize;
-            for (at, len) in reg.pieces(base, dst.len()) {
-                w.dtoh(&mut dst[at - base..at - base + len], src.add(at - base))?;
-            }
-        }
-        w.end_phase(Phase::Staging);
-        w.sync()?;
-        w.end_phase(Phase::GpuWait);
-    } else {
-        let o = out.bytes()?;
-        let (opk, osk) = o.split_at_mut(n * g.pk_len);
-        let osk = &mut osk[..n * g.sk_len];
-        w.dtoh(opk, pk)?;
-        w.dtoh(osk, sk)?;
-        w.end_phase(Phase::Staging);
-        w.sync()?;
-        w.end_phase(Phase::GpuWait);
-        par_copy(pks, opk);
-        par_copy(sks, osk);
-        // The secret keys do not stay in the staging buffer.
-        osk.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
-    }
+    hostio::keys_out(w, reg, "kg_out", (pk, pks), (sk, sks))?;
     // The seeds are secret: do not leave them in the staging buffer.
     host[..n * 32].fill(0);
     w.end_phase(Phase::Unpacking);
