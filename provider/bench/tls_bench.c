@@ -486,6 +486,13 @@ int main(int argc, char **argv) {
     }
     /* A peer's reset must fail a write, not kill the process. */
     signal(SIGPIPE, SIG_IGN);
+    /* One socket per thread, and in async mode descriptors for the jobs' wait contexts:
+     * beyond the usual soft limit of 1024 with a thousand threads. */
+    struct rlimit nofile;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (!OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL))
         die("OpenSSL initialization (OPENSSL_CONF)");
     setvbuf(stdout, NULL, _IOLBF, 0);
