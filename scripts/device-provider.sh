@@ -223,7 +223,7 @@ if [ -x "$D/tls_bench" ]; then
     d=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_default-client.log" | cut -d' ' -f2)
     for m in pqgpu pqgpu_async; do
       p=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_$m-client.log" | cut -d' ' -f2)
-      awk -v p="${p:-0}" -v d="${d:-0}" -v m=$m 'BEGIN{printf "tls_bench %s / default: %.2fx\n", m, d > 0 ? p / d : 0}'
+      awk -v p="${p:-0}" -v d="${d:-0}" -v m=$m 'BEGIN{printf "tls_bench %s / default: %.2fx\n", m, (d > 0 ? p / d : 0)}'
     done
     # The batches the dispatcher formed from the server's signatures (a short traced run).
     bench tlsb_pqgpu_traced gpu-tls-traced.cnf 1 ""
