@@ -7,7 +7,8 @@
  * in blocking calls: up to T signatures are pending together, and pqgpu's provider coalesces
  * them (on a GPU) into one batch. The client runs C threads of back-to-back full handshakes.
  *
- *   tls_bench server --cert FILE --key FILE [--port N] [--threads T] [--seconds S] [--async]
+ *   tls_bench server --cert FILE --key FILE [--port N] [--threads T] [--seconds S]
+ *                    [--async | --async-callback]
  *   tls_bench client --port N --ca FILE [--host NAME] [--threads C] [--seconds S] [--warmup W]
  *
  * Server: listens on 127.0.0.1:N (0: a free port; the "listening on" line names it), serves
@@ -27,7 +28,10 @@
  * The providers come from OPENSSL_CONF (e.g. default_properties = ?provider=pqgpu for the
  * server). With --async the server sets SSL_MODE_ASYNC: a handshake runs in an OpenSSL async
  * job, the provider pauses it while its signature is queued, and the thread waits on the
- * job's wait descriptors. Without it (the default) the thread blocks in the provider.
+ * job's wait descriptors; with --async-callback it waits for the wait context's callback
+ * instead (SSL_set_async_callback: the provider calls it once per wake-up, so a job that does
+ * not find its result when resumed would never be woken again: a failure here, after
+ * IO_TIMEOUT_S). Without either (the default) the thread blocks in the provider.
  *
  * Link it statically with -Wl,--export-dynamic (provider/bench/build.sh): pqgpu.so links no
  * libcrypto and looks the ASYNC_* functions up in the program when it loads.
@@ -72,7 +76,8 @@ __attribute__((used)) static void *const keep_for_provider[] = {
 
 static struct {
     const char *cert, *key, *ca, *host;
-    int port, threads, async_mode;
+    int port, threads;
+    enum { BLOCKING, ASYNC_FDS, ASYNC_CALLBACK } async_mode;
     double seconds, warmup;
 } opt = {.port = 0, .threads = 0, .seconds = 0, .warmup = 1};
 
@@ -122,11 +127,49 @@ static void failed(const char *side, const char *what, SSL *ssl, int ret) {
     ERR_clear_error();
 }
 
+/* --async-callback: a server thread's wake-up, set by the wait context's callback. */
+struct wakeup {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ready;
+};
+static __thread struct wakeup thread_wakeup = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+/* Called by the provider (any thread) when the paused job of the SSL may resume. */
+static int async_ready(SSL *ssl, void *arg) {
+    struct wakeup *w = arg;
+    (void)ssl;
+    pthread_mutex_lock(&w->lock);
+    w->ready = 1;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    return 1;
+}
+
+/* Waits up to IO_TIMEOUT_S for this thread's callback; whether it came. */
+static int wait_callback(void) {
+    struct wakeup *w = &thread_wakeup;
+    struct timespec deadline;
+    int r = 0;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += IO_TIMEOUT_S;
+    pthread_mutex_lock(&w->lock);
+    while (!w->ready && r == 0)
+        r = pthread_cond_timedwait(&w->cond, &w->lock, &deadline);
+    int came = w->ready;
+    w->ready = 0;
+    pthread_mutex_unlock(&w->lock);
+    return came;
+}
+
 /* After an SSL call returned `ret`: whether to call it again. In async mode a paused job
- * (SSL_ERROR_WANT_ASYNC) is resumed once one of its wait descriptors is readable. */
+ * (SSL_ERROR_WANT_ASYNC) is resumed once one of its wait descriptors is readable, or once
+ * its callback came. */
 static int retry(SSL *ssl, int ret) {
     switch (SSL_get_error(ssl, ret)) {
     case SSL_ERROR_WANT_ASYNC: {
+        if (opt.async_mode == ASYNC_CALLBACK)
+            return wait_callback();
         OSSL_ASYNC_FD fds[8];
         size_t n = 0;
         struct pollfd p[8];
@@ -162,7 +205,9 @@ static void serve(int fd) {
     unsigned char b = 0;
     size_t n = 0;
     int r;
-    if (!ssl || !SSL_set_fd(ssl, fd)) {
+    if (!ssl || !SSL_set_fd(ssl, fd) ||
+        (opt.async_mode == ASYNC_CALLBACK && (!SSL_set_async_callback(ssl, async_ready) ||
+                                              !SSL_set_async_callback_arg(ssl, &thread_wakeup)))) {
         failed("server", "SSL_new", NULL, 0);
         goto out;
     }
@@ -232,7 +277,7 @@ static int run_server(void) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_num_tickets(ctx, 0);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    if (opt.async_mode)
+    if (opt.async_mode != BLOCKING)
         SSL_CTX_set_mode(ctx, SSL_MODE_ASYNC);
     if (SSL_CTX_use_certificate_chain_file(ctx, opt.cert) != 1 ||
         SSL_CTX_use_PrivateKey_file(ctx, opt.key, SSL_FILETYPE_PEM) != 1 ||
@@ -275,7 +320,9 @@ static int run_server(void) {
         if (pthread_create(&th[i], &attr, server_thread, NULL))
             die("pthread_create");
     printf("server: listening on 127.0.0.1:%d, %d threads, %s, %d CPUs allowed\n",
-           ntohs(a.sin_port), t, opt.async_mode ? "SSL_MODE_ASYNC" : "blocking calls",
+           ntohs(a.sin_port), t, opt.async_mode == BLOCKING      ? "blocking calls"
+           : opt.async_mode == ASYNC_FDS ? "SSL_MODE_ASYNC, woken by descriptors"
+                                         : "SSL_MODE_ASYNC, woken by callbacks",
            cpus_allowed());
     fflush(stdout);
 
@@ -444,7 +491,7 @@ static int run_client(void) {
 static void usage(void) {
     fprintf(stderr,
             "usage: tls_bench server --cert FILE --key FILE [--port N] [--threads T] "
-            "[--seconds S] [--async]\n"
+            "[--seconds S] [--async | --async-callback]\n"
             "       tls_bench client --port N --ca FILE [--host NAME] [--threads C] "
             "[--seconds S] [--warmup W]\n");
     exit(2);
@@ -458,8 +505,8 @@ int main(int argc, char **argv) {
         usage();
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--async")) {
-            opt.async_mode = 1;
+        if (!strcmp(a, "--async") || !strcmp(a, "--async-callback")) {
+            opt.async_mode = strcmp(a, "--async") ? ASYNC_CALLBACK : ASYNC_FDS;
             continue;
         }
         if (!v)
