@@ -186,9 +186,10 @@ tls8 tls8_default def.cnf 44340 "" | tee -a "$OUT/tls.txt"
 tls8 tls8_pqgpu_async gpu-tls.cnf 44350 -async | tee -a "$OUT/tls.txt"
 
 # 4. The same handshakes through tls_bench (provider/bench/tls_bench.c): a server of
-#    TLS_SERVER_THREADS threads on one listening socket, each handshake in blocking calls, so
-#    up to TLS_CLIENT_THREADS server signatures are pending at once and pqgpu's dispatcher
-#    batches them. Same program, same cores and the same client (default provider, verifying
+#    TLS_SERVER_THREADS threads on one listening socket, each handshake in blocking calls (or
+#    SSL_MODE_ASYNC jobs woken by descriptors, _async, or by callbacks, _async_cb), so up to
+#    TLS_CLIENT_THREADS server signatures are pending at once and pqgpu's dispatcher batches
+#    them. Same program, same cores and the same client (default provider, verifying
 #    the certificate) for both servers; the rate is the client's over TLS_SECS after 1 s of
 #    warm-up. Each side prints its CPU use: a client near 100% means the client was the limit.
 cnf $B "default_properties = ?provider=pqgpu" "trace = $W/trace-tls.log" > gpu-tls-traced.cnf
@@ -219,9 +220,10 @@ if [ -x "$D/tls_bench" ]; then
   { bench tlsb_default def.cnf "$TLS_SECS" ""
     bench tlsb_pqgpu gpu-tls.cnf "$TLS_SECS" ""
     bench tlsb_pqgpu_async gpu-tls.cnf "$TLS_SECS" --async
+    bench tlsb_pqgpu_async_cb gpu-tls.cnf "$TLS_SECS" --async-callback
     grep -h 'first handshake' "$OUT/tlsb_default-client.log"
     d=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_default-client.log" | cut -d' ' -f2)
-    for m in pqgpu pqgpu_async; do
+    for m in pqgpu pqgpu_async pqgpu_async_cb; do
       p=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_$m-client.log" | cut -d' ' -f2)
       awk -v p="${p:-0}" -v d="${d:-0}" -v m=$m 'BEGIN{printf "tls_bench %s / default: %.2fx\n", m, (d > 0 ? p / d : 0)}'
     done

@@ -15,7 +15,8 @@
 //! about 1,000 jobs, while one per thread made every batch resume all the thread's jobs. It
 //! is readable while some results woken through it are not yet taken back by their jobs. A
 //! job the application resumes early (its group's descriptor was readable for another job)
-//! pauses again.
+//! pauses again; one resumed after its own wake-up waits the moment until its result is
+//! published (`wake_and_publish`).
 
 use once_cell::sync::OnceCell;
 use pqgpu::process::PerProcess;
