@@ -20,6 +20,8 @@
 # libraries. Without $D/tls_bench the script skips its rows.)
 # GPU machine: bash .device/provider/run.sh   (carry .device/provider; logs land in $OUT)
 # Rehearsal without a GPU: PQGPU_PROVIDER_BACKEND=cpu SECS=1 bash .device/provider/run.sh
+# Only the tls_bench rows (about 30 s, e.g. to try other core splits or thread counts):
+#   TLSB_ONLY=1 TLS_SERVER_CPUS=0-1 TLS_CLIENT_CPUS=2-15 bash .device/provider/run.sh
 #
 # `openssl speed` divides by CPU user time unless given -elapsed; pqgpu's work runs on helper
 # threads, so every rate here is measured with -elapsed (wall clock).
@@ -74,6 +76,8 @@ step() { local name=$1 t=$2; shift 2; echo "=== $name"; local s=$(date +%s)
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "rc=$rc ($name, $(( $(date +%s) - s )) s)"
   grep -E "^ +ML-DSA|^ +CTRU|^OK|operations on|MISMATCH|FD_SETSIZE|connections|rror" "$OUT/$name.log" | head -20; }
 
+OPENSSL_CONF=def.cnf $O req -x509 -newkey ML-DSA-44 -nodes -keyout tls.key -subj /CN=localhost -days 2 -out tls.crt >/dev/null 2>&1
+if [ -z "$TLSB_ONLY" ]; then
 # 1. Correctness on the GPU.
 #    ML-DSA: seeded keys equal the default provider's; deterministic signatures equal; a hedged
 #    signature verifies under the default provider; a wrong context fails.
@@ -143,7 +147,6 @@ grep '^batch ' "$W/trace-speed.log" | awk '{n=substr($5,3)+0; c[$2]++; s[$2]+=n;
 #    the default provider). openssl s_server serves one connection at a time, so its
 #    handshakes cannot be batched: these are the single-server rates, pqgpu vs default.
 #    Not -www: with -async, s_server's -www and -rev loops sleep 1 s whenever a job pauses.
-OPENSSL_CONF=def.cnf $O req -x509 -newkey ML-DSA-44 -nodes -keyout tls.key -subj /CN=localhost -days 2 -out tls.crt >/dev/null 2>&1
 tls() { # $1 name, $2 server config, $3 port, $4 extra server flag
   rm -f stdin.fifo; mkfifo stdin.fifo; sleep 30 > stdin.fifo &   # an open, silent stdin
   local slp=$!
@@ -184,6 +187,7 @@ tls tls_pqgpu gpu-tls.cnf 44332 "" | tee -a "$OUT/tls.txt"
 tls tls_pqgpu_async gpu-tls.cnf 44333 -async | tee -a "$OUT/tls.txt"
 tls8 tls8_default def.cnf 44340 "" | tee -a "$OUT/tls.txt"
 tls8 tls8_pqgpu_async gpu-tls.cnf 44350 -async | tee -a "$OUT/tls.txt"
+fi  # TLSB_ONLY
 
 # 4. The same handshakes through tls_bench (provider/bench/tls_bench.c): a server of
 #    TLS_SERVER_THREADS threads on one listening socket, each handshake in blocking calls (or
