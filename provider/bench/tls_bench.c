@@ -114,6 +114,7 @@ static void die(const char *what) {
 
 /* Counts a failed connection; describes the first few (with OpenSSL's error queue). */
 static void failed(const char *side, const char *what, SSL *ssl, int ret) {
+    int err = errno;
     atomic_fetch_add(&n_failed, 1);
     if (atomic_fetch_add(&n_reported, 1) < MAX_REPORTED) {
         char buf[256] = "";
@@ -121,8 +122,7 @@ static void failed(const char *side, const char *what, SSL *ssl, int ret) {
         if (e)
             ERR_error_string_n(e, buf, sizeof buf);
         fprintf(stderr, "%s: failed %s (ssl error %d%s%s) %s\n", side, what,
-                ssl ? SSL_get_error(ssl, ret) : 0, errno ? ", " : "", errno ? strerror(errno) : "",
-                buf);
+                ssl ? SSL_get_error(ssl, ret) : 0, err ? ", " : "", err ? strerror(err) : "", buf);
     }
     ERR_clear_error();
 }
