@@ -4,8 +4,9 @@
 # signatures against OpenSSL's default provider; CTRU-Prime KEM on the GPU against the CPU
 # backend), then the issue's figures: `openssl speed -async_jobs 1000` (one process and
 # -multi 4) next to the default provider on the same cores, and TLS 1.3 handshakes per second
-# (s_time -new against s_server, with and without -async). About 2-2.5 minutes; the issue's
-# `-seconds 10` is SECS=10 (adds about 40 s).
+# (s_time -new against s_server, with and without -async; then tls_bench, a multi-threaded test
+# server whose many handshakes in flight let pqgpu batch the server's signatures). About 3
+# minutes; the issue's `-seconds 10` is SECS=10 (adds about 40 s).
 #
 # Build host (this machine has Rust and network; the GPU machine has neither):
 #   bash scripts/openssl35.sh                       # once; prints the program's path
@@ -13,9 +14,14 @@
 #   D=<checkout that `run` ships>/.device/provider; mkdir -p $D
 #   cp ~/.cache/pqgpu/openssl-3.5/bin/openssl $D/openssl
 #   cp target/release/libpqgpu_provider.so $D/pqgpu.so
-#   strip $D/openssl $D/pqgpu.so; cp scripts/device-provider.sh $D/run.sh
+#   bash provider/bench/build.sh $D/tls_bench      # C, static OpenSSL 3.5 from openssl35.sh's cache
+#   strip $D/openssl $D/pqgpu.so $D/tls_bench; cp scripts/device-provider.sh $D/run.sh
+# (tls_bench must be built here: the GPU machine has a C compiler but no OpenSSL 3.5 headers or
+# libraries. Without $D/tls_bench the script skips its rows.)
 # GPU machine: bash .device/provider/run.sh   (carry .device/provider; logs land in $OUT)
 # Rehearsal without a GPU: PQGPU_PROVIDER_BACKEND=cpu SECS=1 bash .device/provider/run.sh
+# Only the tls_bench rows (about 30 s, e.g. to try other core splits or thread counts):
+#   TLSB_ONLY=1 TLS_SERVER_CPUS=0-1 TLS_CLIENT_CPUS=2-15 bash .device/provider/run.sh
 #
 # `openssl speed` divides by CPU user time unless given -elapsed; pqgpu's work runs on helper
 # threads, so every rate here is measured with -elapsed (wall clock).
@@ -25,7 +31,14 @@ export PQGPU_CACHE_DIR=/tmp/pqc RUST_BACKTRACE=1
 OUT=${OUT:-/tmp/provider-out}; mkdir -p "$OUT"; W=$(mktemp -d); cd "$W"
 SECS=${SECS:-3}                      # seconds per speed operation (speed runs keygen, sign, verify)
 JOBS=${JOBS:-1000}
-TLS_SECS=${TLS_SECS:-3}              # seconds per s_time client
+TLS_SECS=${TLS_SECS:-3}              # seconds per s_time client and per tls_bench run
+# tls_bench: server and client pinned to separate cores (the client needs more: each of its
+# handshakes costs more CPU than the server's once pqgpu signs), thread counts.
+NCPU=$(nproc); NS=$(( NCPU / 4 > 0 ? NCPU / 4 : 1 ))
+TLS_SERVER_CPUS=${TLS_SERVER_CPUS:-0-$(( NS - 1 ))}
+TLS_CLIENT_CPUS=${TLS_CLIENT_CPUS:-$(( NCPU > NS ? NS : 0 ))-$(( NCPU - 1 ))}
+TLS_SERVER_THREADS=${TLS_SERVER_THREADS:-512}
+TLS_CLIENT_THREADS=${TLS_CLIENT_THREADS:-256}
 cnf() { # $1 = backend (gpu|cpu), $2 = default_properties line or empty, $3 = extra pqgpu lines
   cat <<CNF
 openssl_conf = openssl_init
@@ -63,6 +76,8 @@ step() { local name=$1 t=$2; shift 2; echo "=== $name"; local s=$(date +%s)
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "rc=$rc ($name, $(( $(date +%s) - s )) s)"
   grep -E "^ +ML-DSA|^ +CTRU|^OK|operations on|MISMATCH|FD_SETSIZE|connections|rror" "$OUT/$name.log" | head -20; }
 
+OPENSSL_CONF=def.cnf $O req -x509 -newkey ML-DSA-44 -nodes -keyout tls.key -subj /CN=localhost -days 2 -out tls.crt >/dev/null 2>&1
+if [ -z "$TLSB_ONLY" ]; then
 # 1. Correctness on the GPU.
 #    ML-DSA: seeded keys equal the default provider's; deterministic signatures equal; a hedged
 #    signature verifies under the default provider; a wrong context fails.
@@ -132,7 +147,6 @@ grep '^batch ' "$W/trace-speed.log" | awk '{n=substr($5,3)+0; c[$2]++; s[$2]+=n;
 #    the default provider). openssl s_server serves one connection at a time, so its
 #    handshakes cannot be batched: these are the single-server rates, pqgpu vs default.
 #    Not -www: with -async, s_server's -www and -rev loops sleep 1 s whenever a job pauses.
-OPENSSL_CONF=def.cnf $O req -x509 -newkey ML-DSA-44 -nodes -keyout tls.key -subj /CN=localhost -days 2 -out tls.crt >/dev/null 2>&1
 tls() { # $1 name, $2 server config, $3 port, $4 extra server flag
   rm -f stdin.fifo; mkfifo stdin.fifo; sleep 30 > stdin.fifo &   # an open, silent stdin
   local slp=$!
@@ -173,4 +187,56 @@ tls tls_pqgpu gpu-tls.cnf 44332 "" | tee -a "$OUT/tls.txt"
 tls tls_pqgpu_async gpu-tls.cnf 44333 -async | tee -a "$OUT/tls.txt"
 tls8 tls8_default def.cnf 44340 "" | tee -a "$OUT/tls.txt"
 tls8 tls8_pqgpu_async gpu-tls.cnf 44350 -async | tee -a "$OUT/tls.txt"
+fi  # TLSB_ONLY
+
+# 4. The same handshakes through tls_bench (provider/bench/tls_bench.c): a server of
+#    TLS_SERVER_THREADS threads on one listening socket, each handshake in blocking calls (or
+#    SSL_MODE_ASYNC jobs woken by descriptors, _async, or by callbacks, _async_cb), so up to
+#    TLS_CLIENT_THREADS server signatures are pending at once and pqgpu's dispatcher batches
+#    them. Same program, same cores and the same client (default provider, verifying
+#    the certificate) for both servers; the rate is the client's over TLS_SECS after 1 s of
+#    warm-up. Each side prints its CPU use: a client near 100% means the client was the limit.
+cnf $B "default_properties = ?provider=pqgpu" "trace = $W/trace-tls.log" > gpu-tls-traced.cnf
+SPIN=() CPIN=()   # taskset execs the program: $! is the server's own pid
+if command -v taskset >/dev/null; then SPIN=(taskset -c "$TLS_SERVER_CPUS") CPIN=(taskset -c "$TLS_CLIENT_CPUS"); fi
+bench() { # $1 name, $2 server config, $3 seconds, $4 extra server flag
+  OPENSSL_CONF=$2 "${SPIN[@]}" "$D/tls_bench" server --cert tls.crt --key tls.key \
+    --port 0 --threads "$TLS_SERVER_THREADS" $4 > "$OUT/$1-server.log" 2>&1 &
+  local spid=$! port= i
+  for i in $(seq 100); do
+    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$OUT/$1-server.log" | cut -d: -f2)
+    [ -n "$port" ] && break; kill -0 $spid 2>/dev/null || break; sleep 0.2
+  done
+  [ -n "$port" ] || { echo "$1: server did not start"; cat "$OUT/$1-server.log"; kill $spid 2>/dev/null; return; }
+  OPENSSL_CONF=def.cnf timeout $(( $3 + 40 )) "${CPIN[@]}" "$D/tls_bench" client \
+    --port "$port" --ca tls.crt --host localhost --threads "$TLS_CLIENT_THREADS" --warmup 1 \
+    --seconds "$3" > "$OUT/$1-client.log" 2>&1
+  local crc=$?
+  kill -TERM $spid 2>/dev/null; wait $spid; local src=$?
+  local rate=$(grep -o 'handshakes/s [0-9.]*' "$OUT/$1-client.log" | cut -d' ' -f2)
+  echo "$1: ${rate:-none} handshakes/s; client: $(grep -o 'failed [0-9]*' "$OUT/$1-client.log") (rc $crc), $(grep -o 'client CPU .*' "$OUT/$1-client.log")"
+  echo "  server: $(grep -o 'handshakes [0-9]* ok.*' "$OUT/$1-server.log") (rc $src)"
+  grep -h 'failed \(handshake\|connect\|read\|write\|SSL\|cert\)' "$OUT/$1-server.log" "$OUT/$1-client.log" | head -3
+}
+if [ -x "$D/tls_bench" ]; then
+  [ ${#SPIN[@]} -gt 0 ] || echo "(no taskset: server and client share every CPU)"
+  echo "=== tls_bench: server on CPUs $TLS_SERVER_CPUS ($TLS_SERVER_THREADS threads), client on CPUs $TLS_CLIENT_CPUS ($TLS_CLIENT_THREADS threads), $(nproc) CPUs"
+  { bench tlsb_default def.cnf "$TLS_SECS" ""
+    bench tlsb_pqgpu gpu-tls.cnf "$TLS_SECS" ""
+    bench tlsb_pqgpu_async gpu-tls.cnf "$TLS_SECS" --async
+    bench tlsb_pqgpu_async_cb gpu-tls.cnf "$TLS_SECS" --async-callback
+    grep -h 'first handshake' "$OUT/tlsb_default-client.log"
+    d=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_default-client.log" | cut -d' ' -f2)
+    for m in pqgpu pqgpu_async pqgpu_async_cb; do
+      p=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_$m-client.log" | cut -d' ' -f2)
+      awk -v p="${p:-0}" -v d="${d:-0}" -v m=$m 'BEGIN{printf "tls_bench %s / default: %.2fx\n", m, (d > 0 ? p / d : 0)}'
+    done
+    # The batches the dispatcher formed from the server's signatures (a short traced run).
+    bench tlsb_pqgpu_traced gpu-tls-traced.cnf 1 ""
+    grep '^batch sign' "$W/trace-tls.log" | awk '{n=substr($5,3)+0; c++; s+=n; if(n>m)m=n}
+      END{if(c) printf "tls_bench traced: %d sign batches, mean %.1f, largest %d\n", c, s/c, m}'
+  } | tee -a "$OUT/tls.txt"
+else
+  echo "=== tls_bench: $D/tls_bench not built (see the header): skipped"
+fi
 rm -rf "$W"

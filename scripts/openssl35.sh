@@ -3,15 +3,19 @@
 # has no ML-DSA). Sources: the `openssl-src` crate (300.5.x carries OpenSSL 3.5), fetched with cargo.
 # The program is static and exports libcrypto's symbols (-Wl,--export-dynamic) so that a provider
 # module that links no libcrypto can load into it and find ASYNC_* at load time.
-# Installed into ${PQGPU_OPENSSL_CACHE:-$HOME/.cache/pqgpu/openssl-3.5}/bin/openssl; skipped when
-# already there. About 4 minutes on 2 cores. Prints the program's path on the last line.
+# Installed into ${PQGPU_OPENSSL_CACHE:-$HOME/.cache/pqgpu/openssl-3.5}/bin/openssl, with what a C
+# program needs to link the same OpenSSL statically (provider/bench/tls_bench.c): the headers in
+# include/openssl (the generated ones too) and lib/libssl.a, lib/libcrypto.a. Skipped when all of
+# them are already there. About 4 minutes on 2 cores. Prints the program's path on the last line.
 set -euo pipefail
 
 crate_version="300.5.5"
 cache="${PQGPU_OPENSSL_CACHE:-$HOME/.cache/pqgpu/openssl-3.5}"
 bin="$cache/bin/openssl"
 
-if [ -x "$bin" ] && "$bin" version 2>/dev/null | grep -q '^OpenSSL 3\.5'; then
+if [ -x "$bin" ] && "$bin" version 2>/dev/null | grep -q '^OpenSSL 3\.5' &&
+  [ -f "$cache/include/openssl/opensslv.h" ] && [ -f "$cache/include/openssl/configuration.h" ] &&
+  [ -f "$cache/lib/libssl.a" ] && [ -f "$cache/lib/libcrypto.a" ]; then
   echo "$bin"
   exit 0
 fi
@@ -51,7 +55,15 @@ cd "$work/openssl"
 jobs="${PQGPU_OPENSSL_JOBS:-$(nproc)}"
 make -j"$jobs" build_programs >"$work/make.log" 2>&1 || { tail -40 "$work/make.log" >&2; exit 1; }
 
-mkdir -p "$cache/bin" "$cache/ssl"
+mkdir -p "$cache/bin" "$cache/ssl" "$cache/lib"
+# Headers and static libraries for C programs (an in-tree build: the generated headers, e.g.
+# opensslv.h and configuration.h, sit next to the others). Replaced whole, never mixed.
+rm -rf "$cache/include.tmp"
+mkdir -p "$cache/include.tmp/openssl"
+cp include/openssl/*.h "$cache/include.tmp/openssl/"
+rm -rf "$cache/include"
+mv "$cache/include.tmp" "$cache/include"
+for l in libssl.a libcrypto.a; do install -m 644 "$l" "$cache/lib/$l.tmp" && mv "$cache/lib/$l.tmp" "$cache/lib/$l"; done
 install -m 755 apps/openssl "$cache/bin/openssl.tmp"
 # An empty configuration file so the program does not warn about a missing one.
 [ -f "$cache/ssl/openssl.cnf" ] || : >"$cache/ssl/openssl.cnf"

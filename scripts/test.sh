@@ -34,10 +34,10 @@ echo "== cargo test --release"
 # --show-output: the GPU tests print why they skip where no GPU is usable.
 cargo test --release --all-targets -- --show-output
 
-echo "== OpenSSL 3.5 program for the provider tests (built once per machine, cached)"
+echo "== OpenSSL 3.5 for the provider tests: program, headers, static libraries (built once per machine, cached)"
 PQGPU_OPENSSL=$(bash scripts/openssl35.sh | tail -1)
 export PQGPU_OPENSSL
-echo "== cargo test -p pqgpu_provider (pqgpu.so under the openssl program)"
+echo "== cargo test -p pqgpu_provider (pqgpu.so under the openssl program and under tls_bench)"
 cargo test --release -p pqgpu_provider -- --show-output
 
 # The same ML-DSA and CTRU-Prime vectors on the portable CPU code (the run above used the vector

@@ -15,7 +15,8 @@
 //! about 1,000 jobs, while one per thread made every batch resume all the thread's jobs. It
 //! is readable while some results woken through it are not yet taken back by their jobs. A
 //! job the application resumes early (its group's descriptor was readable for another job)
-//! pauses again.
+//! pauses again; one resumed after its own wake-up waits the moment until its result is
+//! published (`wake_and_publish`).
 
 use once_cell::sync::OnceCell;
 use pqgpu::process::PerProcess;
@@ -122,15 +123,23 @@ struct Slot<T> {
     done: Condvar,
     waker: Option<Waker>,
     fired: AtomicBool,
+    /// The wake-up has been given (set just before it): the result is published next.
+    woken: AtomicBool,
     me: Weak<Slot<T>>,
 }
 
 /// Publishing a staged result, whatever its type.
 trait Publish: Send + Sync {
+    /// Marks the wake-up as given (just before giving it).
+    fn woken(&self);
     fn publish(&self);
 }
 
 impl<T: Send> Publish for Slot<T> {
+    fn woken(&self) {
+        self.woken.store(true, Ordering::Release);
+    }
+
     fn publish(&self) {
         self.value.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
         self.done.notify_all();
@@ -144,6 +153,7 @@ impl<T: Send + 'static> Slot<T> {
             done: Condvar::new(),
             waker,
             fired: AtomicBool::new(false),
+            woken: AtomicBool::new(false),
             me: me.clone(),
         })
     }
@@ -171,9 +181,8 @@ impl<T: Send + 'static> Slot<T> {
                 h.extend(entry.take());
             }
         });
-        if let Some((waker, slot)) = entry {
-            wake(&[&waker]);
-            slot.publish();
+        if let Some(entry) = entry {
+            wake_and_publish(&[entry]);
         }
     }
 }
@@ -215,22 +224,24 @@ thread_local! {
 /// The end of a batch: wakes and publishes every result held during it.
 fn flush_batch() {
     let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
-    let wakers: Vec<&Option<Waker>> = held.iter().map(|(w, _)| w).collect();
-    wake(&wakers);
-    for (_, slot) in held {
-        slot.publish();
-    }
+    wake_and_publish(&held);
 }
 
-/// Gives the wake-ups of finished operations whose results are staged, not yet published: an
-/// group's eventfd gets one write for all its operations, a callback is called for each.
+/// Gives the wake-ups of finished operations whose results are staged, then publishes the
+/// results: a group's eventfd gets one write for all its operations, a callback is called for
+/// each.
 ///
-/// Count first, then publish: a job takes its count back only after it has seen its result,
-/// so the count never drops below the results not yet taken (and a job that resumes in between
-/// finds no result and pauses again).
-fn wake(wakers: &[&Option<Waker>]) {
+/// Wake first, then publish: a job takes its count back only after it has seen its result, so
+/// a group's count never drops below the results not yet taken; and a callback never names a
+/// job that could already have finished (its application may have freed what the callback's
+/// argument points to). A job resumed in between finds its wake-up given (`woken`) and waits
+/// the moment until its result is published instead of pausing again: nothing would wake it a
+/// second time (a callback is called once), and with a descriptor it would be resumed over and
+/// over while the descriptor stays readable.
+fn wake_and_publish(held: &[Held]) {
     let mut counts: Vec<(&Group, u64)> = Vec::new();
-    for w in wakers {
+    for (w, slot) in held {
+        slot.woken();
         match w {
             Some(Waker::Fd(g)) => match counts.iter_mut().find(|(f, _)| std::ptr::eq(*f, *g)) {
                 Some((_, n)) => *n += 1,
@@ -245,6 +256,9 @@ fn wake(wakers: &[&Option<Waker>]) {
     }
     for (g, n) in counts {
         g.signal(n);
+    }
+    for (_, slot) in held {
+        slot.publish();
     }
 }
 
@@ -302,13 +316,12 @@ fn current() -> Option<(&'static AsyncFns, Option<Waker>)> {
     Some((fns, waker(fns, unsafe { (fns.wait_ctx)(job) })))
 }
 
-/// Pauses the current job until `slot`'s result is published (not at all if it already is),
-/// and takes it.
+/// Pauses the current job until `slot`'s wake-up has been given (not at all if it already
+/// has), then takes its result, waiting the moment between the wake-up and the publication.
 fn wait<T: Send + 'static>(fns: &AsyncFns, slot: &Slot<T>) -> Result<T, Error> {
-    let published = || slot.value.lock().unwrap_or_else(|e| e.into_inner()).1;
     if slot.waker.is_some() {
         for _ in 0..MAX_EARLY_RESUMES {
-            if published() {
+            if slot.woken.load(Ordering::Acquire) {
                 break;
             }
             // SAFETY: we are inside a job (`current`); pausing returns here when resumed.
@@ -318,8 +331,9 @@ fn wait<T: Send + 'static>(fns: &AsyncFns, slot: &Slot<T>) -> Result<T, Error> {
         }
     }
     let mut v = slot.value.lock().unwrap_or_else(|e| e.into_inner());
-    // Normally the work has finished when the job is resumed. If pausing is blocked
-    // (ASYNC_block_pause: pause returns at once), wait here: the result is close.
+    // Normally the result is published when the job is resumed; if it was resumed between
+    // the wake-up and the publication, or if pausing is blocked (ASYNC_block_pause: pause
+    // returns at once), wait here: the result is close.
     while !v.1 {
         v = slot.done.wait(v).unwrap_or_else(|e| e.into_inner());
     }
