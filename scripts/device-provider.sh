@@ -197,6 +197,10 @@ fi  # TLSB_ONLY
 #    the certificate) for both servers; the rate is the client's over TLS_SECS after 1 s of
 #    warm-up. Each side prints its CPU use: a client near 100% means the client was the limit.
 cnf $B "default_properties = ?provider=pqgpu" "trace = $W/trace-tls.log" > gpu-tls-traced.cnf
+# Where the speed comes from: pqgpu's CPU backend alone (its vector code in the server's
+# threads), and the GPU backend with no CPU crossover (every signature batch on the GPU).
+cnf cpu "default_properties = ?provider=pqgpu" "" > cpu-tls.cnf
+cnf $B "default_properties = ?provider=pqgpu" "cpu_crossover = 0" > gpu-tls-only.cnf
 SPIN=() CPIN=()   # taskset execs the program: $! is the server's own pid
 if command -v taskset >/dev/null; then SPIN=(taskset -c "$TLS_SERVER_CPUS") CPIN=(taskset -c "$TLS_CLIENT_CPUS"); fi
 bench() { # $1 name, $2 server config, $3 seconds, $4 extra server flag
@@ -225,16 +229,20 @@ if [ -x "$D/tls_bench" ]; then
     bench tlsb_pqgpu gpu-tls.cnf "$TLS_SECS" ""
     bench tlsb_pqgpu_async gpu-tls.cnf "$TLS_SECS" --async
     bench tlsb_pqgpu_async_cb gpu-tls.cnf "$TLS_SECS" --async-callback
+    bench tlsb_pqgpu_cpu_backend cpu-tls.cnf "$TLS_SECS" ""
+    bench tlsb_pqgpu_gpu_only gpu-tls-only.cnf "$TLS_SECS" ""
     grep -h 'first handshake' "$OUT/tlsb_default-client.log"
     d=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_default-client.log" | cut -d' ' -f2)
-    for m in pqgpu pqgpu_async pqgpu_async_cb; do
+    for m in pqgpu pqgpu_async pqgpu_async_cb pqgpu_cpu_backend pqgpu_gpu_only; do
       p=$(grep -o 'handshakes/s [0-9.]*' "$OUT/tlsb_$m-client.log" | cut -d' ' -f2)
       awk -v p="${p:-0}" -v d="${d:-0}" -v m=$m 'BEGIN{printf "tls_bench %s / default: %.2fx\n", m, (d > 0 ? p / d : 0)}'
     done
     # The batches the dispatcher formed from the server's signatures (a short traced run).
     bench tlsb_pqgpu_traced gpu-tls-traced.cnf 1 ""
-    grep '^batch sign' "$W/trace-tls.log" | awk '{n=substr($5,3)+0; c++; s+=n; if(n>m)m=n}
-      END{if(c) printf "tls_bench traced: %d sign batches, mean %.1f, largest %d\n", c, s/c, m}'
+    # Batches under the CPU crossover (by default the server's cores) run on the CPU.
+    x=$("${SPIN[@]}" nproc)
+    grep '^batch sign' "$W/trace-tls.log" | awk -v x="$x" '{n=substr($5,3)+0; c++; s+=n; if(n>m)m=n; if(n<x)u+=n}
+      END{if(c) printf "tls_bench traced: %d sign batches, mean %.1f, largest %d; %d of %d signatures in batches under the crossover (%d: run on the CPU)\n", c, s/c, m, u, s, x}'
   } | tee -a "$OUT/tls.txt"
 else
   echo "=== tls_bench: $D/tls_bench not built (see the header): skipped"
