@@ -197,30 +197,28 @@ pub fn cut_mut<'a, T>(mut s: &'a mut [T], sizes: &[usize], per: usize) -> Vec<&'
 }
 
 /// Cuts a key-generation batch of `statuses.len()` items into chunks of `sizes` items (either
-/// family; see [`chunk_sizes`]). When a buffer's length does not match the item count, every
+/// family; see [`chunk_sizes`], which must cover the batch). When a buffer's length does not match the item count, every
 /// status is `BadLength` and there is nothing to run.
 pub fn keygen_chunks<'a>(
-    sizes: impl Fn(usize) -> Vec<usize>,
+    sizes: &[usize],
     len: KeyLens,
     seeds: Option<&'a [u8]>,
     pks: &'a mut [u8],
     sks: &'a mut [u8],
     statuses: &'a mut [Status],
 ) -> Vec<KeygenChunk<'a>> {
-    let n = statuses.len();
     if !len.check(seeds, pks, sks, statuses) {
         return Vec::new();
     }
-    let sizes = sizes(n);
     let seed_chunks: Vec<Option<&[u8]>> = match seeds {
-        Some(s) => cut(s, &sizes, len.seed).into_iter().map(Some).collect(),
+        Some(s) => cut(s, sizes, len.seed).into_iter().map(Some).collect(),
         None => vec![None; sizes.len()],
     };
     seed_chunks
         .into_iter()
-        .zip(cut_mut(pks, &sizes, len.pk))
-        .zip(cut_mut(sks, &sizes, len.sk))
-        .zip(cut_mut(statuses, &sizes, 1))
+        .zip(cut_mut(pks, sizes, len.pk))
+        .zip(cut_mut(sks, sizes, len.sk))
+        .zip(cut_mut(statuses, sizes, 1))
         .map(|(((seeds, pks), sks), statuses)| KeygenChunk {
             seeds,
             pks,
@@ -412,6 +410,34 @@ mod tests {
             .map(|p| p.len())
             .collect();
         assert_eq!(lens, [10, 10]);
+    }
+
+    #[test]
+    fn keygen_chunks_cut_every_array_alike_and_refuse_wrong_lengths() {
+        let len = || KeyLens {
+            seed: 1,
+            pk: 2,
+            sk: 3,
+        };
+        let seeds = [0u8; 10];
+        let (mut pks, mut sks) = ([0u8; 20], [0u8; 30]);
+        let mut st = vec![Ok(()); 10];
+        let chunks = keygen_chunks(&[3, 7], len(), Some(&seeds), &mut pks, &mut sks, &mut st);
+        let shape: Vec<_> = chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.seeds.map(<[u8]>::len),
+                    c.pks.len(),
+                    c.sks.len(),
+                    c.statuses.len(),
+                )
+            })
+            .collect();
+        assert_eq!(shape, [(Some(3), 6, 9, 3), (Some(7), 14, 21, 7)]);
+        let chunks = keygen_chunks(&[10], len(), Some(&seeds[..9]), &mut pks, &mut sks, &mut st);
+        assert!(chunks.is_empty());
+        assert!(st.iter().all(|s| *s == Err(Error::BadLength)));
     }
 
     #[test]

@@ -98,8 +98,8 @@ pub fn keygen(
             &fresh[..]
         }
     };
-    let sizes = |n| chunk_sizes(n, cfg.ctru_chunk, cfg.ramp.kem_keygen);
-    let chunks = keygen_chunks(sizes, len, Some(seeds), pks, sks, statuses);
+    let sizes = chunk_sizes(n, cfg.ctru_chunk, cfg.ramp.kem_keygen);
+    let chunks = keygen_chunks(&sizes, len, Some(seeds), pks, sks, statuses);
     let reg = hostmem::snapshot();
     run_chunks(
         units,

@@ -85,8 +85,8 @@ pub fn keygen(
     };
     // Without seeds, each chunk draws its own into its pinned staging buffer (in bulk, on
     // its worker, overlapping other chunks' GPU work): no batch-sized buffer of secrets.
-    let sizes = |n| chunk_sizes(n, cfg.keygen_chunk, cfg.ramp.mldsa_keygen);
-    let chunks = keygen_chunks(sizes, len, seeds, pks, sks, statuses);
+    let sizes = chunk_sizes(statuses.len(), cfg.keygen_chunk, cfg.ramp.mldsa_keygen);
+    let chunks = keygen_chunks(&sizes, len, seeds, pks, sks, statuses);
     let reg = hostmem::snapshot();
     run_chunks(
         units,
