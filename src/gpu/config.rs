@@ -39,7 +39,7 @@ pub const SIGN_FILL: usize = 16384;
 /// 65 / 87 keygen 8.8-9.6 / 6.3-6.7 / 4.1-4.2 M -> 9.8-10.2 / 6.8-7.0 / 4.4 M, ML-DSA-44
 /// verify 10.4 -> 10.6 M, CTRU-Prime-761 keygen 1.85-1.91 -> 2.02-2.03 M, encaps 20.0 ->
 /// 22.5-23.8 M, decaps 12.6-12.9 -> 13.6-13.7 M, CTRU-Prime-1277 encaps 11.1-11.9 -> 12.9-13.1 M.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ramp {
     pub mldsa_keygen: bool,
     pub mldsa_verify: bool,
@@ -215,12 +215,7 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
     let ramp = match s.chunk_ramp.as_deref() {
         None => None,
         Some(v) => {
-            let mut r = Ramp {
-                mldsa_keygen: false,
-                mldsa_verify: false,
-                kem_keygen: false,
-                kem: false,
-            };
+            let mut r = Ramp::default();
             for op in v.split(',').map(str::trim).filter(|o| !o.is_empty()) {
                 match op {
                     "none" => {}

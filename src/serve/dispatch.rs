@@ -262,12 +262,7 @@ impl Shared {
     fn share(&self) -> usize {
         let max = self.cfg.get(Opt::MaxBatch) as usize;
         let slots = (self.cfg.get(Opt::MaxInFlight) as usize).max(1);
-        let queued: usize = self
-            .shards
-            .iter()
-            .map(|s| s.len.load(Ordering::Acquire))
-            .sum();
-        let outstanding = queued + self.running.load(Ordering::Acquire);
+        let outstanding = self.queued() + self.running.load(Ordering::Acquire);
         outstanding.div_ceil(slots).clamp(MIN_SHARE.min(max), max)
     }
 
