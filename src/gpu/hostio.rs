@@ -6,9 +6,8 @@
 use super::hostmem::Ranges;
 use super::launch::{blocks, kernel_table, Dev};
 use super::nvrtc::Module;
-use super::worker::{par_copy, End, Phase, Worker};
+use super::worker::{par_copy, par_move_secret, End, Phase, Worker};
 use cudarc::driver::DriverError;
-use rayon::prelude::*;
 
 /// Threads per block of the gather/scatter kernels (one warp per row).
 const BLOCK: u32 = 256;
@@ -218,7 +217,7 @@ pub fn scatter(
 /// A chunk's key rows (packed on the device at `pk`, `sk`) into the caller's arrays `pks`,
 /// `sks`, waiting for the stream: by DMA straight into them when both lie in registered
 /// memory (one copy per driver registration they span), else through the worker's pinned
-/// buffer `stage` and a copy on all cores, the secret keys then wiped from the buffer.
+/// buffer `stage` and a copy on all cores, the secret keys wiped from the buffer as they go.
 pub fn keys_out(
     w: &mut Worker,
     reg: &Ranges,
@@ -247,9 +246,7 @@ pub fn keys_out(
     w.end_phase(Phase::Staging);
     w.sync()?;
     w.end_phase(Phase::GpuWait);
-    par_copy(pks, opk);
-    par_copy(sks, osk);
-    osk.par_chunks_mut(1 << 16).for_each(|c| c.fill(0));
+    rayon::join(|| par_copy(pks, opk), || par_move_secret(sks, osk));
     Ok(())
 }
 

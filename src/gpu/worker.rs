@@ -81,6 +81,20 @@ pub fn par_copy(dst: &mut [u8], src: &[u8]) {
         .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
+/// Moves secret bytes out of a staging buffer on all cores, wiping each piece of `src` right
+/// after its copy, while the piece is still in the core's cache: one pass over the staging
+/// memory instead of a copy pass and then a wipe pass (pageable keygen is bound by the host's
+/// memory traffic: 264 MB of secret keys per ML-DSA-65 batch of 65,536).
+pub fn par_move_secret(dst: &mut [u8], src: &mut [u8]) {
+    use rayon::prelude::*;
+    dst.par_chunks_mut(1 << 16)
+        .zip(src.par_chunks_mut(1 << 16))
+        .for_each(|(d, s)| {
+            d.copy_from_slice(s);
+            s.fill(0);
+        });
+}
+
 /// One end of a strided copy: an address and its row pitch.
 pub enum End {
     Host(u64, usize),
@@ -305,5 +319,22 @@ impl Worker {
             e.1 += 1;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moving_secrets_copies_every_byte_and_wipes_the_source() {
+        // Not a multiple of the piece size, so the last piece is short.
+        let n = 3 * (1 << 16) + 1234;
+        let orig: Vec<u8> = (0..n).map(|i| (i * 7 + i / 251) as u8 | 1).collect();
+        let mut src = orig.clone();
+        let mut dst = vec![0u8; n];
+        par_move_secret(&mut dst, &mut src);
+        assert_eq!(dst, orig);
+        assert!(src.iter().all(|&b| b == 0));
     }
 }
