@@ -24,8 +24,17 @@ pub struct DeviceEngine {
     /// Whether kernels may use a registered host address as a device address (the zero-copy
     /// gather/scatter of `hostio`); true on 64-bit Linux with unified addressing.
     pub maps_host_memory: bool,
+    /// Whether the device is shared with other processes through MPS: their kernels run
+    /// beside ours, so signing speculates for a share of the GPU (see `sign_fill`).
+    pub mps: bool,
     healthy: AtomicBool,
 }
+
+/// Under MPS, the share of the GPU one process's signing fill speculates for. The number of
+/// client processes is not visible to a client; a quarter was the best fill on the H200 for
+/// `openssl speed -multi 4` (0.85-0.88 M/s with the whole GPU's fill, 1.0 M/s and more with
+/// a quarter).
+const MPS_SHARE: usize = 4;
 
 impl DeviceEngine {
     /// Opens device `ordinal` with `workers` streams, host threads waiting as `sync` says
@@ -52,11 +61,18 @@ impl DeviceEngine {
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
             )
             .is_ok_and(|v| v == 1);
+        let mps = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MPS_ENABLED)
+            .is_ok_and(|v| v == 1);
         Ok(DeviceEngine {
             maps_host_memory,
+            mps,
             ctx: dev.ctx.clone(),
             arch: dev.arch,
-            description: dev.description,
+            description: match mps {
+                true => format!("{} (shared through MPS)", dev.description),
+                false => dev.description,
+            },
             workers,
             healthy: AtomicBool::new(true),
         })
@@ -83,6 +99,14 @@ impl DeviceEngine {
             .iter()
             .filter(|w| matches!(w.try_lock(), Err(TryLockError::WouldBlock)))
             .count()
+    }
+
+    /// The signing attempts per GPU round of a chunk starting now: the configured fill
+    /// (`GpuConfig::sign_fill`), shared by the chunks running on the device and, under MPS,
+    /// by the other processes' work.
+    pub fn sign_fill(&self, fill: usize) -> usize {
+        let share = if self.mps { MPS_SHARE } else { 1 };
+        fill / self.busy_workers().max(1) / share
     }
 
     /// Adds this device's workers' host-phase seconds into `sum` and clears them.

@@ -125,7 +125,7 @@ pub fn sign(
         chunks,
         |u, w, ((it, sg), st)| {
             // Chunks running beside this one keep the GPU busy too: speculate less.
-            let fill = cfg.sign_fill / u.engine.busy_workers().max(1);
+            let fill = u.engine.sign_fill(cfg.sign_fill);
             sign::sign_chunk(w, u.kernels, fill, &reg, it, sg, st).map_err(|e| format!("{e:?}"))?;
             fail.check()
         },

@@ -201,6 +201,7 @@ pub fn sign_chunk(
         None => {
             sk_h.par_chunks_mut(g.sk_len)
                 .zip(ki.keys.par_iter())
+                .with_min_len(ROWS_PER_TASK)
                 .for_each(|(skb, key)| skb.copy_from_slice(key));
             w.htod(sk_d, sk_h)?;
         }

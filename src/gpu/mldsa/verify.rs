@@ -118,6 +118,7 @@ pub fn verify_chunk(
         None => {
             pk_h.par_chunks_mut(g.pk_len)
                 .zip(ki.keys.par_iter())
+                .with_min_len(ROWS_PER_TASK)
                 .for_each(|(p, key)| p.copy_from_slice(key));
             w.htod(pk_d, pk_h)?;
         }
