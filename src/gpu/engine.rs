@@ -36,6 +36,13 @@ pub struct DeviceEngine {
 /// a quarter).
 const MPS_SHARE: usize = 4;
 
+/// A chunk's share of the signing fill: `busy` chunks run on the device (its own included),
+/// and under MPS other processes' work runs beside them.
+fn fill_share(fill: usize, busy: usize, mps: bool) -> usize {
+    let share = if mps { MPS_SHARE } else { 1 };
+    fill / busy.max(1) / share
+}
+
 impl DeviceEngine {
     /// Opens device `ordinal` with `workers` streams, host threads waiting as `sync` says
     /// (`profile`: time every launch, for tuning). The error is `NoDevice`, with the reason.
@@ -105,8 +112,7 @@ impl DeviceEngine {
     /// (`GpuConfig::sign_fill`), shared by the chunks running on the device and, under MPS,
     /// by the other processes' work.
     pub fn sign_fill(&self, fill: usize) -> usize {
-        let share = if self.mps { MPS_SHARE } else { 1 };
-        fill / self.busy_workers().max(1) / share
+        fill_share(fill, self.busy_workers(), self.mps)
     }
 
     /// Adds this device's workers' host-phase seconds into `sum` and clears them.
@@ -183,5 +189,23 @@ impl FailureInjection {
             Some(n) if run >= n => Err(format!("injected failure after {n} chunks")),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signing_fill_is_shared_by_busy_chunks_and_under_mps_by_other_processes() {
+        assert_eq!(fill_share(16384, 1, false), 16384);
+        assert_eq!(
+            fill_share(16384, 0, false),
+            16384,
+            "no worker counted: the whole fill"
+        );
+        assert_eq!(fill_share(16384, 4, false), 4096);
+        assert_eq!(fill_share(16384, 1, true), 4096);
+        assert_eq!(fill_share(16384, 4, true), 1024);
     }
 }
