@@ -243,7 +243,8 @@
 #define PQG_OPT_CPU_CROSSOVER 3
 
 /**
- * Batches a context runs at once (default 4; 1..64); read when the context first queues work.
+ * Batches a context runs at once (default 4, or 2 on a GPU that other processes share through
+ * NVIDIA's MPS; 1..64); read when the context first queues work.
  */
 #define PQG_OPT_MAX_IN_FLIGHT 4
 

@@ -17,7 +17,7 @@ use pqgpu::serve::{Key, KeyArg, KeyKind, Serve};
 use pqgpu::{ctru, mldsa, Alg, Error, Status};
 use rayon::prelude::*;
 use std::ptr::{null, null_mut};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -237,6 +237,8 @@ struct FakeGpu {
     /// While closed, batches wait.
     gate: Mutex<bool>,
     opened: Condvar,
+    /// Whether it reports its device as shared with other processes (MPS).
+    shared: AtomicBool,
 }
 
 impl FakeGpu {
@@ -253,6 +255,7 @@ impl FakeGpu {
             outputs: Mutex::new(Vec::new()),
             gate: Mutex::new(true),
             opened: Condvar::new(),
+            shared: AtomicBool::new(false),
         })
     }
     fn close(&self) {
@@ -304,6 +307,9 @@ impl FakeGpu {
 impl Backend for FakeGpu {
     fn kind(&self) -> BackendKind {
         *self.kind.lock().unwrap()
+    }
+    fn shared_device(&self) -> bool {
+        self.shared.load(Ordering::Relaxed)
     }
     fn mldsa_keygen(
         &self,
@@ -1934,4 +1940,39 @@ fn a_deep_queue_is_shared_out_over_the_batches_in_flight() {
     let mut want = vec![0u8; M44.signature_len()];
     mldsa::sign(M44, &kp.sk, &m, Some(&ZERO_RND), &mut want).unwrap();
     assert!(sigs.iter().all(|s| *s == want));
+}
+
+#[test]
+fn a_gpu_shared_with_other_processes_keeps_two_batches_in_flight_by_default() {
+    let fake = FakeGpu::new(Mode::Pass);
+    let own = Serve::new(fake.clone());
+    assert_eq!(own.config.get(pqgpu::serve::Opt::MaxInFlight), 4);
+    fake.shared.store(true, Ordering::Relaxed);
+    let shared = Serve::new(fake.clone());
+    assert_eq!(shared.config.get(pqgpu::serve::Opt::MaxInFlight), 2);
+    // Only the default moves: a setting still wins, and the other options keep theirs.
+    shared
+        .config
+        .set(pqgpu::serve::Opt::MaxInFlight, 6)
+        .unwrap();
+    assert_eq!(shared.config.get(pqgpu::serve::Opt::MaxInFlight), 6);
+    for o in [
+        pqgpu::serve::Opt::MaxWaitUs,
+        pqgpu::serve::Opt::MaxBatch,
+        pqgpu::serve::Opt::CpuCrossover,
+        pqgpu::serve::Opt::QuietUs,
+    ] {
+        assert_eq!(shared.config.get(o), own.config.get(o), "{o:?}");
+    }
+    // And the dispatcher runs with it: items complete as on any GPU context.
+    let k = pair(Alg::MlDsa(M44), 9);
+    let m = Message::Pure {
+        ctx: &[],
+        msg: &[7u8; 32],
+    };
+    let mut sig = vec![0u8; M44.signature_len()];
+    shared
+        .sign(KeyArg::Handle(&k.sk_h), &m, None, &mut sig)
+        .unwrap();
+    shared.verify(KeyArg::Handle(&k.pk_h), &m, &sig).unwrap();
 }

@@ -64,6 +64,13 @@ pub trait Backend: Send + Sync {
     /// `Cpu` or `Gpu` (never `Auto`).
     fn kind(&self) -> BackendKind;
 
+    /// Whether the backend's device is shared with other processes' work (a GPU under NVIDIA's
+    /// Multi-Process Service): a context on it keeps fewer batches in flight by default
+    /// (`serve::config`).
+    fn shared_device(&self) -> bool {
+        false
+    }
+
     /// ML-DSA.KeyGen for `statuses.len()` items. `seeds`: n*32 bytes of xi, or `None` for fresh
     /// randomness; `pks`/`sks`: n*pk_len and n*sk_len bytes, contiguous.
     fn mldsa_keygen(

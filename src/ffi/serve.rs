@@ -26,7 +26,8 @@ pub const PQG_OPT_MAX_BATCH: i32 = 2;
 /// calling thread while fewer items are outstanding (default: the number of cores, at most
 /// 64; 0..1048576).
 pub const PQG_OPT_CPU_CROSSOVER: i32 = 3;
-/// Batches a context runs at once (default 4; 1..64); read when the context first queues work.
+/// Batches a context runs at once (default 4, or 2 on a GPU that other processes share through
+/// NVIDIA's MPS; 1..64); read when the context first queues work.
 pub const PQG_OPT_MAX_IN_FLIGHT: i32 = 4;
 /// A pause in arrivals of this many microseconds flushes a forming batch at once ("nothing
 /// else is arriving"; default 50; 0..1000000, capped at a quarter of the maximum wait).

@@ -243,6 +243,10 @@ impl Backend for GpuBackend {
         BackendKind::Gpu
     }
 
+    fn shared_device(&self) -> bool {
+        self.devices.iter().any(|d| d.engine.mps)
+    }
+
     fn mldsa_keygen(
         &self,
         p: crate::mldsa::ParamSet,

@@ -33,7 +33,7 @@ pub struct Serve {
 
 impl Serve {
     pub fn new(backend: Arc<dyn Backend>) -> Serve {
-        let config = Arc::new(Config::default());
+        let config = Arc::new(Config::for_backend(backend.shared_device()));
         let notify: Arc<notify::Notify> = Arc::default();
         Serve {
             dispatcher: Dispatcher::new(backend, config.clone(), notify.clone()),
