@@ -46,8 +46,9 @@ pub struct Settings {
     pub keygen_chunk: Option<String>,
     pub ctru_chunk: Option<String>,
     pub gpu_fail_after: Option<String>,
-    /// `PQGPU_SIGN_FILL`: signing attempts per GPU round at least, shared by the chunks in
-    /// flight; `PQGPU_GPU_SYNC=spin|yield|blocking`: how host threads wait for the GPU.
+    /// `PQGPU_SIGN_FILL`: signing attempts per GPU round at least (a quarter of it under MPS),
+    /// shared by the chunks in flight; `PQGPU_GPU_SYNC=spin|yield|blocking`: how host threads
+    /// wait for the GPU.
     pub sign_fill: Option<String>,
     pub gpu_sync: Option<String>,
     /// Measurement switches, read only in builds with the `tuning` feature (see

@@ -28,7 +28,8 @@ const KEM_WORKERS: usize = 8;
 /// in flight up to a quarter). Measured on the H200 (serving, ML-DSA-44, 2,048-16,384
 /// outstanding single signatures, four chunks in flight): a fill of 4,096-8,192 per chunk
 /// beat 16,384 (more speculation only took GPU time from the other chunks); alone, 16,384
-/// fills the GPU for a batch's last tasks.
+/// fills the GPU for a batch's last tasks. On a GPU shared through MPS a quarter of it
+/// (`engine::DeviceEngine::sign_fill`).
 pub const SIGN_FILL: usize = 16384;
 
 /// Which operations cut their batches into ramped chunks (`scheduler::chunk_sizes`): every
