@@ -13,7 +13,7 @@ use pqgpu::backend::{
 };
 use pqgpu::ffi::*;
 use pqgpu::mldsa::Message;
-use pqgpu::serve::{Key, KeyArg, KeyKind, Serve};
+use pqgpu::serve::{Key, KeyArg, KeyKind, Opt, Serve};
 use pqgpu::{ctru, mldsa, Alg, Error, Status};
 use rayon::prelude::*;
 use std::ptr::{null, null_mut};
@@ -1946,21 +1946,18 @@ fn a_deep_queue_is_shared_out_over_the_batches_in_flight() {
 fn a_gpu_shared_with_other_processes_keeps_two_batches_in_flight_by_default() {
     let fake = FakeGpu::new(Mode::Pass);
     let own = Serve::new(fake.clone());
-    assert_eq!(own.config.get(pqgpu::serve::Opt::MaxInFlight), 4);
+    assert_eq!(own.config.get(Opt::MaxInFlight), 4);
     fake.shared.store(true, Ordering::Relaxed);
     let shared = Serve::new(fake.clone());
-    assert_eq!(shared.config.get(pqgpu::serve::Opt::MaxInFlight), 2);
+    assert_eq!(shared.config.get(Opt::MaxInFlight), 2);
     // Only the default moves: a setting still wins, and the other options keep theirs.
-    shared
-        .config
-        .set(pqgpu::serve::Opt::MaxInFlight, 6)
-        .unwrap();
-    assert_eq!(shared.config.get(pqgpu::serve::Opt::MaxInFlight), 6);
+    shared.config.set(Opt::MaxInFlight, 6).unwrap();
+    assert_eq!(shared.config.get(Opt::MaxInFlight), 6);
     for o in [
-        pqgpu::serve::Opt::MaxWaitUs,
-        pqgpu::serve::Opt::MaxBatch,
-        pqgpu::serve::Opt::CpuCrossover,
-        pqgpu::serve::Opt::QuietUs,
+        Opt::MaxWaitUs,
+        Opt::MaxBatch,
+        Opt::CpuCrossover,
+        Opt::QuietUs,
     ] {
         assert_eq!(shared.config.get(o), own.config.get(o), "{o:?}");
     }

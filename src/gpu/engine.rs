@@ -76,9 +76,10 @@ impl DeviceEngine {
             mps,
             ctx: dev.ctx.clone(),
             arch: dev.arch,
-            description: match mps {
-                true => format!("{} (shared through MPS)", dev.description),
-                false => dev.description,
+            description: if mps {
+                format!("{} (shared through MPS)", dev.description)
+            } else {
+                dev.description
             },
             workers,
             healthy: AtomicBool::new(true),

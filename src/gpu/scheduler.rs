@@ -197,8 +197,8 @@ pub fn cut_mut<'a, T>(mut s: &'a mut [T], sizes: &[usize], per: usize) -> Vec<&'
 }
 
 /// Cuts a key-generation batch of `statuses.len()` items into chunks of `sizes` items (either
-/// family; see [`chunk_sizes`], which must cover the batch). When a buffer's length does not match the item count, every
-/// status is `BadLength` and there is nothing to run.
+/// family; see [`chunk_sizes`], which must cover the batch). When a buffer's length does not
+/// match the item count, every status is `BadLength` and there is nothing to run.
 pub fn keygen_chunks<'a>(
     sizes: &[usize],
     len: KeyLens,

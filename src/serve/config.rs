@@ -117,10 +117,13 @@ impl Config {
     pub fn for_backend(shared: bool) -> Config {
         let c = Config::default();
         if shared {
-            c.values[Opt::MaxInFlight as usize - 1]
-                .store(DEFAULT_MAX_IN_FLIGHT_SHARED, Ordering::Relaxed);
+            c.store(Opt::MaxInFlight, DEFAULT_MAX_IN_FLIGHT_SHARED);
         }
         c
+    }
+
+    fn store(&self, opt: Opt, v: u64) {
+        self.values[opt as usize - 1].store(v, Ordering::Relaxed);
     }
 
     /// Sets an option; a value outside its range is `InvalidArgument`.
@@ -130,7 +133,7 @@ impl Config {
         if v < lo || v > hi {
             return Err(Error::InvalidArgument);
         }
-        self.values[opt as usize - 1].store(v, Ordering::Relaxed);
+        self.store(opt, v);
         Ok(())
     }
 
