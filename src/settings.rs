@@ -48,9 +48,10 @@ pub struct Settings {
     pub gpu_fail_after: Option<String>,
     /// `PQGPU_SIGN_FILL`: signing attempts per GPU round at least (a quarter of it under MPS),
     /// shared by the chunks in flight; `PQGPU_GPU_SYNC=spin|yield|blocking`: how host threads
-    /// wait for the GPU.
+    /// wait for the GPU; `PQGPU_GPU_SLEEP`: which operations' chunks wait asleep.
     pub sign_fill: Option<String>,
     pub gpu_sync: Option<String>,
+    pub gpu_sleep: Option<String>,
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
     /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_CHUNK_RAMP`.
@@ -108,6 +109,7 @@ fn read() -> Settings {
         gpu_fail_after: var("PQGPU_GPU_FAIL_AFTER").ok(),
         sign_fill: var("PQGPU_SIGN_FILL").ok(),
         gpu_sync: var("PQGPU_GPU_SYNC").ok(),
+        gpu_sleep: var("PQGPU_GPU_SLEEP").ok(),
         #[cfg(feature = "tuning")]
         profile: var_os("PQGPU_PROFILE").is_some(),
         #[cfg(feature = "tuning")]

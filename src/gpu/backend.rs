@@ -44,7 +44,7 @@ impl GpuBackend {
         let mut devices = Vec::new();
         let mut first_err = None;
         for ordinal in ordinals {
-            let opened = DeviceEngine::open(ordinal, workers, cfg.sync, cfg.tuning.profile)
+            let opened = DeviceEngine::open(ordinal, workers, &cfg)
                 .and_then(|e| {
                     let mldsa =
                         mldsa::load(&e.ctx, e.arch, &cfg).map_err(|why| (Error::Device, why))?;

@@ -3,7 +3,7 @@
 //! kernel families load their kernels onto it (`gpu/mldsa`, `gpu/ctru`) and run chunks on
 //! its workers through [`Bound`].
 
-use super::config::SyncMode;
+use super::config::GpuConfig;
 use super::device;
 use super::scheduler::Unit;
 use super::worker::Worker;
@@ -44,18 +44,18 @@ fn fill_share(fill: usize, busy: usize, mps: bool) -> usize {
 }
 
 impl DeviceEngine {
-    /// Opens device `ordinal` with `workers` streams, host threads waiting as `sync` says
-    /// (`profile`: time every launch, for tuning). The error is `NoDevice`, with the reason.
+    /// Opens device `ordinal` with `workers` streams, host threads waiting as `cfg.sync` and
+    /// `cfg.sleep` say (`cfg.tuning.profile`: time every launch). The error is `NoDevice`,
+    /// with the reason.
     pub fn open(
         ordinal: usize,
         workers: usize,
-        sync: Option<SyncMode>,
-        profile: bool,
+        cfg: &GpuConfig,
     ) -> Result<DeviceEngine, (Error, String)> {
-        let dev = device::open(ordinal, sync).map_err(|e| (Error::NoDevice, e))?;
+        let dev = device::open(ordinal, cfg.sync).map_err(|e| (Error::NoDevice, e))?;
         let ctx = &dev.ctx;
         let workers = (0..workers)
-            .map(|_| Worker::new(ctx, profile).map(Mutex::new))
+            .map(|_| Worker::new(ctx, cfg.tuning.profile, cfg.sleep).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| {
                 (

@@ -2,12 +2,13 @@
 //! host staging buffers. Batches are cut into chunks that workers run side by side, so one
 //! chunk's copies and host work overlap another's kernels.
 
+use super::config::{ChunkOp, OpSet};
 use super::launch::{Arg, Dev, Kernel};
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
 use cudarc::driver::sys::{self, CUevent_flags};
 use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
+    CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,11 @@ pub struct Worker {
     clock: std::time::Instant,
     /// Pinned buffers handed to queued copies since the last `sync` (see [`Worker::staging`]).
     staged_since_sync: Vec<&'static str>,
+    /// The operations whose chunks wait asleep (`GpuConfig::sleep`), whether the running
+    /// chunk's does, and the blocking-sync event it then waits on (made on first use).
+    sleep: OpSet,
+    asleep: bool,
+    wake: Option<CudaEvent>,
 }
 
 /// The host phases of a chunk, for the host profile.
@@ -144,8 +150,13 @@ fn round_up(n: usize) -> usize {
 }
 
 impl Worker {
-    /// A worker on a new stream of `ctx`; `profile` times every launch (tuning only).
-    pub fn new(ctx: &Arc<CudaContext>, profile: bool) -> Result<Worker, DriverError> {
+    /// A worker on a new stream of `ctx`; `profile` times every launch (tuning only); chunks
+    /// of the operations in `sleep` wait for the GPU asleep.
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        profile: bool,
+        sleep: OpSet,
+    ) -> Result<Worker, DriverError> {
         Ok(Worker {
             ctx: ctx.clone(),
             stream: ctx.new_stream()?,
@@ -155,6 +166,9 @@ impl Worker {
             phases: [0.0; 3],
             clock: std::time::Instant::now(),
             staged_since_sync: Vec::new(),
+            sleep,
+            asleep: false,
+            wake: None,
         })
     }
 
@@ -247,8 +261,23 @@ impl Worker {
         }
     }
 
+    /// Waits until the stream's queued work is done: spinning in the driver (its default
+    /// with fewer contexts than cores), or for a chunk whose operation sleeps, asleep on an
+    /// event created for blocking synchronisation (the thread gives its core up meanwhile).
     pub fn sync(&mut self) -> Result<(), DriverError> {
-        self.stream.synchronize()?;
+        if self.asleep {
+            if self.wake.is_none() {
+                // (cudarc's flags are an enum, so timing stays on: without it the record
+                // would be a little cheaper.)
+                let flags = CUevent_flags::CU_EVENT_BLOCKING_SYNC;
+                self.wake = Some(self.ctx.new_event(Some(flags))?);
+            }
+            let wake = self.wake.as_ref().expect("made above");
+            wake.record(&self.stream)?;
+            wake.synchronize()?;
+        } else {
+            self.stream.synchronize()?;
+        }
         self.staged_since_sync.clear();
         Ok(())
     }
@@ -264,8 +293,10 @@ impl Worker {
         Ok(())
     }
 
-    /// Starts timing a chunk's host phases.
-    pub fn start_chunk(&mut self) {
+    /// Starts a chunk of `op`: its waits sleep if the configuration says so for `op`; its
+    /// host phases are timed from here.
+    pub fn start_chunk(&mut self, op: ChunkOp) {
+        self.asleep = self.sleep.has(op);
         self.clock = std::time::Instant::now();
     }
 

@@ -8,6 +8,7 @@ use super::keys::{Interner, KEYINFO};
 use super::product::{self, product, Engine, Groups, Kind, Operands};
 use crate::backend::DecapsItem;
 use crate::ctru::ParamSet;
+use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -25,7 +26,7 @@ pub fn decaps_chunk(
     sss: &mut [&mut [u8]],
     st: &mut [Status],
 ) -> Result<(), DriverError> {
-    w.start_chunk();
+    w.start_chunk(ChunkOp::Kem);
     let s = k.s;
     let mut keys = Interner::new();
     let mut valid = Vec::with_capacity(items.len());

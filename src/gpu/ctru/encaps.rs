@@ -7,6 +7,7 @@ use super::keys::{Interner, KEYINFO};
 use super::product::{self, product, Engine, Groups, Kind, Operands};
 use crate::backend::EncapsItem;
 use crate::ctru::ParamSet;
+use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -33,7 +34,7 @@ pub fn encaps_chunk(
     sss: &mut [&mut [u8]],
     st: &mut [Status],
 ) -> Result<(), DriverError> {
-    w.start_chunk();
+    w.start_chunk(ChunkOp::Kem);
     let s = k.s;
     let mut keys = Interner::new();
     let mut inp = Inputs {

@@ -6,7 +6,7 @@
 use super::kernels::Kernels;
 use super::product::{product, Kind, Operands};
 use super::tree;
-use crate::gpu::config::ProductEngine;
+use crate::gpu::config::{ChunkOp, ProductEngine};
 use crate::gpu::hostio;
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -23,7 +23,7 @@ pub fn keygen_chunk(
     pks: &mut [u8],
     sks: &mut [u8],
 ) -> Result<(), DriverError> {
-    w.start_chunk();
+    w.start_chunk(ChunkOp::KemKeygen);
     let s = &k.s;
     let n = seeds.len() / 64;
     let np = s.np;

@@ -1,6 +1,7 @@
 //! ML-DSA.KeyGen_internal (FIPS 204 Alg. 6) on the GPU.
 
 use super::kernels::Kernels;
+use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio;
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -42,7 +43,7 @@ pub fn keygen_chunk(
 ) -> Result<crate::Status, DriverError> {
     let n = pks.len() / k.g.pk_len;
     let mut stage = w.take_host("kg_stage", n * 32)?;
-    w.start_chunk();
+    w.start_chunk(ChunkOp::MlDsaKeygen);
     let host = stage.bytes()?;
     match seeds {
         Some(s) => host[..n * 32].copy_from_slice(s),

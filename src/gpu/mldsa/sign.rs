@@ -7,6 +7,7 @@ use super::kernels::{Kernels, CM_WORDS};
 use super::keys::{DeviceKeys, KeyIndex};
 use super::message::Regions;
 use crate::backend::SignItem;
+use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -161,7 +162,7 @@ pub fn sign_chunk(
     let mut sk_stage = w.take_host("sg_sk_stage", staged_sk.max(8))?;
     let mut kin_stage = w.take_host("sg_kin_stage", m * 132 + regions.host_bytes())?;
     let mut out = w.take_host("sg_out", staged_sig + m * 4)?;
-    w.start_chunk();
+    w.start_chunk(ChunkOp::MlDsaSign);
     let sk_h = &mut sk_stage.bytes()?[..staged_sk];
     let (kin_h, rest) = kin_stage.bytes()?.split_at_mut(m * 128);
     let (kidx_h, msg_h) = rest.split_at_mut(m * 4);

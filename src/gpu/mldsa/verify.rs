@@ -6,6 +6,7 @@ use super::kernels::{Kernels, CM_WORDS};
 use super::keys::{DeviceKeys, KeyIndex};
 use super::message::{DeviceRegions, Regions};
 use crate::backend::VerifyItem;
+use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
@@ -102,7 +103,7 @@ pub fn verify_chunk(
     let bytes = staged_pk + staged_sig + m * 4 + regions.host_bytes();
     let mut stage = w.take_host("vf_stage", bytes)?;
     let mut out = w.take_host("vf_out", m * 4)?;
-    w.start_chunk();
+    w.start_chunk(ChunkOp::MlDsaVerify);
     let h = &mut stage.bytes()?[..bytes];
     let (pk_h, rest) = h.split_at_mut(staged_pk);
     let (sig_h, rest) = rest.split_at_mut(staged_sig);
