@@ -132,13 +132,56 @@ impl InFlight {
         Lease { set, shard }
     }
 
-    /// Ends a job entered with [`lease`](Self::lease); once per lease.
+    /// Ends a job entered with [`lease`](Self::lease); once per lease. Inside
+    /// [`holding`](Self::holding) of this tracker on this thread, it is given back at the
+    /// scope's end instead.
     pub fn leave(&self, l: Lease) {
-        let left = self.running[l.set][l.shard]
-            .0
-            .fetch_sub(1, Ordering::SeqCst)
-            - 1;
-        // A shard that empties wakes the waiter, which checks all of them.
+        let held = HELD
+            .try_with(|h| {
+                let mut h = h.borrow_mut();
+                let mine = h.owner.is_some_and(|o| std::ptr::eq(o, self));
+                if mine {
+                    h.counts[l.set][l.shard] += 1;
+                }
+                mine
+            })
+            .unwrap_or(false);
+        if !held {
+            self.sub(l.set, l.shard, 1);
+        }
+    }
+
+    /// Runs `f`, in which this thread ends many jobs (it reports a batch), with their leaves
+    /// added up per counter and subtracted once each when `f` returns (or unwinds): one
+    /// atomic per counter and batch instead of one per job, on lines the submitting threads
+    /// write. Jobs still count as running until then (microseconds past their completion), so
+    /// `pqg_host_unregister` may wait that much longer. Within an outer scope (of any
+    /// tracker) this adds nothing.
+    pub fn holding<R>(&'static self, f: impl FnOnce() -> R) -> R {
+        struct Flush;
+        impl Drop for Flush {
+            fn drop(&mut self) {
+                flush_held(true);
+            }
+        }
+        let outermost = HELD
+            .try_with(|h| {
+                let mut h = h.borrow_mut();
+                h.owner.is_none() && {
+                    h.owner = Some(self);
+                    true
+                }
+            })
+            .unwrap_or(false);
+        // `then`, not `then_some`: an unused Flush must not even be built (its drop flushes).
+        let _flush = outermost.then(|| Flush);
+        f()
+    }
+
+    /// Subtracts `n` ended jobs from a counter; one that empties wakes the waiter, which
+    /// checks all of them.
+    fn sub(&self, set: usize, shard: usize, n: usize) {
+        let left = self.running[set][shard].0.fetch_sub(n, Ordering::SeqCst) - n;
         if left == 0 && self.waiters.load(Ordering::SeqCst) > 0 {
             drop(self.turn.lock().unwrap_or_else(|e| e.into_inner()));
             self.drained.notify_all();
@@ -153,6 +196,9 @@ impl InFlight {
 
     /// Waits until every job entered before this call has ended.
     pub fn wait_for_earlier(&self) {
+        // Jobs this thread ended in a `holding` scope (a completion callback may call this)
+        // must not wait for their own scope's end.
+        flush_held(false);
         let mut draining = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         // One waiter drains at a time (the sets must not switch under it).
         while *draining {
@@ -176,6 +222,38 @@ impl InFlight {
         drop(draining);
         // The next waiter's turn.
         self.drained.notify_all();
+    }
+}
+
+/// Leaves held back on one thread ([`InFlight::holding`]): the tracker (while a scope is
+/// open) and a count per set and shard.
+struct Held {
+    owner: Option<&'static InFlight>,
+    counts: [[usize; SHARDS]; 2],
+}
+
+thread_local! {
+    static HELD: std::cell::RefCell<Held> = const {
+        std::cell::RefCell::new(Held { owner: None, counts: [[0; SHARDS]; 2] })
+    };
+}
+
+/// Gives this thread's held leaves back to their tracker; `end`: the scope ends.
+fn flush_held(end: bool) {
+    let Ok((owner, counts)) = HELD.try_with(|h| {
+        let mut h = h.borrow_mut();
+        let owner = if end { h.owner.take() } else { h.owner };
+        (owner, std::mem::replace(&mut h.counts, [[0; SHARDS]; 2]))
+    }) else {
+        return;
+    };
+    let Some(jobs) = owner else { return };
+    for (set, shards) in counts.iter().enumerate() {
+        for (shard, &n) in shards.iter().enumerate() {
+            if n > 0 {
+                jobs.sub(set, shard, n);
+            }
+        }
     }
 }
 
@@ -207,6 +285,43 @@ mod tests {
         assert_eq!(r.unregister(100), Err(Error::InvalidArgument));
         assert_eq!(r.register(100, 100), Ok(()));
         assert_eq!(*r.hold(), vec![(100, 200), (200, 300), (300, 310)]);
+    }
+
+    #[test]
+    fn leaves_held_while_reporting_count_until_the_scope_ends() {
+        static JOBS: once_cell::sync::Lazy<InFlight> =
+            once_cell::sync::Lazy::new(InFlight::default);
+        let (a, b) = (JOBS.lease(), JOBS.lease());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = JOBS.holding(|| {
+            JOBS.leave(a);
+            // Nested scopes add nothing (the outer one flushes).
+            JOBS.holding(|| JOBS.leave(b));
+            let waiter = std::thread::spawn(move || {
+                JOBS.wait_for_earlier();
+                tx.send(()).unwrap();
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(rx.try_recv().is_err(), "held leaves were given back early");
+            waiter
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(2))
+            .expect("the scope's end gave the leaves back");
+        waiter.join().unwrap();
+        // A thread in a scope may wait itself: its own held leaves go back first.
+        let c = JOBS.lease();
+        JOBS.holding(|| {
+            JOBS.leave(c);
+            JOBS.wait_for_earlier();
+        });
+        // Another tracker's leaves are not held by this scope.
+        static OTHER: once_cell::sync::Lazy<InFlight> =
+            once_cell::sync::Lazy::new(InFlight::default);
+        let d = OTHER.lease();
+        JOBS.holding(|| {
+            OTHER.leave(d);
+            assert!(OTHER.drained(0) && OTHER.drained(1));
+        });
     }
 
     #[test]

@@ -47,10 +47,16 @@ struct Segment {
     keys: Vec<Key>,
 }
 
+/// Emptied item lists kept for reuse: at most this many, of at most this many items each.
+/// A fresh list of a few thousand items (144 bytes each) is fresh pages, faulted in as the
+/// shard fills, on every batch.
+const SPARES: usize = 2 * SHARDS;
+const SPARE_ITEMS: usize = 8192;
+
 impl Segment {
-    fn with_capacity(n: usize) -> Segment {
+    fn with_items(items: Vec<Item>) -> Segment {
         Segment {
-            items: Vec::with_capacity(n),
+            items,
             keys: Vec::new(),
         }
     }
@@ -130,6 +136,8 @@ struct Shared {
     running: AtomicUsize,
     /// Where the next take starts, so that no shard is always last.
     rotate: AtomicUsize,
+    /// Emptied item lists for the shards to reuse (see `SPARES`).
+    spares: Mutex<Vec<Vec<Item>>>,
     /// The process whose workers are running (0: none yet).
     started: AtomicU32,
     epoch: Instant,
@@ -237,9 +245,9 @@ impl Shared {
             }
             let room = max - count;
             let seg = if v.items.len() <= room {
-                let cap = v.items.len().min(4096);
+                let fresh = self.spare(v.items.len().min(4096));
                 self.busy.fetch_sub(1, Ordering::AcqRel);
-                std::mem::replace(&mut *v, Segment::with_capacity(cap))
+                std::mem::replace(&mut *v, Segment::with_items(fresh))
             } else {
                 // Over the maximum batch: the front goes, the rest waits (already due),
                 // both holding the keys.
@@ -255,6 +263,26 @@ impl Shared {
             out.push(seg);
         }
         out
+    }
+
+    /// An empty item list: a spare if there is one, else one of capacity `cap`.
+    fn spare(&self, cap: usize) -> Vec<Item> {
+        lock(&self.spares)
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(cap))
+    }
+
+    /// Keeps a batch's emptied lists for reuse (within `SPARES` and `SPARE_ITEMS`).
+    fn recycle(&self, segs: Vec<Segment>) {
+        let mut spares = lock(&self.spares);
+        for Segment { mut items, keys } in segs {
+            // Items first (all have reported; one dropped unfinished reports), then keys.
+            items.clear();
+            drop(keys);
+            if spares.len() < SPARES && (1..=SPARE_ITEMS).contains(&items.capacity()) {
+                spares.push(items);
+            }
+        }
     }
 
     /// How many items the next batch takes: an even share of the outstanding items (queued
@@ -411,6 +439,7 @@ impl Dispatcher {
                 busy: AtomicUsize::new(0),
                 running: AtomicUsize::new(0),
                 rotate: AtomicUsize::new(0),
+                spares: Mutex::new(Vec::new()),
                 started: AtomicU32::new(0),
                 epoch: Instant::now(),
                 observer: OnceLock::new(),
@@ -585,7 +614,7 @@ fn run_inline(op: Op) -> Status {
 /// context or a batch under the crossover, the backend otherwise (with CPU retries of what
 /// it fails).
 fn run_batch(sh: &Shared, mut segs: Vec<Segment>, inline: bool) {
-    // The segments (and so the keys they hold) are dropped after the items have reported.
+    // The segments (and so the keys they hold) go after the items have reported.
     let mut items: Vec<&mut Item> = segs.iter_mut().flat_map(|s| s.items.iter_mut()).collect();
     sh.observe(&items, inline);
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
@@ -595,6 +624,7 @@ fn run_batch(sh: &Shared, mut segs: Vec<Segment>, inline: bool) {
         Route::Gpu => exec::run_backend(&*sh.backend, items, true),
         Route::Other => exec::run_backend(&*sh.backend, items, false),
     }
+    sh.recycle(segs);
 }
 
 /// One dispatcher thread: waits for a batch to be due, takes it, runs it.

@@ -165,6 +165,8 @@ thread_local! {
 /// Runs `f` (which reports a batch's items) with this thread's eventfd signals added up and
 /// written once at the end: one system call per batch instead of one per completed job. Every
 /// job is complete before its count is written, as without it; a panic in `f` still writes.
+/// The jobs' leaves from the process's jobs in flight are held the same way
+/// (`InFlight::holding`) and given back first.
 pub fn coalesced<R>(f: impl FnOnce() -> R) -> R {
     struct Release;
     impl Drop for Release {
@@ -192,7 +194,7 @@ pub fn coalesced<R>(f: impl FnOnce() -> R) -> R {
     });
     // `then`, not `then_some`: an unused Release must not even be built (its drop releases).
     let _release = outermost.then(|| Release);
-    f()
+    crate::backend::jobs_in_flight().holding(f)
 }
 
 /// Runs `f` when the batch being reported on this thread has been reported (after its items
