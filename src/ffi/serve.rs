@@ -214,6 +214,7 @@ unsafe fn start(
 /// # Safety
 /// `status` is writable, `out` is writable, and the op's buffers stay valid until the job
 /// completes.
+#[inline]
 unsafe fn start_one(
     c: &pqg_context,
     status: *mut pqg_status,

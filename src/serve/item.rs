@@ -698,6 +698,7 @@ pub struct Item {
 }
 
 impl Item {
+    #[inline]
     pub fn new(op: Op, done: Arc<dyn Completion>, index: usize) -> Item {
         Item {
             op,

@@ -133,6 +133,7 @@ impl Serve {
     ///
     /// # Safety
     /// As [`Serve::submit`].
+    #[inline]
     pub unsafe fn submit_one(&self, op: Op, done: Arc<dyn Completion>) {
         self.dispatcher.submit_one(op, done)
     }
