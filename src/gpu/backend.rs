@@ -44,16 +44,15 @@ impl GpuBackend {
         let mut devices = Vec::new();
         let mut first_err = None;
         for ordinal in ordinals {
-            let opened = DeviceEngine::open(ordinal, workers, &cfg)
-                .and_then(|e| {
-                    let mldsa =
-                        mldsa::load(&e.ctx, e.arch, &cfg).map_err(|why| (Error::Device, why))?;
-                    Ok(Device {
-                        engine: e,
-                        mldsa,
-                        ctru: OnceCell::new(),
-                    })
-                });
+            let opened = DeviceEngine::open(ordinal, workers, &cfg).and_then(|e| {
+                let mldsa =
+                    mldsa::load(&e.ctx, e.arch, &cfg).map_err(|why| (Error::Device, why))?;
+                Ok(Device {
+                    engine: e,
+                    mldsa,
+                    ctru: OnceCell::new(),
+                })
+            });
             match opened {
                 Ok(d) => devices.push(d),
                 Err(e) => {

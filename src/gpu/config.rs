@@ -71,7 +71,10 @@ impl OpSet {
         let mut r = OpSet::default();
         for op in v.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             if op != "none" && !allowed.contains(&op) {
-                return Err(format!("{var}={v:?}: expected none or {}", allowed.join(",")));
+                return Err(format!(
+                    "{var}={v:?}: expected none or {}",
+                    allowed.join(",")
+                ));
             }
             match op {
                 "keygen" => r.mldsa_keygen = true,

@@ -152,11 +152,7 @@ fn round_up(n: usize) -> usize {
 impl Worker {
     /// A worker on a new stream of `ctx`; `profile` times every launch (tuning only); chunks
     /// of the operations in `sleep` wait for the GPU asleep.
-    pub fn new(
-        ctx: &Arc<CudaContext>,
-        profile: bool,
-        sleep: OpSet,
-    ) -> Result<Worker, DriverError> {
+    pub fn new(ctx: &Arc<CudaContext>, profile: bool, sleep: OpSet) -> Result<Worker, DriverError> {
         Ok(Worker {
             ctx: ctx.clone(),
             stream: ctx.new_stream()?,
