@@ -13,6 +13,10 @@ pub fn fill(buf: &mut [u8]) -> Result<(), Error> {
 
 /// Bytes per ChaCha20 stream in [`fill_bulk`] (one rayon task each).
 const BULK_BLOCK: usize = 1 << 16;
+/// Up to this many bytes [`fill_bulk`] runs on the calling thread: a GPU chunk's coins or rnd
+/// (256-512 KiB), where waking the pool for a few blocks cost more than the blocks on a busy
+/// host (measured with `serve::exec`'s `REPORT_BLOCK`); a whole batch's seeds stay parallel.
+const SERIAL_BULK: usize = 1 << 20;
 
 /// Fills a large `buf` (a GPU batch's coins, rnd or seeds) with ChaCha20 keyed by 32 bytes
 /// of OS randomness, one stream per 64 KiB block on all cores: the same construction as the
@@ -24,13 +28,16 @@ pub fn fill_bulk(buf: &mut [u8]) -> Result<(), Error> {
         return fill(buf);
     }
     let key = Zeroizing::new(array32()?);
-    buf.par_chunks_mut(BULK_BLOCK)
-        .enumerate()
-        .for_each(|(i, block)| {
-            let mut rng = ChaCha20Rng::from_seed(*key);
-            rng.set_stream(i as u64);
-            rng.fill_bytes(block);
-        });
+    let block = |(i, block): (usize, &mut [u8])| {
+        let mut rng = ChaCha20Rng::from_seed(*key);
+        rng.set_stream(i as u64);
+        rng.fill_bytes(block);
+    };
+    if buf.len() <= SERIAL_BULK {
+        buf.chunks_mut(BULK_BLOCK).enumerate().for_each(block);
+    } else {
+        buf.par_chunks_mut(BULK_BLOCK).enumerate().for_each(block);
+    }
     Ok(())
 }
 
