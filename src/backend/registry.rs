@@ -68,8 +68,10 @@ pub fn checked_end(start: usize, len: usize) -> Result<usize, Error> {
 /// `cpu::process`): a child after `fork()` does not wait for its parent's jobs.
 ///
 /// Every job (an asynchronous single item is one) enters and leaves it, from different
-/// threads, so the common path is one atomic add and one atomic subtract, on a counter of the
-/// entering thread's shard (many submitting threads then rarely share a cache line): jobs count
+/// threads, so the common path is one atomic add on a counter of the entering thread's shard
+/// (many submitting threads then rarely share a cache line) and one atomic subtract, or a
+/// share of one: a thread reporting a batch subtracts once per counter ([`InFlight::holding`]).
+/// Jobs count
 /// in one of two sets of counters, and a waiter switches new jobs to the other set and waits
 /// until the old one drains. Waiters take turns, so a waiter may also wait for jobs entered
 /// between its call and its turn; never for one entered after its turn began.
