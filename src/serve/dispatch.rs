@@ -274,15 +274,19 @@ impl Shared {
 
     /// Keeps a batch's emptied lists for reuse (within `SPARES` and `SPARE_ITEMS`).
     fn recycle(&self, segs: Vec<Segment>) {
-        let mut spares = lock(&self.spares);
+        let mut keep = Vec::with_capacity(segs.len());
         for Segment { mut items, keys } in segs {
-            // Items first (all have reported; one dropped unfinished reports), then keys.
+            // Items first (all have reported; one dropped unfinished reports, which may call
+            // back into a submit: so before the spares' lock), then keys.
             items.clear();
             drop(keys);
-            if spares.len() < SPARES && (1..=SPARE_ITEMS).contains(&items.capacity()) {
-                spares.push(items);
+            if (1..=SPARE_ITEMS).contains(&items.capacity()) {
+                keep.push(items);
             }
         }
+        let mut spares = lock(&self.spares);
+        let room = SPARES.saturating_sub(spares.len());
+        spares.extend(keep.into_iter().take(room));
     }
 
     /// How many items the next batch takes: an even share of the outstanding items (queued
