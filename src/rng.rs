@@ -28,15 +28,18 @@ pub fn fill_bulk(buf: &mut [u8]) -> Result<(), Error> {
         return fill(buf);
     }
     let key = Zeroizing::new(array32()?);
-    let block = |(i, block): (usize, &mut [u8])| {
+    // Block i is ChaCha20 stream i under the one key, on whichever thread fills it.
+    let fill_block = |(i, block): (usize, &mut [u8])| {
         let mut rng = ChaCha20Rng::from_seed(*key);
         rng.set_stream(i as u64);
         rng.fill_bytes(block);
     };
     if buf.len() <= SERIAL_BULK {
-        buf.chunks_mut(BULK_BLOCK).enumerate().for_each(block);
+        buf.chunks_mut(BULK_BLOCK).enumerate().for_each(fill_block);
     } else {
-        buf.par_chunks_mut(BULK_BLOCK).enumerate().for_each(block);
+        buf.par_chunks_mut(BULK_BLOCK)
+            .enumerate()
+            .for_each(fill_block);
     }
     Ok(())
 }
