@@ -137,6 +137,50 @@ fn gpu_ctru_1277_matches_cpu() {
     run_set(ParamSet::Ctru1277);
 }
 
+/// One-key batches whose key changes from batch to batch, and back: a worker keeps the last
+/// key's expanded matrix between chunks, which must never serve another key (nor the same key
+/// under another parameter set, nor h for f), so every batch must still equal the CPU.
+#[test]
+fn gpu_ctru_one_key_batches_with_changing_keys() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let n = 300;
+    for p in ParamSet::ALL {
+        let mut rng = StdRng::seed_from_u64(0x4E7 + p.n() as u64);
+        let seeds = bytes(&mut rng, 64 * 2);
+        let (pks, sks) = keygen_both(&*gpu, p, &seeds);
+        let pk: Vec<&[u8]> = pks.chunks_exact(p.public_key_len()).collect();
+        let sk: Vec<&[u8]> = sks.chunks_exact(p.secret_key_len()).collect();
+        for (round, key) in [0, 1, 0, 0, 1].into_iter().enumerate() {
+            let coins: Vec<[u8; 32]> = (0..n).map(|_| rng.gen()).collect();
+            let items: Vec<EncapsItem> = coins
+                .iter()
+                .map(|c| EncapsItem {
+                    pk: pk[key],
+                    coins: Some(c),
+                })
+                .collect();
+            let (cts, sss, _) = encaps_both(&*gpu, p, &items);
+            let cts = tamper(&mut rng, &cts);
+            let items: Vec<DecapsItem> = cts
+                .iter()
+                .map(|ct| DecapsItem { sk: sk[key], ct })
+                .collect();
+            let got = decaps_both(&*gpu, p, &items);
+            for j in (0..n).filter(|j| j % 4 == 0) {
+                assert_eq!(
+                    got[j],
+                    sss[j],
+                    "{} round {round} honest decaps {j}",
+                    p.name()
+                );
+            }
+        }
+    }
+    println!("one-key batches alternating between two keys, every parameter set: match the CPU");
+}
+
 /// Every KAT case through the GPU: batched (distinct keys: CUDA cores) and one by one (one
 /// key: Tensor Cores).
 #[test]

@@ -20,6 +20,9 @@ pub struct Worker {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     dev: HashMap<&'static str, CudaSlice<u8>>,
+    /// What a buffer of `dev` holds when it is a function of a tag alone (see
+    /// [`Worker::dev_kept`]): the tag's SHA3-256 digest, so no key is kept here.
+    kept: HashMap<&'static str, [u8; 32]>,
     host: HostPool,
     /// With profiling on (`tuning` builds): milliseconds and launches per kernel (each launch is
     /// then synchronised, so only for measuring where the time goes).
@@ -157,6 +160,7 @@ impl Worker {
             ctx: ctx.clone(),
             stream: ctx.new_stream()?,
             dev: HashMap::new(),
+            kept: HashMap::new(),
             host: Default::default(),
             profile: profile.then(HashMap::new),
             phases: [0.0; 3],
@@ -171,6 +175,39 @@ impl Worker {
     /// The device buffer `name` holding at least `len` elements of `T` (reused; grown with
     /// headroom).
     pub fn dev<T>(&mut self, name: &'static str, len: usize) -> Result<Dev<T>, DriverError> {
+        // The caller may overwrite it: whatever it was kept for is gone.
+        self.kept.remove(name);
+        self.buffer(name, len)
+    }
+
+    /// The device buffer `name` as [`Worker::dev`], for contents that are a function of `tag`
+    /// alone (a key's expanded matrix), and whether it still holds them: `true` when the last
+    /// [`Worker::keep`] of `name` had the same tag and nothing has used the buffer since. The
+    /// worker's stream orders the reuse after the launch that filled it.
+    pub fn dev_kept<T>(
+        &mut self,
+        name: &'static str,
+        len: usize,
+        tag: &[u8; 32],
+    ) -> Result<(Dev<T>, bool), DriverError> {
+        let held = self.kept.get(name) == Some(tag);
+        let grown = !self
+            .dev
+            .get(name)
+            .is_some_and(|b| b.len() >= round_up(len * size_of::<T>()));
+        if grown || !held {
+            self.kept.remove(name);
+        }
+        Ok((self.buffer(name, len)?, held && !grown))
+    }
+
+    /// Records that the buffer `name` now holds (or, once the queued launches run, will hold)
+    /// the contents of `tag` (see [`Worker::dev_kept`]).
+    pub fn keep(&mut self, name: &'static str, tag: &[u8; 32]) {
+        self.kept.insert(name, *tag);
+    }
+
+    fn buffer<T>(&mut self, name: &'static str, len: usize) -> Result<Dev<T>, DriverError> {
         let need = round_up(len * std::mem::size_of::<T>());
         let ok = self.dev.get(name).is_some_and(|b| b.len() >= need);
         if !ok {

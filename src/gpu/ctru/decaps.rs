@@ -129,11 +129,13 @@ pub fn decaps_chunk(
         n,
         pad,
         groups: groups.as_ref(),
+        key_rows: Some(&table.f),
     };
     product(w, k, engine, Kind::Decrypt, &ops)?;
     k.decaps_decode(w, v, msg, n)?;
     k.encaps_hash(w, Dev::null(), true, d_info, d_idx, msg, kprime, rr, n)?;
     ops.keyvec = d_kh;
+    ops.key_rows = Some(&table.h);
     ops.lo = rr;
     ops.hi = Dev::null();
     ops.out = sigma;

@@ -129,6 +129,7 @@ pub fn encaps_chunk(
         n,
         pad,
         groups: groups.as_ref(),
+        key_rows: Some(&table.h),
     };
     product(w, k, engine, Kind::Encrypt, &ops)?;
     k.encaps_finish(w, sigma, msg, ct, n)?;

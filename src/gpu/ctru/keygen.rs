@@ -53,6 +53,7 @@ pub fn keygen_chunk(
         n,
         pad: n,
         groups: None,
+        key_rows: None,
     };
     product(w, k, ProductEngine::CudaCore, Kind::Encrypt, &ops)?;
     k.keygen_pack(w, h, f, d_seeds, pk, sk, n)?;

@@ -106,6 +106,9 @@ pub struct Operands<'a> {
     pub pad: usize,
     /// The items grouped by key: required by the Tensor-Core engine for more than one key.
     pub groups: Option<&'a Groups>,
+    /// The host copy of `keyvec`, when there is one (its first row is the one key of an
+    /// ungrouped product): a worker that expanded the same key last time reuses its matrix.
+    pub key_rows: Option<&'a [i16]>,
 }
 
 pub fn product(
@@ -121,20 +124,49 @@ pub fn product(
             k.mul_cc(w, o.keyvec, o.key_idx, o.lo, o.hi, o.out, mod_q2, o.n)
         }
         Engine::TensorCore => match o.groups {
-            None => product_tc(w, k, kind, o.keyvec, 0, o.lo, o.hi, o.out, o.pad),
+            None => {
+                let np = k.s.np;
+                let tag = o
+                    .key_rows
+                    .filter(|r| r.len() >= np)
+                    .map(|r| matrix_tag(k, kind, &r[..np]));
+                product_tc(
+                    w,
+                    k,
+                    kind,
+                    (o.keyvec, 0, tag.as_ref()),
+                    o.lo,
+                    o.hi,
+                    o.out,
+                    o.pad,
+                )
+            }
             Some(g) => product_tc_grouped(w, k, kind, o, g),
         },
     }
 }
 
-/// One key's matrix (row `key` of `keyvec`) times `pad` item columns at `lo`/`hi` into `out`.
+/// What names a key's expanded matrix: the parameter set, the product kind and the key row,
+/// hashed (the row of a decapsulation key is secret; its digest is what the worker keeps).
+fn matrix_tag(k: &Kernels, kind: Kind, key: &[i16]) -> [u8; 32] {
+    use sha3::{Digest, Sha3_256};
+    let mut h = Sha3_256::new();
+    h.update((k.s.n as u32).to_le_bytes());
+    h.update([kind as u8]);
+    for c in key {
+        h.update(c.to_le_bytes());
+    }
+    h.finalize().into()
+}
+
+/// One key's matrix (`key`: row `.1` of the key vectors at `.0`; `.2`, its tag when the matrix
+/// may be kept between chunks) times `pad` item columns at `lo`/`hi` into `out`.
 #[allow(clippy::too_many_arguments)]
 fn product_tc(
     w: &mut Worker,
     k: &Kernels,
     kind: Kind,
-    keyvec: Dev<i16>,
-    key: u32,
+    (keyvec, key, tag): (Dev<i16>, u32, Option<&[u8; 32]>),
     lo: Dev<i8>,
     hi: Dev<i8>,
     out: Dev<u16>,
@@ -142,9 +174,27 @@ fn product_tc(
 ) -> Result<(), DriverError> {
     let np = k.s.np;
     let digits = if kind == Kind::Encrypt { 2 } else { 1 };
-    let m_hi = w.dev("ctru_m_hi", np * np)?;
-    let m_lo = w.dev("ctru_m_lo", np * np)?;
-    k.expand_key(w, keyvec, key, digits, m_hi, m_lo)?;
+    // Each kind its own matrix buffers: decapsulation multiplies by f and then by h, and the
+    // serving case keeps both from chunk to chunk.
+    let (hi_name, lo_name) = match kind {
+        Kind::Encrypt => ("ctru_mh_hi", "ctru_mh_lo"),
+        Kind::Decrypt => ("ctru_mf_hi", "ctru_mf_lo"),
+    };
+    let (m_hi, m_lo, kept) = match tag {
+        Some(t) => {
+            let (m_hi, hi_kept) = w.dev_kept(hi_name, np * np, t)?;
+            let (m_lo, lo_kept) = w.dev_kept(lo_name, np * np, t)?;
+            (m_hi, m_lo, hi_kept && lo_kept)
+        }
+        None => (w.dev(hi_name, np * np)?, w.dev(lo_name, np * np)?, false),
+    };
+    if !kept {
+        k.expand_key(w, keyvec, key, digits, m_hi, m_lo)?;
+        if let Some(t) = tag {
+            w.keep(hi_name, t);
+            w.keep(lo_name, t);
+        }
+    }
     let (x_lo, x_hi, two_key) = match kind {
         Kind::Encrypt => (lo, lo, true),
         Kind::Decrypt => (lo, hi, false),
@@ -191,8 +241,7 @@ fn product_tc_grouped(
             w,
             k,
             kind,
-            o.keyvec,
-            key as u32,
+            (o.keyvec, key as u32, None),
             g_lo.add(from * np),
             g_hi.add(from * np),
             g_out.add(from * np),
