@@ -86,12 +86,12 @@ impl Drop for HostBuf {
 pub const ROWS_PER_TASK: usize = 256;
 
 /// Copies between large host buffers on all cores (one core's memcpy would bound the
-/// end-to-end rate of keygen and sign).
+/// end-to-end rate of keygen and sign), with streaming stores into the destination.
 pub fn par_copy(dst: &mut [u8], src: &[u8]) {
     use rayon::prelude::*;
     dst.par_chunks_mut(1 << 18)
         .zip(src.par_chunks(1 << 18))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+        .for_each(|(d, s)| crate::simd::stream::copy(d, s));
 }
 
 /// Moves secret bytes out of a staging buffer on all cores, wiping each piece of `src` right
@@ -103,7 +103,7 @@ pub fn par_move_secret(dst: &mut [u8], src: &mut [u8]) {
     dst.par_chunks_mut(1 << 16)
         .zip(src.par_chunks_mut(1 << 16))
         .for_each(|(d, s)| {
-            d.copy_from_slice(s);
+            crate::simd::stream::copy(d, s);
             s.fill(0);
         });
 }

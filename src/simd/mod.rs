@@ -23,6 +23,7 @@ pub(crate) mod keccak_x4;
 pub(crate) mod rej_avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod rej_eta_avx2;
+pub(crate) mod stream;
 pub(crate) mod wipe;
 
 /// Cleared by [`set_enabled`]`(false)`: forces the portable code for the whole process.
