@@ -276,21 +276,63 @@ extern "C" __global__ void keygen_sample(const u8 *seeds, i8 *f, i8 *g, u32 n) {
   cbd_row(coins + COIN_HALF, g + (size_t)b * NP);
 }
 
-// K-bar = SHA3-512(pk33 || z || ct)[0..32], one thread per item.
+// K-bar = SHA3-512(pk33 || z || ct)[0..32], one thread per item, with the state in registers:
+// the message goes in as 8-byte lanes at offsets the sizes fix, not byte by byte through a
+// sponge (whose byte-indexed state lives in local memory; that made this the costliest
+// decapsulation kernel, 14-24 permutations per item).
+#define KBAR_LEN (65 + CT_LEN)
+#define KBAR_BLOCKS (KBAR_LEN / SHA3_512_RATE + 1) // room for at least the domain byte
+#define KBAR_PAD (KBAR_LEN - SHA3_512_RATE * (KBAR_BLOCKS - 1)) // domain byte in the last block
+#if KBAR_LEN < SHA3_512_RATE
+#error "K-bar's message is assumed to span more than one block"
+#endif
+
+// Byte i of the first block: pk33 (33 bytes), z (32), then ct[0..7).
+__device__ __forceinline__ u8 kbar_head_byte(const u8 *ki, const u8 *c, u32 i) {
+  return i < 33 ? ki[i] : i < 65 ? ki[64 + (i - 33)] : c[i - 65];
+}
+
+// Ciphertext bytes [q, q + 8) as a lane, for q = 7 mod 8 (the message's 65-byte prefix puts every
+// later lane there): the top byte of one aligned word of the row and the low seven of the next.
+// Bytes from CT_LEN on are zero (the row's padding is not relied on).
+__device__ __forceinline__ u64 kbar_ct_lane(const u64 *row, u32 q) {
+  u32 w = (q - 7) / 8;
+  u64 lo = 8 * w < CT_STRIDE ? row[w] : 0;
+  u64 hi = 8 * (w + 1) < CT_STRIDE ? row[w + 1] : 0;
+  u64 v = (lo >> 56) | (hi << 8);
+  if (q + 8 > CT_LEN) v = q >= CT_LEN ? 0 : v & ((1ull << (8 * (CT_LEN - q))) - 1);
+  return v;
+}
+
 extern "C" __global__ void decaps_kbar(const u8 *ct, const u8 *keyinfo, const u32 *key_idx,
                                        u8 *kbar, u32 n) {
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
   const u8 *ki = keyinfo + (key_idx ? key_idx[b] : b) * KEYINFO;
-  Sponge sp;
-  sp_init(sp);
-  sp_absorb<SHA3_512_RATE>(sp, ki, 33);
-  sp_absorb<SHA3_512_RATE>(sp, ki + 64, 32);
-  sp_absorb<SHA3_512_RATE>(sp, ct + (size_t)b * CT_STRIDE, CT_LEN);
-  sp_finish<SHA3_512_RATE>(sp, 0x06);
-  u8 out[32];
-  sp_squeeze<SHA3_512_RATE>(sp, out, 32);
-  for (u32 i = 0; i < 32; ++i) kbar[b * 32 + i] = out[i];
+  const u8 *c = ct + (size_t)b * CT_STRIDE;
+  u64 s[25];
+  keccak_zero(s);
+#pragma unroll
+  for (u32 j = 0; j < SHA3_512_RATE / 8; ++j) {
+    u64 v = 0;
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) v |= (u64)kbar_head_byte(ki, c, 8 * j + k) << (8 * k);
+    s[j] ^= v;
+  }
+  keccak_f1600(s);
+  for (u32 blk = 1; blk < KBAR_BLOCKS; ++blk) {
+#pragma unroll
+    for (u32 j = 0; j < SHA3_512_RATE / 8; ++j)
+      s[j] ^= kbar_ct_lane((const u64 *)c, SHA3_512_RATE * blk + 8 * j - 65);
+    if (blk == KBAR_BLOCKS - 1) {
+      s[KBAR_PAD / 8] ^= (u64)0x06 << (8 * (KBAR_PAD % 8));
+      s[SHA3_512_RATE / 8 - 1] ^= (u64)0x80 << 56;
+    }
+    keccak_f1600(s);
+  }
+  u64 *out = (u64 *)(kbar + (size_t)b * 32);
+#pragma unroll
+  for (u32 i = 0; i < 4; ++i) out[i] = s[i];
 }
 
 // ---------------------------------------------------------------------------------------------
