@@ -31,55 +31,35 @@ typedef signed char i8;
 typedef short i16;
 
 // ---------------------------------------------------------------------------------------------
-// Sponge over one thread's Keccak state (byte granularity; inputs here are short and unaligned).
+// Sponge over one thread's Keccak state, for messages and outputs of lengths the sizes fix.
+// Every byte's lane and shift is a compile-time constant once the loops are unrolled, so the
+// state stays in registers (a byte-indexed state at a run-time position lives in local memory,
+// and the hashing kernels spent most of their time moving it).
 
-struct Sponge {
+// Keccak[RATE] over the LEN bytes in(0..LEN) with domain byte DOM, squeezing OUT bytes to
+// out(i, byte).
+template <u32 RATE, u32 LEN, u32 OUT, u32 DOM, class In, class Out>
+__device__ __forceinline__ void sponge(In in, Out out) {
+  static_assert(RATE % 8 == 0, "whole lanes per block");
   u64 s[25];
-  u32 pos;
-};
-
-__device__ __forceinline__ void sp_init(Sponge &sp) {
-  keccak_zero(sp.s);
-  sp.pos = 0;
-}
-
-template <u32 RATE> __device__ __forceinline__ void sp_absorb(Sponge &sp, const u8 *p, u32 len) {
-  u8 *st = (u8 *)sp.s;
-  for (u32 i = 0; i < len; ++i) {
-    st[sp.pos] ^= p[i];
-    if (++sp.pos == RATE) {
-      keccak_f1600(sp.s);
-      sp.pos = 0;
-    }
+  keccak_zero(s);
+#pragma unroll
+  for (u32 i = 0; i < LEN; ++i) {
+    s[(i % RATE) / 8] ^= (u64)in(i) << (8 * (i % 8));
+    if (i % RATE == RATE - 1) keccak_f1600(s);
+  }
+  s[(LEN % RATE) / 8] ^= (u64)DOM << (8 * (LEN % 8));
+  s[RATE / 8 - 1] ^= (u64)0x80 << 56;
+  keccak_f1600(s);
+#pragma unroll
+  for (u32 i = 0; i < OUT; ++i) {
+    if (i > 0 && i % RATE == 0) keccak_f1600(s);
+    out(i, (u8)(s[(i % RATE) / 8] >> (8 * (i % 8))));
   }
 }
 
-template <u32 RATE> __device__ __forceinline__ void sp_finish(Sponge &sp, u8 domain) {
-  u8 *st = (u8 *)sp.s;
-  st[sp.pos] ^= domain;
-  st[RATE - 1] ^= 0x80;
-  keccak_f1600(sp.s);
-  sp.pos = 0;
-}
-
-template <u32 RATE> __device__ __forceinline__ void sp_squeeze(Sponge &sp, u8 *out, u32 len) {
-  const u8 *st = (const u8 *)sp.s;
-  for (u32 i = 0; i < len; ++i) {
-    if (sp.pos == RATE) {
-      keccak_f1600(sp.s);
-      sp.pos = 0;
-    }
-    out[i] = st[sp.pos++];
-  }
-}
-
-__device__ __forceinline__ void shake256(const u8 *in, u32 inlen, u8 *out, u32 outlen) {
-  Sponge sp;
-  sp_init(sp);
-  sp_absorb<SHAKE256_RATE>(sp, in, inlen);
-  sp_finish<SHAKE256_RATE>(sp, 0x1F);
-  sp_squeeze<SHAKE256_RATE>(sp, out, outlen);
-}
+#define SHAKE256_DOMAIN 0x1F
+#define SHA3_DOMAIN 0x06
 
 // ---------------------------------------------------------------------------------------------
 // Scalar helpers.
@@ -234,26 +214,28 @@ extern "C" __global__ void encaps_hash(const u8 *e, u32 from_msg, const u8 *keyi
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
   u8 m[MSGBYTES];
+  u8 *mrow = msg + (size_t)b * MSG_STRIDE;
   if (from_msg) {
-    for (u32 i = 0; i < MSGBYTES; ++i) m[i] = msg[b * MSG_STRIDE + i];
+#pragma unroll
+    for (u32 i = 0; i < MSGBYTES; ++i) m[i] = mrow[i];
   } else {
-    u8 seed[32];
-    for (u32 i = 0; i < 32; ++i) seed[i] = e[b * 32 + i];
-    shake256(seed, 32, m, MSGBYTES);
-    for (u32 i = 0; i < MSGBYTES; ++i) msg[b * MSG_STRIDE + i] = m[i];
+    const u8 *seed = e + (size_t)b * 32;
+    sponge<SHAKE256_RATE, 32, MSGBYTES, SHAKE256_DOMAIN>([&](u32 i) { return seed[i]; },
+                                                        [&](u32 i, u8 v) { m[i] = mrow[i] = v; });
   }
   const u8 *ki = keyinfo + (key_idx ? key_idx[b] : b) * KEYINFO;
-  Sponge sp;
-  sp_init(sp);
-  sp_absorb<SHA3_512_RATE>(sp, ki, 33);
-  sp_absorb<SHA3_512_RATE>(sp, m, MSGBYTES);
-  sp_finish<SHA3_512_RATE>(sp, 0x06);
-  u8 ks[64];
-  sp_squeeze<SHA3_512_RATE>(sp, ks, 64);
-  for (u32 i = 0; i < 32; ++i) kout[b * 32 + i] = ks[i];
+  u8 *k = kout + (size_t)b * 32;
+  u8 sd[32];
+  sponge<SHA3_512_RATE, 33 + MSGBYTES, 64, SHA3_DOMAIN>(
+      [&](u32 i) { return i < 33 ? ki[i] : m[i - 33]; },
+      [&](u32 i, u8 v) {
+        if (i < 32) k[i] = v;
+        else sd[i - 32] = v;
+      });
   u8 coins[COIN_HALF + 2];
   coins[COIN_HALF] = coins[COIN_HALF + 1] = 0;
-  shake256(ks + 32, 32, coins, COIN_HALF);
+  sponge<SHAKE256_RATE, 32, COIN_HALF, SHAKE256_DOMAIN>([&](u32 i) { return sd[i]; },
+                                                       [&](u32 i, u8 v) { coins[i] = v; });
   cbd_row(coins, r + (size_t)b * NP);
 }
 
@@ -262,11 +244,11 @@ extern "C" __global__ void encaps_hash(const u8 *e, u32 from_msg, const u8 *keyi
 extern "C" __global__ void keygen_sample(const u8 *seeds, i8 *f, i8 *g, u32 n) {
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
-  u8 d[32];
-  for (u32 i = 0; i < 32; ++i) d[i] = seeds[b * 64 + i];
+  const u8 *d = seeds + (size_t)b * 64;
   u8 coins[2 * COIN_HALF + 2];
   coins[2 * COIN_HALF] = coins[2 * COIN_HALF + 1] = 0;
-  shake256(d, 32, coins, 2 * COIN_HALF);
+  sponge<SHAKE256_RATE, 32, 2 * COIN_HALF, SHAKE256_DOMAIN>([&](u32 i) { return d[i]; },
+                                                           [&](u32 i, u8 v) { coins[i] = v; });
   for (u32 i = 0; i < NP; ++i) {
     int fi = i < N ? 2 * cbd_coeff(coins, i) + (i == 0) : 0;
     f[(size_t)b * NP + i] = (i8)fi;
