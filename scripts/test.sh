@@ -3,20 +3,21 @@
 # and CTRU-Prime vectors, differential, negative, FFI, header) and the C examples under CTest,
 # also under valgrind.
 # GPU tests skip with a printed reason where no GPU is usable.
-# Needs: a Rust toolchain, a C compiler, cmake, valgrind and pkg-config (installed with
-# apt-get when missing and running as root). Vectors: $PQGPU_VECTORS_DIR or ../shared/vectors.
+# Needs: a Rust toolchain, a C and a C++ compiler (the C++ one runs the kernels' per-thread code
+# on the CPU), cmake, valgrind and pkg-config (installed with apt-get when missing and running
+# as root). Vectors: $PQGPU_VECTORS_DIR or ../shared/vectors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for tool in cmake valgrind pkg-config cc; do command -v "$tool" >/dev/null || need+=("$tool"); done
+for tool in cmake valgrind pkg-config cc c++; do command -v "$tool" >/dev/null || need+=("$tool"); done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "== installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq cmake valgrind pkg-config gcc >/dev/null
+    apt-get update -qq && apt-get install -y -qq cmake valgrind pkg-config gcc g++ >/dev/null
   else
-    echo "missing tools: ${need[*]} (install cmake, valgrind, pkg-config and a C compiler)" >&2
+    echo "missing tools: ${need[*]} (install cmake, valgrind, pkg-config and C and C++ compilers)" >&2
     exit 1
   fi
 fi

@@ -16,7 +16,7 @@
 //! (the lattice code), `encode` (public-key Encode/Decode), `pack` (PackF, PackCT), `pke`
 //! (the encryption scheme) and `kem` (the FO transform).
 
-mod cbd;
+pub(crate) mod cbd;
 mod e8;
 pub(crate) mod encode;
 mod expanded;

@@ -17,6 +17,8 @@
 //! figures behind the choice are in BENCHMARKS.md.
 
 mod decaps;
+#[cfg(test)]
+mod emulated;
 mod encaps;
 mod kernels;
 mod keygen;

@@ -1,0 +1,82 @@
+// Runs kernels' per-thread code on the CPU for src/gpu/ctru/emulated.rs: `harness MODE` reads
+// the inputs on stdin and writes the outputs to stdout (layouts in emulated.rs).
+#include "shim.h"
+#include "../keccak.cuh"
+#include "../hostio.cuh"
+#ifdef CTRU_N
+#include "../ctru.cu"
+#endif
+#include <cstdio>
+#include <string>
+#include <vector>
+
+static std::vector<u8> read_all() {
+  std::vector<u8> in;
+  u8 buf[65536];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, stdin)) > 0) in.insert(in.end(), buf, buf + k);
+  return in;
+}
+
+// Thread `b` of a one-dimensional launch.
+static void at(u32 b) {
+  blockIdx.x = 0;
+  blockDim.x = 1u << 30;
+  threadIdx.x = b;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  std::string mode = argv[1];
+  std::vector<u8> in = read_all(), out;
+  if (mode == "rows") {
+    // Records of (len u32, src offset u32, dst offset u32, src 4096 bytes, dst 4096 bytes):
+    // the destination after hostio_to_host, then after hostio_from_host from the same source.
+    const size_t rec = 12 + 2 * 4096;
+    for (size_t o = 0; o + rec <= in.size(); o += rec) {
+      u32 len, so, dof;
+      memcpy(&len, &in[o], 4);
+      memcpy(&so, &in[o + 4], 4);
+      memcpy(&dof, &in[o + 8], 4);
+      alignas(16) static u8 src[4096], dst[4096];
+      for (int dir = 0; dir < 2; ++dir) {
+        memcpy(src, &in[o + 12], 4096);
+        memcpy(dst, &in[o + 12 + 4096], 4096);
+        for (u32 lane = 0; lane < 32; ++lane) {
+          if (dir == 0) hostio_to_host(src + so, dst + dof, len, lane);
+          else hostio_from_host(src + so, dst + dof, len, lane);
+        }
+        out.insert(out.end(), dst, dst + 4096);
+      }
+    }
+  }
+#ifdef CTRU_N
+  u32 n = 0;
+  if (in.size() >= 4) memcpy(&n, &in[0], 4);
+  const u8 *p = in.data() + 4;
+  if (mode == "kbar") {
+    // n keyinfo rows, n ciphertext rows -> n K-bar values.
+    std::vector<u8> ki(p, p + (size_t)n * KEYINFO), ct(p + (size_t)n * KEYINFO, p + (size_t)n * (KEYINFO + CT_STRIDE));
+    out.resize((size_t)n * 32);
+    for (u32 b = 0; b < n; ++b) at(b), decaps_kbar(ct.data(), ki.data(), nullptr, out.data(), n);
+  } else if (mode == "enc") {
+    // n seeds e (32 bytes), n keyinfo rows -> m rows (MSG_STRIDE), K (32), r rows (NP).
+    std::vector<u8> e(p, p + (size_t)n * 32), ki(p + (size_t)n * 32, p + (size_t)n * (32 + KEYINFO));
+    std::vector<u8> msg((size_t)n * MSG_STRIDE), k((size_t)n * 32);
+    std::vector<i8> r((size_t)n * NP);
+    for (u32 b = 0; b < n; ++b) at(b), encaps_hash(e.data(), 0, ki.data(), nullptr, msg.data(), k.data(), r.data(), n);
+    out.insert(out.end(), msg.begin(), msg.end());
+    out.insert(out.end(), k.begin(), k.end());
+    out.insert(out.end(), (u8 *)r.data(), (u8 *)r.data() + r.size());
+  } else if (mode == "kg") {
+    // n seeds (64 bytes) -> f rows, g rows (NP each).
+    std::vector<u8> seeds(p, p + (size_t)n * 64);
+    std::vector<i8> f((size_t)n * NP), g((size_t)n * NP);
+    for (u32 b = 0; b < n; ++b) at(b), keygen_sample(seeds.data(), f.data(), g.data(), n);
+    out.insert(out.end(), (u8 *)f.data(), (u8 *)f.data() + f.size());
+    out.insert(out.end(), (u8 *)g.data(), (u8 *)g.data() + g.size());
+  }
+#endif
+  fwrite(out.data(), 1, out.size(), stdout);
+  return out.empty() && !in.empty() ? 1 : 0;
+}

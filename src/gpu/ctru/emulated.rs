@@ -1,0 +1,226 @@
+//! The kernels' per-thread code run on the CPU, where there is no GPU (CI): `kernels/emu`'s
+//! harness compiles `ctru.cu`, `keccak.cuh` and `hostio.cuh` with the system's C++ compiler (a
+//! shim gives CUDA's names host meanings) and runs one thread at a time. Checked against code
+//! that is not the kernels': K-bar and the hashing front ends against the `sha3` crate and the
+//! CPU backend's CBD sampler, the host-I/O row copies against plain copies, on random inputs
+//! (padding bytes included). Skips, saying so, without a C++ compiler. The GPU suites compare
+//! the real kernels with the CPU backend on the H200.
+
+use super::kernels::{defines, Sizes, KEYINFO, MSG_STRIDE};
+use crate::ctru::{cbd, ParamSet};
+use rand::{Rng, RngCore, SeedableRng};
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::{Digest, Sha3_512, Shake256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The first C++ compiler that answers (`CXX`, then `c++`, `g++`, `clang++`).
+fn compiler() -> Option<String> {
+    let env = std::env::var("CXX").ok();
+    env.into_iter()
+        .chain(["c++", "g++", "clang++"].map(String::from))
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// A harness binary in its own directory, removed when dropped.
+struct Harness(PathBuf);
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(self.0.parent().expect("harness dir"));
+    }
+}
+
+/// The harness built for `p` (None: the host-I/O rows only) in a fresh directory.
+fn harness(cxx: &str, p: Option<ParamSet>) -> Harness {
+    let dir = std::env::temp_dir().join(format!(
+        "pqgpu-emu-{}-{}",
+        std::process::id(),
+        p.map_or("rows".into(), |p| p.n().to_string())
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let exe = dir.join("harness");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/emu/harness.cpp");
+    let mut cmd = Command::new(cxx);
+    cmd.args(["-std=c++17", "-O1", "-w", "-DCTRU_EMU", "-o"])
+        .arg(&exe)
+        .arg(&src);
+    if let Some(p) = p {
+        cmd.args(defines(p));
+    }
+    let out = cmd.output().expect("run the C++ compiler");
+    assert!(
+        out.status.success(),
+        "{cxx} failed on {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Harness(exe)
+}
+
+/// Runs the harness in `mode` on `input`; its stdout.
+fn run(h: &Harness, mode: &str, input: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(&h.0)
+        .arg(mode)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the harness");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("harness output");
+    writer.join().expect("writer").expect("write input");
+    assert!(out.status.success(), "harness {mode} failed");
+    out.stdout
+}
+
+fn shake256(input: &[u8], len: usize) -> Vec<u8> {
+    let mut h = Shake256::default();
+    h.update(input);
+    let mut out = vec![0u8; len];
+    h.finalize_xof().read(&mut out);
+    out
+}
+
+/// A CBD row as the kernels write it: n coefficients as i8, zero to NP.
+fn cbd_row(coins: &[u8], p: ParamSet, np: usize) -> Vec<u8> {
+    let mut row: Vec<u8> = cbd::sample(coins, p.n(), p.eta())
+        .iter()
+        .map(|&c| c as i8 as u8)
+        .collect();
+    row.resize(np, 0);
+    row
+}
+
+#[test]
+fn ctru_hashing_kernels_match_sha3_and_the_cpu_sampler() {
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (CXX, c++, g++, clang++) to run the kernels on the CPU");
+        return;
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0xE3u64);
+    for p in ParamSet::ALL {
+        let s = Sizes::of(p);
+        let exe = harness(&cxx, Some(p));
+        let n = 40usize;
+        let head = (n as u32).to_le_bytes();
+
+        // K-bar = SHA3-512(pk33 || z || ct)[..32]; the rows' padding is random, not zero.
+        let mut ki = vec![0u8; n * KEYINFO];
+        let mut ct = vec![0u8; n * s.ct_stride];
+        rng.fill_bytes(&mut ki);
+        rng.fill_bytes(&mut ct);
+        let got = run(&exe, "kbar", &[&head[..], &ki, &ct].concat());
+        for b in 0..n {
+            let k = &ki[b * KEYINFO..];
+            let c = &ct[b * s.ct_stride..][..s.ct];
+            let want = Sha3_512::new()
+                .chain_update(&k[..33])
+                .chain_update(&k[64..96])
+                .chain_update(c)
+                .finalize();
+            assert_eq!(
+                got[32 * b..32 * b + 32],
+                want[..32],
+                "{} K-bar {b}",
+                p.name()
+            );
+        }
+
+        // Encaps front end: m = SHAKE256(e), (K || s) = SHA3-512(pk33 || m), r = CBD(SHAKE256(s)).
+        let mut e = vec![0u8; n * 32];
+        rng.fill_bytes(&mut e);
+        let got = run(&exe, "enc", &[&head[..], &e, &ki].concat());
+        let (msg, rest) = got.split_at(n * MSG_STRIDE);
+        let (kout, r) = rest.split_at(n * 32);
+        let mb = p.msg_bytes();
+        for b in 0..n {
+            let m = shake256(&e[32 * b..32 * b + 32], mb);
+            assert_eq!(msg[b * MSG_STRIDE..][..mb], m[..], "{} m {b}", p.name());
+            let ks = Sha3_512::new()
+                .chain_update(&ki[b * KEYINFO..][..33])
+                .chain_update(&m)
+                .finalize();
+            assert_eq!(kout[32 * b..32 * b + 32], ks[..32], "{} K {b}", p.name());
+            let coins = shake256(&ks[32..], p.coin_half_bytes());
+            assert_eq!(
+                r[b * s.np..][..s.np],
+                cbd_row(&coins, p, s.np)[..],
+                "{} r {b}",
+                p.name()
+            );
+        }
+
+        // KeyGen front end: coins = SHAKE256(d), f = 2 CBD + 1, g = CBD.
+        let mut seeds = vec![0u8; n * 64];
+        rng.fill_bytes(&mut seeds);
+        let got = run(&exe, "kg", &[&head[..], &seeds].concat());
+        let (f, g) = got.split_at(n * s.np);
+        let half = p.coin_half_bytes();
+        for b in 0..n {
+            let coins = shake256(&seeds[64 * b..64 * b + 32], 2 * half);
+            let mut want_f = cbd_row(&coins[..half], p, s.np);
+            for (i, c) in want_f.iter_mut().enumerate().take(p.n()) {
+                *c = (2 * (*c as i8) + (i == 0) as i8) as u8;
+            }
+            assert_eq!(f[b * s.np..][..s.np], want_f[..], "{} f {b}", p.name());
+            assert_eq!(
+                g[b * s.np..][..s.np],
+                cbd_row(&coins[half..], p, s.np)[..],
+                "{} g {b}",
+                p.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn host_io_rows_copy_every_byte_at_every_alignment() {
+    let Some(cxx) = compiler() else {
+        println!("SKIPPED: no C++ compiler (CXX, c++, g++, clang++) to run the kernels on the CPU");
+        return;
+    };
+    let exe = harness(&cxx, None);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x10);
+    let cases: Vec<(u32, u32, u32)> = (0..400)
+        .map(|i| {
+            let len = if i < 64 { i } else { rng.gen_range(0..3000) };
+            (len, rng.gen_range(0..48), rng.gen_range(0..48))
+        })
+        .collect();
+    let mut input = Vec::new();
+    let mut bufs = Vec::new();
+    for &(len, so, dof) in &cases {
+        let mut src = vec![0u8; 4096];
+        let mut dst = vec![0u8; 4096];
+        rng.fill_bytes(&mut src);
+        rng.fill_bytes(&mut dst);
+        input.extend(len.to_le_bytes());
+        input.extend(so.to_le_bytes());
+        input.extend(dof.to_le_bytes());
+        input.extend(&src);
+        input.extend(&dst);
+        bufs.push((src, dst));
+    }
+    let got = run(&exe, "rows", &input);
+    assert_eq!(got.len(), cases.len() * 2 * 4096);
+    for (i, (&(len, so, dof), (src, dst))) in cases.iter().zip(&bufs).enumerate() {
+        let (len, so, dof) = (len as usize, so as usize, dof as usize);
+        let mut want = dst.clone();
+        want[dof..dof + len].copy_from_slice(&src[so..so + len]);
+        for (dir, name) in ["to the host", "from the host"].iter().enumerate() {
+            let out = &got[(2 * i + dir) * 4096..][..4096];
+            assert!(
+                out == &want[..],
+                "row of {len} bytes {name}, offsets {so} -> {dof}"
+            );
+        }
+    }
+}
