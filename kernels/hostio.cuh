@@ -37,15 +37,17 @@ __device__ __forceinline__ u32 hostio_head(const void *host, u32 len) {
   return head < len ? head : len;
 }
 
+// Bytes [from, to) one per lane: a row's unaligned ends, or a whole row of a warp's width (a
+// shared secret, a message digest), which is one access already.
+__device__ __forceinline__ void hostio_bytes(const u8 *src, u8 *dst, u32 from, u32 to, u32 lane) {
+  for (u32 i = from + lane; i < to; i += 32) dst[i] = src[i];
+}
+
 // `len` bytes of device memory at `src` -> host memory at `dst`.
 __device__ __forceinline__ void hostio_to_host(const u8 *src, u8 *dst, u32 len, u32 lane) {
-  // A row of a warp's width (a shared secret, a message digest) is one access already.
-  if (len <= 32) {
-    if (lane < len) dst[lane] = src[lane];
-    return;
-  }
+  if (len <= 32) return hostio_bytes(src, dst, 0, len, lane);
   u32 head = hostio_head(dst, len), body = (len - head) / 16;
-  if (lane < head) dst[lane] = src[lane];
+  hostio_bytes(src, dst, 0, head, lane);
   const u8 *s = src + head;
   uint4 *d = (uint4 *)(dst + head);
   for (u32 i = lane; i < body; i += 32) {
@@ -53,17 +55,14 @@ __device__ __forceinline__ void hostio_to_host(const u8 *src, u8 *dst, u32 len, 
     d[i] = make_uint4(hostio_load_u32(p), hostio_load_u32(p + 4), hostio_load_u32(p + 8),
                       hostio_load_u32(p + 12));
   }
-  for (u32 i = head + 16 * body + lane; i < len; i += 32) dst[i] = src[i];
+  hostio_bytes(src, dst, head + 16 * body, len, lane);
 }
 
 // `len` bytes of host memory at `src` -> device memory at `dst`.
 __device__ __forceinline__ void hostio_from_host(const u8 *src, u8 *dst, u32 len, u32 lane) {
-  if (len <= 32) {
-    if (lane < len) dst[lane] = src[lane];
-    return;
-  }
+  if (len <= 32) return hostio_bytes(src, dst, 0, len, lane);
   u32 head = hostio_head(src, len), body = (len - head) / 16;
-  if (lane < head) dst[lane] = src[lane];
+  hostio_bytes(src, dst, 0, head, lane);
   const uint4 *s = (const uint4 *)(src + head);
   u8 *d = dst + head;
   for (u32 i = lane; i < body; i += 32) {
@@ -74,7 +73,7 @@ __device__ __forceinline__ void hostio_from_host(const u8 *src, u8 *dst, u32 len
     hostio_store_u32(p + 8, v.z);
     hostio_store_u32(p + 12, v.w);
   }
-  for (u32 i = head + 16 * body + lane; i < len; i += 32) dst[i] = src[i];
+  hostio_bytes(src, dst, head + 16 * body, len, lane);
 }
 
 // Row i of `dst` (at i * stride) <- `len` bytes at host address src[i]; a 0 address skips row i.

@@ -190,15 +190,13 @@ impl Worker {
         len: usize,
         tag: &[u8; 32],
     ) -> Result<(Dev<T>, bool), DriverError> {
+        // A reallocated buffer has already lost its tag (`buffer`).
+        let d = self.buffer(name, len)?;
         let held = self.kept.get(name) == Some(tag);
-        let grown = !self
-            .dev
-            .get(name)
-            .is_some_and(|b| b.len() >= round_up(len * size_of::<T>()));
-        if grown || !held {
+        if !held {
             self.kept.remove(name);
         }
-        Ok((self.buffer(name, len)?, held && !grown))
+        Ok((d, held))
     }
 
     /// Records that the buffer `name` now holds (or, once the queued launches run, will hold)
@@ -212,6 +210,7 @@ impl Worker {
         let ok = self.dev.get(name).is_some_and(|b| b.len() >= need);
         if !ok {
             self.dev.remove(name);
+            self.kept.remove(name);
             self.stream.synchronize()?;
             // SAFETY: every kernel writes what it later reads; no buffer is read uninitialised
             // except where a memset precedes it.
