@@ -165,6 +165,10 @@ impl<K: Sync> Unit for Bound<'_, K> {
     fn mark_failed(&self, why: &str) {
         self.engine.mark_failed(why)
     }
+
+    fn plan(&self, w: &mut Worker, items: usize, largest: usize) {
+        w.plan(items, largest)
+    }
 }
 
 /// Failure injection for tests (`PQGPU_GPU_FAIL_AFTER=n`): after n signing chunks have run on

@@ -20,20 +20,32 @@ pub trait Unit: Sync {
     fn is_healthy(&self) -> bool;
     /// Takes the device out of service.
     fn mark_failed(&self, why: &str);
+    /// Tells worker `w`, before it runs a chunk of `items` items, the batch's largest chunk.
+    fn plan(&self, w: &mut Self::Worker, items: usize, largest: usize);
 }
 
 /// Runs `gpu(device, worker, chunk)` for every chunk on at most `per_unit` workers of each
-/// device, and `cpu(chunk)` for chunks that no healthy device could finish.
-pub fn run_chunks<U, T, G, C>(units: &[U], per_unit: usize, chunks: Vec<T>, gpu: G, cpu: C)
-where
+/// device, and `cpu(chunk)` for chunks that no healthy device could finish. `sizes` are the
+/// chunks' item counts (chunk `i` has `sizes[i]` items); each worker hears of the largest
+/// before each chunk (`Unit::plan`).
+pub fn run_chunks<U, T, G, C>(
+    units: &[U],
+    per_unit: usize,
+    sizes: &[usize],
+    chunks: Vec<T>,
+    gpu: G,
+    cpu: C,
+) where
     U: Unit,
     T: Send,
     G: Fn(&U, &mut U::Worker, &mut T) -> Result<(), String> + Sync,
     C: Fn(T) + Sync,
 {
-    let queue = Mutex::new(chunks.into_iter().rev().collect::<Vec<T>>());
+    debug_assert!(chunks.is_empty() || chunks.len() == sizes.len());
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let queue = Mutex::new(sizes.iter().copied().zip(chunks).rev().collect::<Vec<_>>());
     let pop = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
-    let push = |c: T| queue.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+    let push = |c: (usize, T)| queue.lock().unwrap_or_else(|e| e.into_inner()).push(c);
 
     // Interleave the devices' workers so that a batch of few chunks still reaches every GPU.
     let most = units
@@ -57,11 +69,14 @@ where
     let work = |first: usize| {
         let (unit, mut w) = take_worker(&slots, first);
         while unit.is_healthy() {
-            let Some(mut chunk) = pop() else { break };
+            let Some((items, mut chunk)) = pop() else {
+                break;
+            };
+            unit.plan(&mut w, items, largest);
             if let Err(why) = gpu(unit, &mut w, &mut chunk) {
                 unit.mark_failed(&why);
                 if units.iter().any(U::is_healthy) {
-                    push(chunk);
+                    push((items, chunk));
                 } else {
                     cpu(chunk);
                 }
@@ -82,7 +97,7 @@ where
         }),
     }
     // Chunks handed back by a device that failed after the others had finished.
-    while let Some(chunk) = pop() {
+    while let Some((_, chunk)) = pop() {
         cpu(chunk);
     }
 }
@@ -243,6 +258,8 @@ mod tests {
         healthy: AtomicBool,
         done: AtomicUsize,
         fail_after: usize,
+        /// Every `plan` heard: (chunk items, largest).
+        plans: Mutex<Vec<(usize, usize)>>,
     }
 
     impl Fake {
@@ -253,6 +270,7 @@ mod tests {
                 healthy: AtomicBool::new(true),
                 done: AtomicUsize::new(0),
                 fail_after,
+                plans: Mutex::new(Vec::new()),
             }
         }
     }
@@ -268,6 +286,9 @@ mod tests {
         fn mark_failed(&self, _why: &str) {
             self.healthy.store(false, Ordering::SeqCst);
         }
+        fn plan(&self, _w: &mut (), items: usize, largest: usize) {
+            self.plans.lock().unwrap().push((items, largest));
+        }
     }
 
     /// Runs 64 chunks of 10 items; each item records who did it (device id, or 99 for the CPU).
@@ -277,6 +298,7 @@ mod tests {
         run_chunks(
             units,
             usize::MAX,
+            &[10; 64],
             chunks,
             |u, _w, (_, items)| {
                 if u.done.fetch_add(1, Ordering::SeqCst) >= u.fail_after {
@@ -340,6 +362,7 @@ mod tests {
         run_chunks(
             units,
             per_unit,
+            &vec![1; chunks.len()],
             chunks,
             |_u, _w, items| {
                 let at = now.fetch_add(1, Ordering::SeqCst) + 1;
@@ -384,6 +407,42 @@ mod tests {
             peak.load(Ordering::SeqCst) >= 2,
             "single-chunk batches ran side by side"
         );
+    }
+
+    #[test]
+    fn every_worker_hears_the_batchs_largest_chunk_before_each_chunk() {
+        let units = [Fake::new(0, 3, usize::MAX), Fake::new(1, 3, usize::MAX)];
+        let sizes = chunk_sizes(100_000, 8192, true);
+        let mut out = vec![0usize; 100_000];
+        let chunks = cut_mut(&mut out, &sizes, 1);
+        run_chunks(
+            &units,
+            usize::MAX,
+            &sizes,
+            chunks,
+            |u, _w, items| {
+                items.fill(u.id + 1);
+                Ok(())
+            },
+            |items| items.fill(99),
+        );
+        assert!(
+            out.iter().all(|&d| d == 1 || d == 2),
+            "every chunk on a device"
+        );
+        let mut heard: Vec<(usize, usize)> = units
+            .iter()
+            .flat_map(|u| u.plans.lock().unwrap().clone())
+            .collect();
+        heard.sort();
+        let largest = *sizes.iter().max().unwrap();
+        assert!(
+            largest > 7000 && sizes[0] == 1024,
+            "a ramped batch: {sizes:?}"
+        );
+        let mut want: Vec<(usize, usize)> = sizes.iter().map(|&k| (k, largest)).collect();
+        want.sort();
+        assert_eq!(heard, want, "one plan per chunk, each with the largest");
     }
 
     #[test]

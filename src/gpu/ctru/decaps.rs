@@ -58,9 +58,10 @@ pub fn decaps_chunk(
     let ct_rows = Rows::registered(reg, s.ct, valid.iter().map(|&i| Some(items[i].ct)));
     let ss_rows = Rows::registered(reg, 32, valid.iter().map(|&i| Some(&*sss[i])));
     let staged_cts = if ct_rows.is_some() { 0 } else { n * cs };
+    let staged_ss = if ss_rows.is_some() { 0 } else { n * 32 };
     let in_bytes = staged_cts + n * 4 + table.count * (KEYINFO + 4 * np);
     let mut stage = w.take_host("ctru_dec_in", in_bytes)?;
-    let mut out = w.take_host("ctru_dec_out", n * 32)?;
+    let mut out = w.take_host("ctru_dec_out", staged_ss)?;
     let host = stage.bytes()?;
     let (h_ct, rest) = host.split_at_mut(staged_cts);
     let (h_idx, rest) = rest.split_at_mut(n * 4);
@@ -142,7 +143,7 @@ pub fn decaps_chunk(
     product(w, k, engine, Kind::Encrypt, &ops)?;
     k.decaps_kbar(w, d_ct, d_info, d_idx, kbar, n)?;
     k.decaps_finish(w, sigma, msg, d_ct, kprime, kbar, ss, n)?;
-    let o = &mut out.bytes()?[..n * 32];
+    let o = &mut out.bytes()?[..staged_ss];
     match &ss_rows {
         Some(rows) => hostio::scatter(w, &k.io, ss, 32, rows, "ctru_ss_rows")?,
         None => w.dtoh(o, ss)?,

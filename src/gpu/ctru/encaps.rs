@@ -89,7 +89,6 @@ pub fn encaps_chunk(
 
     let in_bytes = n * 36 + table.count * (KEYINFO + 2 * np);
     let mut stage = w.take_host("ctru_enc_in", in_bytes)?;
-    let mut out = w.take_host("ctru_enc_out", n * (s.ct_stride + 32))?;
     let host = stage.bytes()?;
     let (h_e, rest) = host.split_at_mut(n * 32);
     let (h_idx, rest) = rest.split_at_mut(n * 4);
@@ -150,9 +149,6 @@ pub fn encaps_chunk(
             .enumerate()
             .map(|(j, &i)| live(j).then_some(&*sss[i])),
     );
-    let o = out.bytes()?;
-    let (o_ct, out_k) = o.split_at_mut(n * s.ct_stride);
-    let out_k = &mut out_k[..n * 32];
     if let (Some(ct_rows), Some(ss_rows)) = (&ct_rows, &ss_rows) {
         // Straight into the caller's registered rows: no host copy.
         hostio::scatter(w, &k.io, ct, s.ct_stride, ct_rows, "ctru_ct_rows")?;
@@ -166,6 +162,10 @@ pub fn encaps_chunk(
             }
         }
     } else {
+        // Staged only here: in registered memory the outputs need no pinned buffer.
+        let mut out = w.take_host("ctru_enc_out", n * (s.ct_stride + 32))?;
+        let (o_ct, out_k) = out.bytes()?.split_at_mut(n * s.ct_stride);
+        let out_k = &mut out_k[..n * 32];
         w.dtoh(o_ct, ct)?;
         w.dtoh(out_k, kout)?;
         w.end_phase(Phase::Staging);
@@ -193,10 +193,11 @@ pub fn encaps_chunk(
                 ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
                 *status = Ok(());
             });
+        // The shared secrets are secret: do not leave them in the staging buffer.
+        out_k.fill(0);
     }
-    // Coins and keys are secret: do not leave them in the staging buffers.
+    // Nor the coins.
     h_e.fill(0);
-    out_k.fill(0);
     w.end_phase(Phase::Unpacking);
     Ok(())
 }

@@ -106,6 +106,7 @@ pub fn keygen(
     run_chunks(
         units,
         cfg.kem_workers,
+        &sizes,
         chunks,
         |u, w, c| {
             let seeds = c.seeds.expect("drawn above");
@@ -139,6 +140,7 @@ pub fn encaps(
     run_chunks(
         units,
         cfg.kem_workers,
+        &sizes,
         chunks,
         |u, w, (((it, ct), ss), st)| {
             encaps::encaps_chunk(w, u.kernels, p, &reg, it, ct, ss, st)
@@ -167,6 +169,7 @@ pub fn decaps(
     run_chunks(
         units,
         cfg.kem_workers,
+        &sizes,
         chunks,
         |u, w, ((it, ss), st)| {
             decaps::decaps_chunk(w, u.kernels, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))

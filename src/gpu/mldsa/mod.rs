@@ -91,6 +91,7 @@ pub fn keygen(
     run_chunks(
         units,
         cfg.mldsa_workers,
+        &sizes,
         chunks,
         |u, w, c| {
             match keygen::keygen_chunk(w, u.kernels, &reg, c.seeds, c.pks, c.sks) {
@@ -114,14 +115,16 @@ pub fn sign(
     statuses: &mut [Status],
 ) {
     let reg = hostmem::snapshot();
-    let chunks: Vec<_> = items
-        .chunks(cfg.sign_chunk)
-        .zip(sigs.chunks_mut(cfg.sign_chunk))
-        .zip(statuses.chunks_mut(cfg.sign_chunk))
+    let sizes = chunk_sizes(items.len(), cfg.sign_chunk, false);
+    let chunks: Vec<_> = cut(items, &sizes, 1)
+        .into_iter()
+        .zip(cut_mut(sigs, &sizes, 1))
+        .zip(cut_mut(statuses, &sizes, 1))
         .collect();
     run_chunks(
         units,
         cfg.mldsa_workers,
+        &sizes,
         chunks,
         |u, w, ((it, sg), st)| {
             // Chunks running beside this one keep the GPU busy too: speculate less.
@@ -150,6 +153,7 @@ pub fn verify(
     run_chunks(
         units,
         cfg.mldsa_workers,
+        &sizes,
         chunks,
         |u, w, (it, st)| {
             verify::verify_chunk(w, u.kernels, &reg, it, st).map_err(|e| format!("{e:?}"))
