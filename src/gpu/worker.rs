@@ -176,27 +176,23 @@ impl Worker {
     }
 
     /// Says that the next chunk has `items` items and the largest of its batch `largest`:
-    /// a buffer that grows during the chunk grows to fit the largest (its length scaled by
-    /// `largest / items`). A ramped batch starts with chunks an eighth of the largest, so
-    /// otherwise a worker's buffers would grow over several batches, and growing a pinned
-    /// buffer frees the old one, which waits for the whole device (H200: the first batches
-    /// after a warm-up ran CTRU-Prime encapsulation at 2-9x the steady time).
+    /// a pinned staging buffer that grows during the chunk grows to fit the largest (its
+    /// length scaled by `largest / items`). A ramped batch starts with chunks an eighth of the
+    /// largest, so otherwise a worker's staging would grow over several batches, and each
+    /// growth pins fresh pages and frees the old ones, which waits for the whole device
+    /// (H200: the first batches after a warm-up ran CTRU-Prime encapsulation at 2-9x the
+    /// steady time). Device buffers grow as before: their reallocation waits only for this
+    /// worker's stream, and some (signing's attempt buffers) do not scale with the items.
     pub fn plan(&mut self, items: usize, largest: usize) {
         self.room = largest.max(items) as f64 / items.max(1) as f64;
     }
 
-    /// `bytes` grown for the planned chunks, with headroom, rounded to 256 bytes.
-    fn grown(&self, bytes: usize) -> usize {
-        let planned = (bytes as f64 * self.room) as usize;
-        round_up(planned + planned / 4)
-    }
-
-    /// The device buffer `name` holding at least `len` elements of `T`, per-item data of
-    /// the running chunk (reused; grown for the planned chunks, see [`Worker::plan`]).
+    /// The device buffer `name` holding at least `len` elements of `T` (reused; grown with
+    /// headroom).
     pub fn dev<T>(&mut self, name: &'static str, len: usize) -> Result<Dev<T>, DriverError> {
         // The caller may overwrite it: whatever it was kept for is gone.
         self.kept.remove(name);
-        self.buffer(name, len, true)
+        self.buffer(name, len)
     }
 
     /// The device buffer `name` as [`Worker::dev`], for contents that are a function of `tag`
@@ -209,9 +205,8 @@ impl Worker {
         len: usize,
         tag: &[u8; 32],
     ) -> Result<(Dev<T>, bool), DriverError> {
-        // A reallocated buffer has already lost its tag (`buffer`). Its size does not depend
-        // on the chunk's: not grown for the planned chunks.
-        let d = self.buffer(name, len, false)?;
+        // A reallocated buffer has already lost its tag (`buffer`).
+        let d = self.buffer(name, len)?;
         let held = self.kept.get(name) == Some(tag);
         if !held {
             self.kept.remove(name);
@@ -225,34 +220,25 @@ impl Worker {
         self.kept.insert(name, *tag);
     }
 
-    fn buffer<T>(
-        &mut self,
-        name: &'static str,
-        len: usize,
-        per_item: bool,
-    ) -> Result<Dev<T>, DriverError> {
+    fn buffer<T>(&mut self, name: &'static str, len: usize) -> Result<Dev<T>, DriverError> {
         let need = round_up(len * std::mem::size_of::<T>());
         let ok = self.dev.get(name).is_some_and(|b| b.len() >= need);
         if !ok {
             self.dev.remove(name);
             self.kept.remove(name);
             self.stream.synchronize()?;
-            let size = if per_item {
-                self.grown(need)
-            } else {
-                round_up(need + need / 4)
-            };
             // SAFETY: every kernel writes what it later reads; no buffer is read uninitialised
             // except where a memset precedes it.
-            let b = unsafe { self.stream.alloc::<u8>(size) }?;
+            let b = unsafe { self.stream.alloc::<u8>(round_up(need + need / 4)) }?;
             self.dev.insert(name, b);
         }
         let (ptr, _) = self.dev[name].device_ptr(&self.stream);
         Ok(Dev::at(ptr))
     }
 
-    /// Lends the pinned host buffer `name` (at least `bytes` bytes, per-item data of the
-    /// running chunk) from the pool; it returns when the [`HostBuf`] is dropped.
+    /// Lends the pinned host buffer `name` (at least `bytes` bytes, the running chunk's data:
+    /// grown for the planned chunks, see [`Worker::plan`]) from the pool; it returns when the
+    /// [`HostBuf`] is dropped.
     pub fn take_host(&mut self, name: &'static str, bytes: usize) -> Result<HostBuf, DriverError> {
         let pooled = self
             .host
@@ -262,8 +248,14 @@ impl Worker {
             .filter(|b| b.len() >= bytes);
         let buf = match pooled {
             Some(b) => b,
-            // SAFETY: the contents are unset; callers write before the copies read them.
-            None => unsafe { self.ctx.alloc_pinned_with_flags::<u8>(self.grown(bytes), 0) }?,
+            None => {
+                let planned = (bytes as f64 * self.room) as usize;
+                // SAFETY: the contents are unset; callers write before the copies read them.
+                unsafe {
+                    self.ctx
+                        .alloc_pinned_with_flags::<u8>(round_up(planned + planned / 4), 0)
+                }?
+            }
         };
         Ok(HostBuf {
             name,

@@ -186,6 +186,8 @@ pub fn kernel_throughput(
 ) -> Result<f64, Error> {
     let mut w = e.workers[0].lock().unwrap_or_else(|e| e.into_inner());
     let n = n.clamp(1, MAX_RESIDENT);
+    // One run of n items: staging sized for it alone.
+    w.plan(n, n);
     let m = bench::throughput(&mut w, k, p, op, n).map_err(device::device_error)?;
     if m.unverified > 0 {
         // The benchmark's own signatures must verify, or the figure means nothing.
