@@ -207,6 +207,19 @@ static_assert(FIN_G % 8 == 0 && FIN_GROUPS * FIN_G <= NP, "groups hold whole E8 
 // ---------------------------------------------------------------------------------------------
 // Hashing and sampling.
 
+// Fresh encapsulation seeds e for a chunk whose items all want them: bytes [64 t, 64 t + 64)
+// of ChaCha20 stream 0 under the chunk's `key` (32 bytes of OS randomness), one thread per
+// 64-byte block, `len` bytes in all (the seeds of items 2t and 2t + 1).
+extern "C" __global__ void encaps_coins(const u8 *key, u8 *e, u32 len) {
+  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if ((u64)t * 64 >= len) return;
+  u32 w[16];
+  chacha20_block(key, 0, t, w);
+  u8 *out = e + (size_t)t * 64;
+  u32 left = len - t * 64;
+  for (u32 i = 0; i < 64 && i < left; ++i) out[i] = (u8)(w[i / 4] >> (8 * (i % 4)));
+}
+
 // Encaps front end, one thread per item: m = SHAKE256(e) (or the given m' when from_msg),
 // (K || s) = SHA3-512(pk33 || m), r = CBD(SHAKE256(s, COIN_HALF)). Writes m, K and r.
 extern "C" __global__ void encaps_hash(const u8 *e, u32 from_msg, const u8 *keyinfo,

@@ -181,6 +181,63 @@ fn gpu_ctru_one_key_batches_with_changing_keys() {
     println!("one-key batches alternating between two keys, every parameter set: match the CPU");
 }
 
+/// Fresh coins (NULL coins through the C ABI): a chunk whose items all want them draws them on
+/// the GPU (`encaps_coins`), a mixed chunk on the host. No CPU result to compare with, so: every
+/// shared secret equals the CPU's decapsulation of its ciphertext, no two ciphertexts of a
+/// batch are equal (fresh per item), and the mixed batch's items with given coins equal the CPU.
+#[test]
+fn gpu_ctru_fresh_coins_decapsulate_on_the_cpu() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let n = common::gpu_cases(2000).max(64);
+    for p in ParamSet::ALL {
+        let mut rng = StdRng::seed_from_u64(0xF5E + p.n() as u64);
+        let seeds = bytes(&mut rng, 64);
+        let (pks, sks) = keygen_both(&*gpu, p, &seeds);
+        let given: Vec<[u8; 32]> = (0..n).map(|_| rng.gen()).collect();
+        for mixed in [false, true] {
+            let items: Vec<EncapsItem> = (0..n)
+                .map(|j| EncapsItem {
+                    pk: &pks,
+                    coins: (mixed && j % 2 == 0).then_some(&given[j]),
+                })
+                .collect();
+            let mut cts = vec![vec![0u8; p.ciphertext_len()]; n];
+            let mut sss = vec![[0u8; 32]; n];
+            let mut st = vec![Err(Error::Panic); n];
+            let mut ct_refs: Vec<&mut [u8]> = cts.iter_mut().map(|c| &mut c[..]).collect();
+            let mut ss_refs: Vec<&mut [u8]> = sss.iter_mut().map(|s| &mut s[..]).collect();
+            gpu.kem_encaps(p, &items, &mut ct_refs, &mut ss_refs, &mut st);
+            assert!(st.iter().all(|s| s.is_ok()), "{} encaps statuses", p.name());
+            let distinct: std::collections::HashSet<&Vec<u8>> = cts.iter().collect();
+            assert_eq!(
+                distinct.len(),
+                n,
+                "{} mixed {mixed}: repeated ciphertexts",
+                p.name()
+            );
+            let dec: Vec<DecapsItem> = cts.iter().map(|ct| DecapsItem { sk: &sks, ct }).collect();
+            let mut cpu_ss = vec![[0u8; 32]; n];
+            let mut cpu_st = vec![Err(Error::Panic); n];
+            let mut refs: Vec<&mut [u8]> = cpu_ss.iter_mut().map(|s| &mut s[..]).collect();
+            pqgpu::backend::cpu_backend().kem_decaps(p, &dec, &mut refs, &mut cpu_st);
+            for j in 0..n {
+                assert_eq!(cpu_st[j], Ok(()), "{} mixed {mixed} decaps {j}", p.name());
+                assert_eq!(cpu_ss[j], sss[j], "{} mixed {mixed} item {j}", p.name());
+            }
+            if mixed {
+                let fixed: Vec<EncapsItem> = items.iter().step_by(2).cloned().collect();
+                let (want_cts, _, _) = encaps_both(&*gpu, p, &fixed);
+                for (k, ct) in want_cts.iter().enumerate() {
+                    assert!(*ct == cts[2 * k], "{} given coins item {}", p.name(), 2 * k);
+                }
+            }
+        }
+    }
+    println!("fresh coins ({n} items per batch, GPU-drawn and mixed): every ciphertext distinct and decapsulated by the CPU");
+}
+
 /// Every KAT case through the GPU: batched (distinct keys: CUDA cores) and one by one (one
 /// key: Tensor Cores).
 #[test]

@@ -17,17 +17,21 @@ const HOSTIO: (&str, &str) = (
     "kernels/hostio.cuh",
     include_str!("../../kernels/hostio.cuh"),
 );
+const CHACHA: (&str, &str) = (
+    "kernels/chacha.cuh",
+    include_str!("../../kernels/chacha.cuh"),
+);
 
 /// A kernel family: its files, in the order they are concatenated.
 pub struct Family {
     /// Cache file stem and NVRTC program name.
     pub stem: &'static str,
-    pub sources: [(&'static str, &'static str); 3],
+    pub sources: &'static [(&'static str, &'static str)],
 }
 
 pub const MLDSA: Family = Family {
     stem: "mldsa",
-    sources: [
+    sources: &[
         KECCAK,
         HOSTIO,
         ("kernels/mldsa.cu", include_str!("../../kernels/mldsa.cu")),
@@ -36,9 +40,10 @@ pub const MLDSA: Family = Family {
 
 pub const CTRU: Family = Family {
     stem: "ctru",
-    sources: [
+    sources: &[
         KECCAK,
         HOSTIO,
+        CHACHA,
         ("kernels/ctru.cu", include_str!("../../kernels/ctru.cu")),
     ],
 };

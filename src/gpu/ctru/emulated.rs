@@ -1,10 +1,11 @@
 //! The kernels' per-thread code run on the CPU, where there is no GPU (CI): `kernels/emu`'s
-//! harness compiles `ctru.cu`, `keccak.cuh` and `hostio.cuh` with the system's C++ compiler (a
-//! shim gives CUDA's names host meanings) and runs one thread at a time. Checked against code
-//! that is not the kernels': K-bar and the hashing front ends against the `sha3` crate and the
-//! CPU backend's CBD sampler, the host-I/O row copies against plain copies, on random inputs
-//! (padding bytes included). Skips, saying so, without a C++ compiler. The GPU suites compare
-//! the real kernels with the CPU backend on the H200.
+//! harness compiles `ctru.cu`, `keccak.cuh`, `chacha.cuh` and `hostio.cuh` with the system's
+//! C++ compiler (a shim gives CUDA's names host meanings) and runs one thread at a time.
+//! Checked against code that is not the kernels': K-bar and the hashing front ends against the
+//! `sha3` crate and the CPU backend's CBD sampler, the fresh seeds against `rand_chacha`, the
+//! host-I/O row copies against plain copies, on random inputs (padding bytes included). Skips,
+//! saying so, without a C++ compiler. The GPU suites compare the real kernels with the CPU
+//! backend on the H200.
 
 use super::kernels::{defines, Sizes, KEYINFO, MSG_STRIDE};
 use crate::ctru::{cbd, ParamSet};
@@ -156,6 +157,20 @@ fn ctru_hashing_kernels_match_sha3_and_the_cpu_sampler() {
                 "{} r {b}",
                 p.name()
             );
+        }
+
+        // Fresh seeds: ChaCha20 stream 0 under the chunk's key, as rand_chacha's generator
+        // (the host's `rng::fill_bulk`) gives it; an odd count ends inside a block.
+        for count in [n, 41] {
+            let mut key = [0u8; 32];
+            rng.fill_bytes(&mut key);
+            let head = (count as u32).to_le_bytes();
+            let got = run(&exe, "coins", &[&head[..], &key].concat());
+            let mut want = vec![0u8; count * 32];
+            let mut chacha = rand_chacha::ChaCha20Rng::from_seed(key);
+            chacha.set_stream(0);
+            chacha.fill_bytes(&mut want);
+            assert_eq!(got, want, "{} seeds for {count} items", p.name());
         }
 
         // KeyGen front end: coins = SHAKE256(d), f = 2 CBD + 1, g = CBD.

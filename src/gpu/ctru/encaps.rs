@@ -62,9 +62,21 @@ pub fn encaps_chunk(
         inp.valid.push(i);
         inp.idx.push(key);
     }
+    let n = inp.valid.len();
+    // When every item wants fresh coins (the server case) they are drawn on the GPU from one
+    // key of OS randomness per chunk (`encaps_coins`): no 32 bytes per item drawn, staged and
+    // copied on the host, where they were a sixth of a chunk's host time.
+    let gpu_coins = match (n > 0 && fresh.len() == n).then(crate::rng::array32) {
+        None => None,
+        Some(Ok(key)) => Some(zeroize::Zeroizing::new(key)),
+        Some(Err(_)) => {
+            inp.valid.iter().for_each(|&i| st[i] = Err(Error::Rng));
+            return Ok(());
+        }
+    };
     // Items whose fresh coins could not be drawn keep Err(Rng) and are not written back.
-    let mut dropped = vec![false; inp.valid.len()];
-    if !fresh.is_empty() {
+    let mut dropped = vec![false; n];
+    if gpu_coins.is_none() && !fresh.is_empty() {
         let mut rnd = zeroize::Zeroizing::new(vec![0u8; fresh.len() * 32]);
         if crate::rng::fill_bulk(&mut rnd).is_err() {
             for &j in &fresh {
@@ -76,7 +88,6 @@ pub fn encaps_chunk(
             inp.e[32 * j..32 * j + 32].copy_from_slice(&rnd[32 * c..32 * c + 32]);
         }
     }
-    let n = inp.valid.len();
     if n == 0 {
         return Ok(());
     }
@@ -94,7 +105,17 @@ pub fn encaps_chunk(
     let (h_idx, rest) = rest.split_at_mut(n * 4);
     let (h_info, rest) = rest.split_at_mut(table.count * KEYINFO);
     let h_kh = &mut rest[..table.count * 2 * np];
-    h_e.copy_from_slice(&inp.e);
+    // The coins, or the key the GPU draws them from.
+    let h_e = match &gpu_coins {
+        Some(key) => {
+            h_e[..32].copy_from_slice(&key[..]);
+            &mut h_e[..32]
+        }
+        None => {
+            h_e.copy_from_slice(&inp.e);
+            h_e
+        }
+    };
     for (d, &x) in h_idx.chunks_exact_mut(4).zip(&inp.idx) {
         d.copy_from_slice(&x.to_le_bytes());
     }
@@ -111,7 +132,14 @@ pub fn encaps_chunk(
     let rr: Dev<i8> = w.dev("ctru_r", pad * np)?;
     let sigma = w.dev("ctru_sigma", pad * np)?;
     let ct = w.dev("ctru_ct", n * s.ct_stride)?;
-    w.htod(d_e, h_e)?;
+    match gpu_coins {
+        Some(_) => {
+            let d_key = w.dev("ctru_coin_key", 32)?;
+            w.htod(d_key, h_e)?;
+            k.encaps_coins(w, d_key, d_e, n)?;
+        }
+        None => w.htod(d_e, h_e)?,
+    }
     w.htod(d_idx, h_idx)?;
     w.htod(d_info, h_info)?;
     w.htod(d_kh, h_kh)?;

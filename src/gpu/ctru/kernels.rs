@@ -90,6 +90,7 @@ pub fn compile(arch: (i32, i32), p: ParamSet, cfg: &GpuConfig) -> Result<String,
 
 kernel_table! {
     struct Fns {
+        encaps_coins,
         encaps_hash,
         keygen_sample,
         decaps_kbar,
@@ -144,6 +145,24 @@ impl Kernels {
             per_key_invert: cfg.tuning.ctru_invert_perkey,
             f: Fns::resolve(&module)?,
         })
+    }
+
+    /// `encaps_coins(key, e, len)`: `n` fresh 32-byte seeds e, the first `32 n` bytes of
+    /// ChaCha20 stream 0 under the 32 bytes at `key` (`kernels/chacha.cuh`).
+    pub fn encaps_coins(
+        &self,
+        w: &mut Worker,
+        key: Dev<u8>,
+        e: Dev<u8>,
+        n: usize,
+    ) -> Result<(), DriverError> {
+        let args = [key.into(), e.into(), n32(n * 32).into()];
+        w.launch(
+            &self.f.encaps_coins,
+            blocks(n.div_ceil(2), BLOCK_ITEM),
+            BLOCK_ITEM,
+            &args,
+        )
     }
 
     /// `encaps_hash(e, from_msg, keyinfo, key_idx, msg, kout, r, n)`: m = SHAKE256(e) (or the
