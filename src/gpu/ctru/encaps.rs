@@ -65,7 +65,7 @@ pub fn encaps_chunk(
     let n = inp.valid.len();
     // When every item wants fresh coins (the server case) they are drawn on the GPU from one
     // key of OS randomness per chunk (`encaps_coins`): no 32 bytes per item drawn, staged and
-    // copied on the host, where they were a sixth of a chunk's host time.
+    // copied on the host (drawing alone was about a sixth of a chunk's host time).
     let gpu_coins = match (n > 0 && fresh.len() == n).then(crate::rng::array32) {
         None => None,
         Some(Ok(key)) => Some(zeroize::Zeroizing::new(key)),
@@ -224,7 +224,7 @@ pub fn encaps_chunk(
         // The shared secrets are secret: do not leave them in the staging buffer.
         out_k.fill(0);
     }
-    // Nor the coins.
+    // The coins, or their key, are secret too.
     h_e.fill(0);
     w.end_phase(Phase::Unpacking);
     Ok(())
