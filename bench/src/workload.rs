@@ -12,8 +12,16 @@ use pqgpu::{ctru, mldsa, Alg};
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
 
-/// The benchmark's messages: 32 random bytes, as in the bar (a certificate's TBS hash).
+/// The benchmark's messages: 32 random bytes (the size of a certificate's TBS hash).
 pub const MSG_LEN: usize = 32;
+
+/// The measured library's version (`pqg_version`), not this benchmark's.
+pub fn library_version() -> String {
+    // SAFETY: pqg_version returns a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(pqg_version()) }
+        .to_string_lossy()
+        .into_owned()
+}
 
 fn random_bytes(n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];

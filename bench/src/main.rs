@@ -89,7 +89,7 @@ struct Args {
     /// the batch size: every item its own key).
     #[arg(long, default_value_t = 1)]
     kem_keys: usize,
-    /// Serving mode only (issue #13): single-item calls from T threads and N outstanding async
+    /// Serving mode only: single-item calls from T threads and N outstanding async
     /// items through the C ABI, with one key handle (see serve.rs).
     #[arg(long)]
     serve: bool,
@@ -311,7 +311,7 @@ fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
 fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory, kem_keys: usize) {
     println!(
         "pqgpu {} benchmark (every figure through the C ABI unless marked kernel-only)",
-        env!("CARGO_PKG_VERSION")
+        workload::library_version()
     );
     println!("cpu: {} threads used", threads);
     if let Some(d) = gpu::device_description() {

@@ -1,4 +1,4 @@
-//! Serving mode (issue #13): one context and one key, requests made one at a time through the
+//! Serving mode: one context and one key, requests made one at a time through the
 //! exported C functions, as a server would.
 //!
 //! * blocking: T threads, each making single calls with a key handle (`pqg_mldsa_sign_key`, ...).
@@ -57,7 +57,7 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The issue's grid: ML-DSA-44/65/87 and CTRU-Prime-761, T = 1..1024, N = 1K..64K.
+    /// The default grid: ML-DSA-44/65/87 and CTRU-Prime-761, T = 1..1024, N = 1K..64K.
     pub fn full(backend: pqg_backend) -> ServeArgs {
         ServeArgs {
             backend,

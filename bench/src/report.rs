@@ -151,7 +151,7 @@ pub fn print_latency(lat: &[Latency]) {
 
 pub fn to_json(rows: &[Row], lat: &[Latency], threads: usize, gpu: Option<String>) -> Value {
     json!({
-        "version": env!("CARGO_PKG_VERSION"),
+        "version": crate::workload::library_version(),
         "cpu_threads": threads,
         "gpu": gpu,
         "throughput": rows.iter().map(|r| json!({
