@@ -10,15 +10,25 @@
 //! CPU backend; `--backend cpu|gpu` forces one. `--sweep` adds batch-size sweeps, `--json FILE`
 //! writes every figure.
 
+/// `println!` that ends the benchmark quietly when its output is closed early (piped into
+/// `head`), where `println!` would panic; any other failure to write is said on stderr.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::write_out(format_args!($($arg)*))
+    };
+}
+
 mod report;
 mod serve;
 mod workload;
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use pqgpu::backend::BackendKind;
 use pqgpu::ffi::pqg_backend_values::{PQG_BACKEND_CPU, PQG_BACKEND_GPU};
 use pqgpu::{ctru, gpu, mldsa};
 use report::{Latency, Memory, Row};
+use std::io::Write;
 use std::time::Duration;
 use workload::{Context, KemBatch, MlDsaBatch, Registered};
 
@@ -56,26 +66,26 @@ struct Args {
     /// Which algorithms to run.
     #[arg(long, value_enum, default_value_t = Family::All)]
     alg: Family,
-    /// Batch size on the GPU.
-    #[arg(long, default_value_t = 65_536)]
+    /// Batch size on the GPU (with --serve, 0 leaves out the batch figures).
+    #[arg(long, default_value_t = 65_536, value_parser = count, allow_negative_numbers = true)]
     gpu_batch: usize,
     /// Batch size on the CPU (0: 64 per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = count, allow_negative_numbers = true)]
     cpu_batch: usize,
     /// CPU worker threads (0: all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = count, allow_negative_numbers = true)]
     threads: usize,
     /// Timed repetitions per figure; the median is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = positive, allow_negative_numbers = true)]
     reps: usize,
     /// Single-item calls timed for latency percentiles.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = positive, allow_negative_numbers = true)]
     latency_samples: usize,
     /// Also sweep batch sizes 1, 16, 256, 4K, 64K, 1M (up to --max-batch).
     #[arg(long)]
     sweep: bool,
     /// Largest batch of a sweep (GPU; the CPU stops at 4096).
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = 1 << 20, value_parser = positive, allow_negative_numbers = true)]
     max_batch: usize,
     /// Write all figures as JSON.
     #[arg(long)]
@@ -87,24 +97,24 @@ struct Args {
     host_memory: HostMemory,
     /// CTRU-Prime encaps/decaps batches cycle through this many key pairs (1: one server key;
     /// the batch size: every item its own key).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = positive, allow_negative_numbers = true)]
     kem_keys: usize,
     /// Serving mode only: single-item calls from T threads and N outstanding async
     /// items through the C ABI, with one key handle (see serve.rs).
     #[arg(long)]
     serve: bool,
     /// Serving mode: seconds per figure.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = seconds, allow_negative_numbers = true)]
     serve_seconds: f64,
     /// Serving mode: thread counts (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024")]
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024", value_parser = positive, allow_negative_numbers = true)]
     serve_threads: Vec<usize>,
     /// Serving mode: outstanding async items (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
+    #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536", value_parser = positive, allow_negative_numbers = true)]
     serve_outstanding: Vec<usize>,
     /// Serving mode: asynchronous driver threads (comma-separated); with D > 1 each of D
     /// threads keeps N / D items outstanding on the one context and polls its own jobs.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = positive, allow_negative_numbers = true)]
     serve_drivers: Vec<usize>,
     /// Serving mode: an engine that finishes every item at once (the serving layer's own
     /// ceiling; an internal figure, outputs unchecked).
@@ -124,6 +134,76 @@ struct Args {
     /// Serving mode: algorithms by name (comma-separated, e.g. ML-DSA-44; default: all).
     #[arg(long, value_delimiter = ',')]
     serve_algs: Vec<String>,
+}
+
+/// Command-line values: a whole number of at least 1.
+fn positive(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("must be a positive integer".into()),
+    }
+}
+
+/// Command-line values: a whole number, 0 meaning the default.
+fn count(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| "must be a whole number, 0 or more".into())
+}
+
+/// Command-line values: a duration in seconds, more than zero.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err("must be a number of seconds above 0".into()),
+    }
+}
+
+/// Writes one line of output (see `say!`). A closed pipe ends the process quietly with the
+/// status a tool killed by SIGPIPE reports (141); another error is said and ends it with 1.
+fn write_out(line: std::fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(line).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("pqgpu-bench: writing the output: {e}");
+            std::process::exit(1);
+        }
+        std::process::exit(141);
+    }
+}
+
+/// Refuses what the parser cannot see alone, before anything is measured: an option that
+/// does not fit the mode, an AUTO run that the library would refuse, an output file that
+/// cannot be written. Returns the JSON file, open for writing.
+fn check_args(args: &Args) -> Result<Option<std::fs::File>, clap::Error> {
+    let mut cmd = Args::command();
+    let mut bad = |msg: String| cmd.error(clap::error::ErrorKind::ValueValidation, msg);
+    if !args.serve && args.gpu_batch == 0 {
+        return Err(bad(
+            "--gpu-batch 0: a batch needs at least one item (0 is for --serve: no batch figures)"
+                .into(),
+        ));
+    }
+    if args.serve && args.json.is_some() {
+        return Err(bad(
+            "--json is written by batch runs; --serve prints its figures".into(),
+        ));
+    }
+    // AUTO runs follow PQGPU_BACKEND as the library's AUTO contexts do; an unknown value is
+    // refused with the library's own message (on stderr, from the library).
+    if args.backend == BackendArg::Auto && pqgpu::select::auto_override().is_err() {
+        return Err(bad(
+            "--backend auto follows PQGPU_BACKEND, as the library's AUTO contexts do: \
+             set it to cpu, gpu or auto, unset it, or pass --backend cpu|gpu"
+                .into(),
+        ));
+    }
+    match &args.json {
+        None => Ok(None),
+        Some(path) => std::fs::File::create(path)
+            .map(Some)
+            .map_err(|e| bad(format!("--json {}: {e}", path.display()))),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -153,6 +233,7 @@ struct Target {
 
 fn main() {
     let args = Args::parse();
+    let json_file = check_args(&args).unwrap_or_else(|e| e.exit());
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -235,13 +316,18 @@ fn main() {
     bar.finish_and_clear();
     report::print_throughput(&rows);
     report::print_latency(&latencies);
-    if let Some(path) = &args.json {
+    if let (Some(path), Some(mut file)) = (&args.json, json_file) {
         let doc = report::to_json(&rows, &latencies, threads, gpu::device_description());
-        std::fs::write(path, serde_json::to_string_pretty(&doc).expect("json"))
-            .expect("write JSON");
-        println!("\nwrote {}", path.display());
+        if let Err(e) = serde_json::to_writer_pretty(&mut file, &doc)
+            .map_err(std::io::Error::from)
+            .and_then(|()| file.write_all(b"\n"))
+        {
+            eprintln!("pqgpu-bench: writing {}: {e}", path.display());
+            std::process::exit(1);
+        }
+        say!("\nwrote {}", path.display());
     }
-    println!("\nall results checked: every signature verified, every shared secret matched");
+    say!("\nall results checked: every signature verified, every shared secret matched");
 }
 
 /// Names the step about to run: on the bar, or, when stderr is not a terminal (the bar is then
@@ -267,6 +353,7 @@ fn fail_on_error(bar: &ProgressBar, r: Result<(), String>) {
 }
 
 fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
+    let auto_pick = pqgpu::select::auto_override().ok().flatten();
     let cpu_batch = if args.cpu_batch == 0 {
         64 * threads
     } else {
@@ -298,10 +385,20 @@ fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
     match args.backend {
         BackendArg::Cpu => Ok(vec![cpu()?]),
         BackendArg::Gpu => Ok(vec![gpu().map_err(|e| format!("GPU backend: {e}"))?]),
+        // PQGPU_BACKEND=cpu|gpu narrows an AUTO run as it does an AUTO context (an unknown
+        // value was refused before).
+        BackendArg::Auto if auto_pick == Some(BackendKind::Cpu) => {
+            say!("PQGPU_BACKEND=cpu: measuring the CPU backend only");
+            Ok(vec![cpu()?])
+        }
+        BackendArg::Auto if auto_pick == Some(BackendKind::Gpu) => {
+            say!("PQGPU_BACKEND=gpu: measuring the GPU backend only");
+            Ok(vec![gpu().map_err(|e| format!("GPU backend: {e}"))?])
+        }
         BackendArg::Auto => match gpu() {
             Ok(g) => Ok(vec![g, cpu()?]),
             Err(e) => {
-                println!("no usable GPU: {e}; measuring the CPU backend only");
+                say!("no usable GPU: {e}; measuring the CPU backend only");
                 Ok(vec![cpu()?])
             }
         },
@@ -309,22 +406,22 @@ fn choose_targets(args: &Args, threads: usize) -> Result<Vec<Target>, String> {
 }
 
 fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory, kem_keys: usize) {
-    println!(
+    say!(
         "pqgpu {} benchmark (every figure through the C ABI unless marked kernel-only)",
         workload::library_version()
     );
-    println!("cpu: {} threads used", threads);
+    say!("cpu: {} threads used", threads);
     if let Some(d) = gpu::device_description() {
-        println!("gpu: {d}");
+        say!("gpu: {d}");
     }
     for t in targets {
-        println!("target {}: batch {}", t.label, t.batch);
+        say!("target {}: batch {}", t.label, t.batch);
     }
     if targets.iter().any(|t| t.is_gpu) {
-        println!("gpu host buffers: {host_memory:?} (--host-memory)");
+        say!("gpu host buffers: {host_memory:?} (--host-memory)");
     }
     if kem_keys > 1 {
-        println!("ctru encaps/decaps: {kem_keys} key pairs per batch (--kem-keys)");
+        say!("ctru encaps/decaps: {kem_keys} key pairs per batch (--kem-keys)");
     }
 }
 

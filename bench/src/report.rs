@@ -105,17 +105,23 @@ fn us(d: Duration) -> String {
 }
 
 pub fn print_throughput(rows: &[Row]) {
-    println!(
+    say!(
         "\nThroughput, ops/s through the C ABI (submit + wait; median of the timed reps), \
          registered and plain host buffers; kernel-only is internal (inputs already on the GPU)"
     );
-    println!(
+    say!(
         "{:<10} {:<16} {:<7} {:>9} {:>12} {:>12} {:>12}",
-        "backend", "algorithm", "op", "batch", "registered", "pageable", "kernel-only"
+        "backend",
+        "algorithm",
+        "op",
+        "batch",
+        "registered",
+        "pageable",
+        "kernel-only"
     );
     let f = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
     for r in rows {
-        println!(
+        say!(
             "{:<10} {:<16} {:<7} {:>9} {:>12} {:>12} {:>12}",
             r.target,
             r.alg,
@@ -129,13 +135,20 @@ pub fn print_throughput(rows: &[Row]) {
 }
 
 pub fn print_latency(lat: &[Latency]) {
-    println!("\nLatency of single-item calls (microseconds)");
-    println!(
+    say!("\nLatency of single-item calls (microseconds)");
+    say!(
         "{:<10} {:<16} {:<7} {:>8} {:>9} {:>9} {:>9} {:>9}",
-        "backend", "algorithm", "op", "samples", "p50", "p90", "p99", "max"
+        "backend",
+        "algorithm",
+        "op",
+        "samples",
+        "p50",
+        "p90",
+        "p99",
+        "max"
     );
     for l in lat {
-        println!(
+        say!(
             "{:<10} {:<16} {:<7} {:>8} {:>9} {:>9} {:>9} {:>9}",
             l.target,
             l.alg,

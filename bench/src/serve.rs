@@ -1147,7 +1147,7 @@ fn run_config(a: &ServeArgs, opts: &[(i32, i64)], label: &str) -> Result<Vec<Ser
         } else {
             label.to_string()
         };
-        println!(
+        say!(
             "{:<12} {:<16} {:<6} {:>6}  {:>12.0} ops/s  p50 {:>9.1} us  p99 {:>9.1} us  max {:>9.1} us  [{}]",
             r.mode, r.alg, r.op, r.concurrency, r.ops_per_s, r.p50_us, r.p99_us, r.max_us, r.config
         );
