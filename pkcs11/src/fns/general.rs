@@ -1,0 +1,158 @@
+//! General-purpose functions: C_Initialize, C_Finalize, C_GetInfo, and the ways to the
+//! function lists (C_GetFunctionList, C_GetInterfaceList, C_GetInterface).
+
+use super::{guard, list, put};
+use crate::ck::*;
+use crate::{config, engine, token, Module, MODULE};
+use std::sync::{Arc, RwLock};
+
+/// C_Initialize: reads the configuration and opens the token directory; starts no backend
+/// (the GPU is first touched by the first cryptographic work). The module always uses the
+/// operating system's locking, so CKF_OS_LOCKING_OK and no mutex callbacks, or callbacks
+/// alongside CKF_OS_LOCKING_OK, are accepted; callbacks alone are CKR_CANT_LOCK.
+///
+/// # Safety
+/// `args` is NULL or points to a CK_C_INITIALIZE_ARGS.
+#[no_mangle]
+pub unsafe extern "C" fn C_Initialize(args: *mut std::ffi::c_void) -> CK_RV {
+    guard(|| {
+        if !args.is_null() {
+            // SAFETY: the caller's promise.
+            let a = unsafe { std::ptr::read_unaligned(args as *const CK_C_INITIALIZE_ARGS) };
+            if !a.pReserved.is_null() {
+                return Err(CKR_ARGUMENTS_BAD);
+            }
+            let callbacks = [
+                a.CreateMutex.is_some(),
+                a.DestroyMutex.is_some(),
+                a.LockMutex.is_some(),
+                a.UnlockMutex.is_some(),
+            ];
+            if callbacks.iter().any(|&c| c) && !callbacks.iter().all(|&c| c) {
+                return Err(CKR_ARGUMENTS_BAD);
+            }
+            if callbacks[0] && a.flags & CKF_OS_LOCKING_OK == 0 {
+                return Err(CKR_CANT_LOCK);
+            }
+        }
+        let mut g = MODULE.write().unwrap_or_else(|e| e.into_inner());
+        if g.is_some() {
+            return Err(CKR_CRYPTOKI_ALREADY_INITIALIZED);
+        }
+        let path = config::path();
+        let cfg = config::load(&path).map_err(|why| {
+            crate::log(&why);
+            CKR_GENERAL_ERROR
+        })?;
+        let tok = token::Token::open(&cfg).map_err(|why| {
+            crate::log(&why);
+            CKR_GENERAL_ERROR
+        })?;
+        engine::configure(cfg.backend, cfg.serve.clone());
+        *g = Some(Arc::new(Module {
+            config: cfg,
+            token: RwLock::new(tok),
+            sessions: Default::default(),
+        }));
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `reserved` must be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn C_Finalize(reserved: *mut std::ffi::c_void) -> CK_RV {
+    guard(|| {
+        if !reserved.is_null() {
+            return Err(CKR_ARGUMENTS_BAD);
+        }
+        let m = MODULE
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or(CKR_CRYPTOKI_NOT_INITIALIZED)?;
+        m.sessions.close_all();
+        m.token_write().logout();
+        engine::reset();
+        Ok(())
+    })
+}
+
+pub const LIBRARY_VERSION: CK_VERSION = CK_VERSION { major: 0, minor: 2 };
+
+/// # Safety
+/// `info` is valid for a write of CK_INFO.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetInfo(info: *mut CK_INFO) -> CK_RV {
+    guard(|| {
+        crate::module()?;
+        let i = CK_INFO {
+            cryptokiVersion: CK_VERSION { major: 3, minor: 2 },
+            manufacturerID: crate::ck::pad("pqgpu"),
+            flags: 0,
+            libraryDescription: crate::ck::pad("pqgpu PKCS#11 module"),
+            libraryVersion: LIBRARY_VERSION,
+        };
+        // SAFETY: the caller's promise.
+        unsafe { put(info, i) }
+    })
+}
+
+/// The 2.x entry point: the 2.40 function list (its version says 2.40).
+///
+/// # Safety
+/// `pp` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetFunctionList(pp: *mut *mut CK_FUNCTION_LIST) -> CK_RV {
+    guard(|| {
+        // SAFETY: the caller's promise.
+        unsafe { put(pp, list::v2()) }
+    })
+}
+
+/// # Safety
+/// `p` is NULL or holds `*n` CK_INTERFACEs; `n` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetInterfaceList(p: *mut CK_INTERFACE, n: *mut CK_ULONG) -> CK_RV {
+    guard(|| {
+        let all = list::interfaces();
+        // SAFETY: the caller's promise.
+        unsafe { super::put_list(&all, p, n) }
+    })
+}
+
+/// The interface named `name` ("PKCS 11", or NULL for the default, 3.2) of version `version`
+/// (NULL: the newest). `flags` asks for interface flags the module must have.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `version` NULL or valid; `pp` valid.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetInterface(
+    name: *mut CK_UTF8CHAR,
+    version: *mut CK_VERSION,
+    pp: *mut *mut CK_INTERFACE,
+    flags: CK_FLAGS,
+) -> CK_RV {
+    guard(|| {
+        if pp.is_null() {
+            return Err(CKR_ARGUMENTS_BAD);
+        }
+        if !name.is_null() {
+            // SAFETY: the caller's promise: NUL-terminated.
+            let n = unsafe { std::ffi::CStr::from_ptr(name as *const std::ffi::c_char) };
+            if n.to_bytes() != b"PKCS 11" {
+                return Err(CKR_ARGUMENTS_BAD);
+            }
+        }
+        let want = if version.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's promise.
+            Some(unsafe { std::ptr::read_unaligned(version) })
+        };
+        let found = list::interface(want, flags).ok_or(CKR_ARGUMENTS_BAD)?;
+        // SAFETY: checked non-NULL above; the interface is a static.
+        unsafe { *pp = found };
+        Ok(())
+    })
+}
