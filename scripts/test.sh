@@ -41,6 +41,9 @@ export PQGPU_OPENSSL
 echo "== cargo test -p pqgpu_provider (pqgpu.so under the openssl program and under tls_bench)"
 cargo test --release -p pqgpu_provider -- --show-output
 
+echo "== PKCS#11 module (pkcs11/tests/run.sh: python-pkcs11, PyKCS11, OpenSSL 3.5 against libpqgpu_pkcs11.so)"
+bash pkcs11/tests/run.sh
+
 # The same ML-DSA and CTRU-Prime vectors on the portable CPU code (the run above used the vector
 # paths where the CPU has them; tests/cpu_simd.rs compares both in one process).
 echo "== ACVP, CTRU-Prime and differential tests again with PQGPU_CPU_SIMD=off"

@@ -65,9 +65,9 @@ fn yes_no(v: &str) -> Result<bool, String> {
     }
 }
 
-fn number<T: std::str::FromStr>(key: &str, v: &str, lo: T, hi: T) -> Result<T, String>
+fn number<T>(key: &str, v: &str, lo: T, hi: T) -> Result<T, String>
 where
-    T: PartialOrd + std::fmt::Display + Copy,
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
 {
     let n: T = v
         .parse()
@@ -140,8 +140,10 @@ mod tests {
 
     #[test]
     fn parses_every_key_and_refuses_bad_input() {
-        let c = parse("token_dir = /t # where\nbackend=cpu\nmax_wait_us = 100\nimport_private_keys = no\n")
-            .unwrap();
+        let c = parse(
+            "token_dir = /t # where\nbackend=cpu\nmax_wait_us = 100\nimport_private_keys = no\n",
+        )
+        .unwrap();
         assert_eq!(c.token_dir, PathBuf::from("/t"));
         assert_eq!(c.backend, BackendKind::Cpu);
         assert_eq!(c.serve, vec![(Opt::MaxWaitUs, 100)]);

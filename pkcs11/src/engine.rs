@@ -47,10 +47,7 @@ thread_local! {
 /// Forgets the engine (at `C_Finalize`): the next `C_Initialize` may choose another backend.
 pub fn reset() {
     EPOCH.fetch_add(1, Ordering::AcqRel);
-    ENGINE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .set(None);
+    ENGINE.lock().unwrap_or_else(|e| e.into_inner()).set(None);
 }
 
 /// Calls `f` with this process's engine, as this thread keeps it (made on first use).
@@ -82,7 +79,9 @@ pub fn get() -> Rv<Engine> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
-        .map_or((BackendKind::Auto, Vec::new()), |c| (c.kind, c.opts.clone()));
+        .map_or((BackendKind::Auto, Vec::new()), |c| {
+            (c.kind, c.opts.clone())
+        });
     let backend = pqgpu::select::select(kind).map_err(|e| {
         crate::log(&format!("backend {kind:?} unavailable: {}", e.message()));
         CKR_DEVICE_ERROR

@@ -106,15 +106,9 @@ pub fn build(
     if g.ulong(CKA_PARAMETER_SET)?.is_some_and(|p| p != set) {
         return Err(CKR_TEMPLATE_INCONSISTENT);
     }
-    // A capability of the other half of the pair contradicts this half.
-    let (mine, theirs) = if public {
-        (uses.public, uses.private)
-    } else {
-        (uses.private, uses.public)
-    };
-    if g.bool(theirs)? == Some(true) {
-        return Err(CKR_TEMPLATE_INCONSISTENT);
-    }
+    // (A capability of the other half of the pair, e.g. CKA_SIGN for a public key, is not an
+    // attribute of this class: CKR_ATTRIBUTE_TYPE_INVALID above.)
+    let mine = if public { uses.public } else { uses.private };
     let b = |ty, default| -> Rv<Vec<u8>> { Ok(attr::bool_(g.bool(ty)?.unwrap_or(default))) };
     let mut a = Attrs::new();
     a.insert(CKA_CLASS, attr::ulong(class));
@@ -154,7 +148,10 @@ pub fn build(
         a.insert(CKA_EXTRACTABLE, attr::bool_(extractable));
         let generated = matches!(origin, Origin::Generated(_));
         a.insert(CKA_ALWAYS_SENSITIVE, attr::bool_(generated && sensitive));
-        a.insert(CKA_NEVER_EXTRACTABLE, attr::bool_(generated && !extractable));
+        a.insert(
+            CKA_NEVER_EXTRACTABLE,
+            attr::bool_(generated && !extractable),
+        );
         a.insert(CKA_WRAP_WITH_TRUSTED, b(CKA_WRAP_WITH_TRUSTED, false)?);
         a.insert(CKA_ALWAYS_AUTHENTICATE, attr::bool_(false));
     }

@@ -8,7 +8,8 @@ use crate::seal::{self, DataKey};
 use std::sync::{Arc, OnceLock};
 use zeroize::Zeroizing;
 
-/// The attributes whose values are secret: never stored in the clear, never in `attrs`.
+/// The attributes whose values are secret in a private key: never stored in the clear, never
+/// in its `attrs` (a public key's CKA_VALUE is public).
 pub const SECRET_ATTRS: [CK_ATTRIBUTE_TYPE; 2] = [CKA_VALUE, CKA_SEED];
 
 /// A private key's secret values.
@@ -108,7 +109,8 @@ impl Object {
             Secret::Clear(v) => {
                 let dk = dk.ok_or(CKR_USER_NOT_LOGGED_IN)?;
                 let plain = encode_secret(v);
-                let s = seal::seal(dk, self.id.as_bytes(), &plain).map_err(|_| CKR_GENERAL_ERROR)?;
+                let s =
+                    seal::seal(dk, self.id.as_bytes(), &plain).map_err(|_| CKR_GENERAL_ERROR)?;
                 rec.insert("sealed".into(), hex::encode(s).into());
             }
         }
@@ -121,10 +123,11 @@ impl Object {
         let mut attrs = Attrs::new();
         for (t, val) in v.get("attrs")?.as_object()? {
             let t: CK_ATTRIBUTE_TYPE = t.parse().ok()?;
-            if SECRET_ATTRS.contains(&t) {
-                return None;
-            }
             attrs.insert(t, hex::decode(val.as_str()?).ok()?);
+        }
+        let private = attr::get_ulong(&attrs, CKA_CLASS) == Some(CKO_PRIVATE_KEY);
+        if private && SECRET_ATTRS.iter().any(|t| attrs.contains_key(t)) {
+            return None; // a private key's secret is only ever stored sealed
         }
         let secret = match v.get("sealed") {
             Some(s) => Secret::Sealed(hex::decode(s.as_str()?).ok()?),
@@ -144,6 +147,8 @@ impl Object {
 fn encode_secret(v: &[(CK_ATTRIBUTE_TYPE, Zeroizing<Vec<u8>>)]) -> Zeroizing<Vec<u8>> {
     let mut out = Zeroizing::new(Vec::new());
     for (t, val) in v {
+        // CK_ULONG is 32 bits on some targets: the record always holds 64.
+        #[allow(clippy::unnecessary_cast)]
         out.extend_from_slice(&(*t as u64).to_le_bytes());
         out.extend_from_slice(&(val.len() as u32).to_le_bytes());
         out.extend_from_slice(val);

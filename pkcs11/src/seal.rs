@@ -75,7 +75,11 @@ pub fn seal(key: &[u8; KEY_LEN], aad: &[u8], plain: &[u8]) -> Result<Vec<u8>, Se
 }
 
 /// Opens what [`seal`] made; any change (key, aad, bytes) is `Open`.
-pub fn open(key: &[u8; KEY_LEN], aad: &[u8], sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, SealError> {
+pub fn open(
+    key: &[u8; KEY_LEN],
+    aad: &[u8],
+    sealed: &[u8],
+) -> Result<Zeroizing<Vec<u8>>, SealError> {
     if sealed.len() < NONCE_LEN {
         return Err(SealError::Open);
     }
@@ -138,7 +142,15 @@ mod tests {
     fn derivation_depends_on_salt_and_cost() {
         let a = derive(b"pin", b"0123456789abcdef", CHEAP).unwrap();
         let b = derive(b"pin", b"0123456789abcdeg", CHEAP).unwrap();
-        let c = derive(b"pin", b"0123456789abcdef", Cost { memory_kib: 128, iterations: 1 }).unwrap();
+        let c = derive(
+            b"pin",
+            b"0123456789abcdef",
+            Cost {
+                memory_kib: 128,
+                iterations: 1,
+            },
+        )
+        .unwrap();
         assert_ne!(a[..], b[..]);
         assert_ne!(a[..], c[..]);
     }

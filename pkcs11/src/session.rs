@@ -16,11 +16,14 @@ pub struct Session {
     pub verify: Option<mldsa::Op>,
 }
 
+/// (read-write?, the session)
+type Entry = (bool, Arc<Mutex<Session>>);
+
 #[derive(Default)]
 pub struct Sessions {
     /// (read-write?, session): the flag is kept outside the session's lock so that counting
     /// sessions never waits for one that is busy.
-    table: RwLock<HashMap<CK_SESSION_HANDLE, (bool, Arc<Mutex<Session>>)>>,
+    table: RwLock<HashMap<CK_SESSION_HANDLE, Entry>>,
     next: AtomicU64,
 }
 

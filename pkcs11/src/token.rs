@@ -83,8 +83,12 @@ impl Token {
             by_id: HashMap::new(),
             next_handle: 1,
         };
-        t.refresh()
-            .map_err(|rv| format!("token_dir {}: unreadable (CKR {rv:#x})", cfg.token_dir.display()))?;
+        t.refresh().map_err(|rv| {
+            format!(
+                "token_dir {}: unreadable (CKR {rv:#x})",
+                cfg.token_dir.display()
+            )
+        })?;
         Ok(t)
     }
 
@@ -202,12 +206,20 @@ impl Token {
         f |= failure_flags(
             m.user_failures,
             self.max_failures,
-            [CKF_USER_PIN_COUNT_LOW, CKF_USER_PIN_FINAL_TRY, CKF_USER_PIN_LOCKED],
+            [
+                CKF_USER_PIN_COUNT_LOW,
+                CKF_USER_PIN_FINAL_TRY,
+                CKF_USER_PIN_LOCKED,
+            ],
         );
         f |= failure_flags(
             m.so_failures,
             self.max_failures,
-            [CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED],
+            [
+                CKF_SO_PIN_COUNT_LOW,
+                CKF_SO_PIN_FINAL_TRY,
+                CKF_SO_PIN_LOCKED,
+            ],
         );
         f
     }
@@ -345,7 +357,11 @@ impl Token {
     /// C_SetPIN: the SO's PIN when the SO is logged in, else the user's.
     pub fn set_pin(&mut self, old: &[u8], new: &[u8]) -> Rv {
         pin_len(new)?;
-        let who = if self.login == Login::So { Login::So } else { Login::User };
+        let who = if self.login == Login::So {
+            Login::So
+        } else {
+            Login::User
+        };
         let max = self.max_failures;
         let cost = self.cost;
         self.change(|t| {
@@ -437,7 +453,11 @@ impl Token {
     }
 
     pub fn destroy(&mut self, h: CK_OBJECT_HANDLE) -> Rv {
-        let o = self.objects.get(&h).cloned().ok_or(CKR_OBJECT_HANDLE_INVALID)?;
+        let o = self
+            .objects
+            .get(&h)
+            .cloned()
+            .ok_or(CKR_OBJECT_HANDLE_INVALID)?;
         if o.is_token() {
             self.change(|t| {
                 t.store.remove(&o.id).map_err(io_err)?;

@@ -41,13 +41,36 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
             return Err(CKR_MECHANISM_PARAM_INVALID);
         }
         // SAFETY: the caller's promise.
-        let (pt, st) = unsafe { (read_template(pub_tpl, npub)?, read_template(priv_tpl, npriv)?) };
+        let (pt, st) = unsafe {
+            (
+                read_template(pub_tpl, npub)?,
+                read_template(priv_tpl, npriv)?,
+            )
+        };
         let (gp, gs) = (Given::new(&pt)?, Given::new(&st)?);
-        let ckp = gp.ulong(CKA_PARAMETER_SET)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
+        let ckp = gp
+            .ulong(CKA_PARAMETER_SET)?
+            .ok_or(CKR_TEMPLATE_INCOMPLETE)?;
         let set = mldsa::set_of(ckp)?;
         let origin = Origin::Generated(CKM_ML_DSA_KEY_PAIR_GEN);
-        let mut pa = keys::build(CKO_PUBLIC_KEY, CKK_ML_DSA, ckp, &MLDSA_USES, &gp, origin, &[])?;
-        let sa = keys::build(CKO_PRIVATE_KEY, CKK_ML_DSA, ckp, &MLDSA_USES, &gs, origin, &[])?;
+        let mut pa = keys::build(
+            CKO_PUBLIC_KEY,
+            CKK_ML_DSA,
+            ckp,
+            &MLDSA_USES,
+            &gp,
+            origin,
+            &[],
+        )?;
+        let sa = keys::build(
+            CKO_PRIVATE_KEY,
+            CKK_ML_DSA,
+            ckp,
+            &MLDSA_USES,
+            &gs,
+            origin,
+            &[],
+        )?;
         {
             let t = m.token_read();
             let pub_obj = Object::new(pa.clone(), Secret::None);
@@ -78,7 +101,11 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
 /// # Safety
 /// `p` holds `n` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn C_GenerateRandom(s: CK_SESSION_HANDLE, p: *mut CK_BYTE, n: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GenerateRandom(
+    s: CK_SESSION_HANDLE,
+    p: *mut CK_BYTE,
+    n: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         let m = module()?;
         m.sessions.get(s)?;

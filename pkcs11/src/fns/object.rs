@@ -63,16 +63,37 @@ pub unsafe extern "C" fn C_CreateObject(
         let obj = if class == CKO_PUBLIC_KEY {
             let value = g.bytes(CKA_VALUE).ok_or(CKR_TEMPLATE_INCOMPLETE)?;
             mldsa::check_public(set, value)?;
-            let mut a = keys::build(class, key_type, ckp, &MLDSA_USES, &g, Origin::Imported, &[CKA_VALUE])?;
+            let mut a = keys::build(
+                class,
+                key_type,
+                ckp,
+                &MLDSA_USES,
+                &g,
+                Origin::Imported,
+                &[CKA_VALUE],
+            )?;
             a.insert(CKA_VALUE, value.to_vec());
             Object::new(a, Secret::None)
         } else {
             if !m.token_read().import_private_keys {
                 return Err(CKR_ACTION_PROHIBITED);
             }
-            let a = keys::build(class, key_type, ckp, &MLDSA_USES, &g, Origin::Imported, &[CKA_VALUE, CKA_SEED])?;
-            let e = if g.has(CKA_SEED) { Some(engine::get()?) } else { None };
-            let (sk, seed) = mldsa::import_private(e.as_ref(), set, g.bytes(CKA_VALUE), g.bytes(CKA_SEED))?;
+            let a = keys::build(
+                class,
+                key_type,
+                ckp,
+                &MLDSA_USES,
+                &g,
+                Origin::Imported,
+                &[CKA_VALUE, CKA_SEED],
+            )?;
+            let e = if g.has(CKA_SEED) {
+                Some(engine::get()?)
+            } else {
+                None
+            };
+            let (sk, seed) =
+                mldsa::import_private(e.as_ref(), set, g.bytes(CKA_VALUE), g.bytes(CKA_SEED))?;
             let mut secret = vec![(CKA_VALUE, sk)];
             if let Some(seed) = seed {
                 secret.push((CKA_SEED, seed));
@@ -142,15 +163,19 @@ pub unsafe extern "C" fn C_GetAttributeValue(
         for i in 0..n as usize {
             // SAFETY: the caller's promise: `n` attributes.
             let a = unsafe { &mut *tpl.add(i) };
-            let value: Result<&[u8], CK_RV> = if SECRET_ATTRS.contains(&a.type_) && o.class() == CKO_PRIVATE_KEY {
-                if o.flag(CKA_SENSITIVE) || !o.flag(CKA_EXTRACTABLE) {
-                    Err(CKR_ATTRIBUTE_SENSITIVE)
+            let value: Result<&[u8], CK_RV> =
+                if SECRET_ATTRS.contains(&a.type_) && o.class() == CKO_PRIVATE_KEY {
+                    if o.flag(CKA_SENSITIVE) || !o.flag(CKA_EXTRACTABLE) {
+                        Err(CKR_ATTRIBUTE_SENSITIVE)
+                    } else {
+                        o.secret_value(a.type_).ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
+                    }
                 } else {
-                    o.secret_value(a.type_).ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
-                }
-            } else {
-                o.attrs.get(&a.type_).map(|v| v.as_slice()).ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
-            };
+                    o.attrs
+                        .get(&a.type_)
+                        .map(|v| v.as_slice())
+                        .ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
+                };
             match value {
                 Err(e) => {
                     a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
@@ -163,7 +188,9 @@ pub unsafe extern "C" fn C_GetAttributeValue(
                 }
                 Ok(v) => {
                     // SAFETY: the caller's buffer holds ulValueLen >= v.len() bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), a.pValue as *mut u8, v.len()) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(v.as_ptr(), a.pValue as *mut u8, v.len())
+                    };
                     a.ulValueLen = v.len() as CK_ULONG;
                 }
             }
@@ -303,4 +330,3 @@ pub extern "C" fn C_FindObjectsFinal(s: CK_SESSION_HANDLE) -> CK_RV {
         })
     })
 }
-

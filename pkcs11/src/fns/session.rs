@@ -82,7 +82,10 @@ pub extern "C" fn C_CloseAllSessions(id: CK_SLOT_ID) -> CK_RV {
 /// # Safety
 /// `info` valid.
 #[no_mangle]
-pub unsafe extern "C" fn C_GetSessionInfo(s: CK_SESSION_HANDLE, info: *mut CK_SESSION_INFO) -> CK_RV {
+pub unsafe extern "C" fn C_GetSessionInfo(
+    s: CK_SESSION_HANDLE,
+    info: *mut CK_SESSION_INFO,
+) -> CK_RV {
     guard(|| {
         let m = module()?;
         let rw = m.sessions.rw(s)?;

@@ -29,7 +29,12 @@ fn slot(s: &mut Session, r: Role) -> &mut Option<mldsa::Op> {
 ///
 /// # Safety
 /// `mech` NULL or valid, its parameter as the mechanism defines.
-unsafe fn init(s: CK_SESSION_HANDLE, mech: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE, r: Role) -> Rv {
+unsafe fn init(
+    s: CK_SESSION_HANDLE,
+    mech: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+    r: Role,
+) -> Rv {
     let m = module()?;
     let session = m.sessions.get(s)?;
     if mech.is_null() {
@@ -122,7 +127,11 @@ unsafe fn finish_sign(
 /// # Safety
 /// See [`init`].
 #[no_mangle]
-pub unsafe extern "C" fn C_SignInit(s: CK_SESSION_HANDLE, mech: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_SignInit(
+    s: CK_SESSION_HANDLE,
+    mech: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { init(s, mech, key, Role::Sign) })
 }
@@ -157,7 +166,9 @@ unsafe fn update(s: CK_SESSION_HANDLE, data: *const u8, n: CK_ULONG, r: Role) ->
                 return Err(other.err().unwrap_or(CKR_FUNCTION_NOT_SUPPORTED));
             }
         };
-        op.parts.get_or_insert_with(Vec::new).extend_from_slice(chunk);
+        op.parts
+            .get_or_insert_with(Vec::new)
+            .extend_from_slice(chunk);
         Ok(())
     })
 }
@@ -165,7 +176,11 @@ unsafe fn update(s: CK_SESSION_HANDLE, data: *const u8, n: CK_ULONG, r: Role) ->
 /// # Safety
 /// `data` holds `n` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn C_SignUpdate(s: CK_SESSION_HANDLE, data: *mut CK_BYTE, n: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SignUpdate(
+    s: CK_SESSION_HANDLE,
+    data: *mut CK_BYTE,
+    n: CK_ULONG,
+) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { update(s, data, n, Role::Sign) })
 }
@@ -173,7 +188,11 @@ pub unsafe extern "C" fn C_SignUpdate(s: CK_SESSION_HANDLE, data: *mut CK_BYTE, 
 /// # Safety
 /// `sig`, `len` by the length convention.
 #[no_mangle]
-pub unsafe extern "C" fn C_SignFinal(s: CK_SESSION_HANDLE, sig: *mut CK_BYTE, len: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SignFinal(
+    s: CK_SESSION_HANDLE,
+    sig: *mut CK_BYTE,
+    len: *mut CK_ULONG,
+) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { finish_sign(s, sig, len, None) })
 }
@@ -181,7 +200,11 @@ pub unsafe extern "C" fn C_SignFinal(s: CK_SESSION_HANDLE, sig: *mut CK_BYTE, le
 /// # Safety
 /// See [`init`].
 #[no_mangle]
-pub unsafe extern "C" fn C_VerifyInit(s: CK_SESSION_HANDLE, mech: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_VerifyInit(
+    s: CK_SESSION_HANDLE,
+    mech: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { init(s, mech, key, Role::Verify) })
 }
@@ -233,7 +256,11 @@ pub unsafe extern "C" fn C_Verify(
 /// # Safety
 /// `data` holds `n` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn C_VerifyUpdate(s: CK_SESSION_HANDLE, data: *mut CK_BYTE, n: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_VerifyUpdate(
+    s: CK_SESSION_HANDLE,
+    data: *mut CK_BYTE,
+    n: CK_ULONG,
+) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { update(s, data, n, Role::Verify) })
 }
@@ -241,7 +268,11 @@ pub unsafe extern "C" fn C_VerifyUpdate(s: CK_SESSION_HANDLE, data: *mut CK_BYTE
 /// # Safety
 /// `sig` holds `sn` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn C_VerifyFinal(s: CK_SESSION_HANDLE, sig: *mut CK_BYTE, sn: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_VerifyFinal(
+    s: CK_SESSION_HANDLE,
+    sig: *mut CK_BYTE,
+    sn: CK_ULONG,
+) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { finish_verify(s, None, sig, sn) })
 }

@@ -158,7 +158,11 @@ pub unsafe extern "C" fn C_InitToken(
 /// # Safety
 /// `pin` holds `n` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn C_InitPIN(s: CK_SESSION_HANDLE, pin: *mut CK_UTF8CHAR, n: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_InitPIN(
+    s: CK_SESSION_HANDLE,
+    pin: *mut CK_UTF8CHAR,
+    n: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         let m = module()?;
         let rw = m.sessions.rw(s)?;

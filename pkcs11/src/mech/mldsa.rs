@@ -125,7 +125,8 @@ unsafe fn additional_context(
 ) -> Rv<(bool, Vec<u8>, Option<CK_MECHANISM_TYPE>)> {
     let (hedge, pctx, n, hash) = if with_hash {
         if mech.pParameter.is_null()
-            || mech.ulParameterLen as usize != std::mem::size_of::<CK_HASH_SIGN_ADDITIONAL_CONTEXT>()
+            || mech.ulParameterLen as usize
+                != std::mem::size_of::<CK_HASH_SIGN_ADDITIONAL_CONTEXT>()
         {
             return Err(CKR_MECHANISM_PARAM_INVALID);
         }
@@ -144,8 +145,9 @@ unsafe fn additional_context(
             return Err(CKR_MECHANISM_PARAM_INVALID);
         }
         // SAFETY: as above.
-        let p =
-            unsafe { std::ptr::read_unaligned(mech.pParameter as *const CK_SIGN_ADDITIONAL_CONTEXT) };
+        let p = unsafe {
+            std::ptr::read_unaligned(mech.pParameter as *const CK_SIGN_ADDITIONAL_CONTEXT)
+        };
         (p.hedgeVariant, p.pContext, p.ulContextLen, None)
     };
     let deterministic = match hedge {
@@ -304,6 +306,9 @@ pub fn check_public(p: ParamSet, value: &[u8]) -> Rv {
         .map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)
 }
 
+/// An imported private key's (sk, seed if given).
+pub type Imported = (Zeroizing<Vec<u8>>, Option<Zeroizing<Vec<u8>>>);
+
 /// An imported private key: CKA_VALUE (sk) and/or CKA_SEED (xi). With the seed the key is
 /// regenerated from it (and must equal a CKA_VALUE also given); without, sk is checked.
 /// Returns (sk, seed if given).
@@ -312,7 +317,7 @@ pub fn import_private(
     p: ParamSet,
     value: Option<&[u8]>,
     seed: Option<&[u8]>,
-) -> Rv<(Zeroizing<Vec<u8>>, Option<Zeroizing<Vec<u8>>>)> {
+) -> Rv<Imported> {
     match (value, seed) {
         (None, None) => Err(CKR_TEMPLATE_INCOMPLETE),
         (value, Some(seed)) => {

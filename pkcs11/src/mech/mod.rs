@@ -33,7 +33,8 @@ use pqgpu::Alg;
 
 /// The pqgpu algorithm of a key object (its key type and parameter set).
 pub fn alg_of(o: &Object) -> Rv<Alg> {
-    let set = crate::attr::get_ulong(&o.attrs, CKA_PARAMETER_SET).ok_or(CKR_KEY_TYPE_INCONSISTENT)?;
+    let set =
+        crate::attr::get_ulong(&o.attrs, CKA_PARAMETER_SET).ok_or(CKR_KEY_TYPE_INCONSISTENT)?;
     match o.key_type() {
         CKK_ML_DSA => Ok(Alg::MlDsa(mldsa::set_of(set)?)),
         _ => Err(CKR_KEY_TYPE_INCONSISTENT),

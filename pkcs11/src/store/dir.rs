@@ -26,7 +26,10 @@ fn check(name: &str) -> io::Result<()> {
     if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
         Ok(())
     } else {
-        Err(io::Error::new(io::ErrorKind::InvalidInput, "bad record name"))
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "bad record name",
+        ))
     }
 }
 
@@ -131,10 +134,7 @@ impl DirStore {
             SEQ.fetch_add(1, Ordering::Relaxed)
         ));
         let r = (|| {
-            let mut f = OpenOptions::new()
-                .create_new(true)
-                .write(true)
-                .open(&tmp)?;
+            let mut f = OpenOptions::new().create_new(true).write(true).open(&tmp)?;
             f.write_all(bytes)?;
             f.sync_all()?;
             fs::rename(&tmp, self.path(name))?;
