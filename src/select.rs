@@ -7,7 +7,8 @@ use crate::Error;
 use std::sync::Arc;
 
 /// Resolves a requested backend. `Auto` honours `PQGPU_BACKEND=cpu|gpu|auto`, then uses the GPU
-/// when one is usable and the CPU otherwise; any other value of the variable makes `Auto`
+/// when one is usable and the CPU otherwise (in a forked child of a process that initialised
+/// CUDA, the CPU: `crate::gpu::unavailable_reason` says why, and `PQGPU_LOG` prints it); any other value of the variable makes `Auto`
 /// `InvalidArgument` (see [`auto_override`]). `Gpu` with no usable GPU is `NoDevice`. A bad GPU
 /// setting (`InvalidArgument`) is an error for `Auto` too, not a reason to fall back.
 pub fn select(requested: BackendKind) -> Result<Arc<dyn Backend>, Error> {

@@ -82,9 +82,12 @@ pub(crate) unsafe fn context<'a>(ctx: *const pqg_context) -> Result<&'a pqg_cont
 ///
 /// `PQG_BACKEND_AUTO` picks the GPU when one is usable and the CPU otherwise (the environment
 /// variable `PQGPU_BACKEND=cpu|gpu|auto` overrides AUTO; any other value of it makes AUTO fail
-/// with `PQG_ERR_INVALID_ARGUMENT` and one line on stderr naming the value). The GPU is
-/// initialised here, lazily, never when the library is loaded. `pqg_context_describe` says
-/// what was chosen and why.
+/// with `PQG_ERR_INVALID_ARGUMENT` and one line on stderr naming the value). The GPU (the CUDA
+/// driver) is initialised here, by the first GPU or AUTO context of the process, never when
+/// the library is loaded and never by key handles or parameters: a pre-fork server creates
+/// its contexts in the workers. In a child forked after its parent initialised CUDA, AUTO
+/// chooses the CPU and GPU fails with `PQG_ERR_NO_DEVICE` (the reason on stderr under
+/// `PQGPU_LOG=1`). `pqg_context_describe` says what was chosen and why.
 ///
 /// @param[in]  backend  `PQG_BACKEND_AUTO`, `PQG_BACKEND_CPU` or `PQG_BACKEND_GPU`.
 /// @param[out] out      receives the new context, owned by the caller (free it with
@@ -163,8 +166,9 @@ pub unsafe extern "C" fn pqg_context_backend(ctx: *const pqg_context) -> pqg_bac
 /// - `requested=auto|cpu|gpu`: what `pqg_context_new` was asked for;
 /// - `chosen_by=request|PQGPU_BACKEND|gpu usable|no usable gpu`: why this backend;
 /// - `gpu_unusable=<reason>`: why AUTO fell back to the CPU (no CUDA driver, no device,
-///   the kernels did not compile, a child after `fork()`), or why a GPU context no longer
-///   works (a child after `fork()`);
+///   the kernels did not compile, or a child forked after its parent initialised CUDA:
+///   "CUDA initialised by parent process <pid> before fork(); ..."), or why a GPU context no
+///   longer works (a child after `fork()`);
 /// - `gpu_devices=<n>` and `gpu=<name, SMs, memory, driver; ...>`: on a GPU context;
 /// - `cpu_threads=<n>` and `cpu_simd=avx2|portable`: the CPU backend (CPU contexts run on
 ///   it; GPU contexts hand it chunks when every GPU has failed);

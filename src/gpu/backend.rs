@@ -162,13 +162,16 @@ impl GpuBackend {
 
 type Opened = Result<Arc<GpuBackend>, (Error, String)>;
 static BACKEND: OnceCell<Opened> = OnceCell::new();
-/// The process that first reached for the GPU (0: none yet). CUDA state does not survive
-/// `fork()`: a child of that process must not touch [`BACKEND`] (not even its lock, which a
-/// parent's thread may have held at the fork), so there the GPU is `NoDevice` and AUTO picks
-/// the CPU. A child of a process that never touched the GPU opens its own.
+/// The process that first reached for the GPU (0: none yet). A child of that process must not
+/// touch [`BACKEND`] (not even its lock, which a parent's thread may have held at the fork):
+/// there the GPU is `NoDevice` and AUTO picks the CPU. When the parent initialised the CUDA
+/// driver (`driver`) that is CUDA's own rule; when it did not, its attempt failed before the
+/// driver (a missing library, a bad setting), as the child's would. A child of a process that
+/// never reached for the GPU opens its own.
 static OPENER: AtomicU32 = AtomicU32::new(0);
 
-/// Whether this process is the one that opened (or is opening) the GPU backend.
+/// Whether this process is the one that opened (or is opening) the GPU backend; claims it
+/// when no process has.
 fn opened_here() -> bool {
     let me = crate::process::id();
     match OPENER.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire) {
@@ -177,7 +180,28 @@ fn opened_here() -> bool {
     }
 }
 
+/// Why a forked child cannot use the GPU, if this process is one: the parent initialised the
+/// CUDA driver, or reached for the GPU. Reads only this module's state, never the driver.
+fn inherited_reason() -> Option<String> {
+    if let Some(why) = super::driver::inherited_reason() {
+        return Some(why);
+    }
+    let opener = OPENER.load(Ordering::Acquire);
+    if opener == 0 || opener == crate::process::id() {
+        return None;
+    }
+    // The parent's attempt stopped before the driver: its reason holds here too.
+    Some(match BACKEND.get() {
+        Some(Err((_, why))) => why.clone(),
+        _ => format!("forked while parent process {opener} was opening the GPU"),
+    })
+}
+
 fn engine() -> Result<&'static Arc<GpuBackend>, Error> {
+    if let Some(why) = inherited_reason() {
+        say_once(&why);
+        return Err(Error::NoDevice);
+    }
     if !opened_here() {
         return Err(Error::NoDevice);
     }
@@ -189,19 +213,30 @@ fn engine() -> Result<&'static Arc<GpuBackend>, Error> {
     r.as_ref().map_err(|(e, _)| *e)
 }
 
+/// Logs (under `PQGPU_LOG`) why the GPU is unusable in this process, once per process.
+fn say_once(why: &str) {
+    static SAID: AtomicU32 = AtomicU32::new(0);
+    let me = crate::process::id();
+    if SAID.swap(me, Ordering::AcqRel) != me {
+        device::log(&format!("GPU unusable: {why}"));
+    }
+}
+
 /// The process-wide GPU backend, created lazily on first use (never at library load, so a
-/// server that forks after loading keeps working). `NoDevice` when no GPU is usable,
-/// `Device` when the kernels do not compile, `InvalidArgument` for a bad GPU setting (see
-/// [`unavailable_reason`]).
+/// server that forks after loading keeps working). `NoDevice` when no GPU is usable (in a
+/// forked child of a process that initialised CUDA too), `Device` when the kernels do not
+/// compile, `InvalidArgument` for a bad GPU setting (see [`unavailable_reason`]).
 pub fn backend() -> Result<Arc<dyn Backend>, Error> {
     engine().map(|b| b.clone() as Arc<dyn Backend>)
 }
 
-/// Why the GPU backend is unusable (after a failed [`backend`] call): a missing library,
-/// no device, a bad setting, or the NVRTC log naming the kernel file.
+/// Why the GPU backend is unusable in this process: in a forked child of a process that
+/// initialised CUDA, that (known before any GPU call, and asked without touching the driver);
+/// after a failed [`backend`] call, a missing library, no device, a bad setting, or the NVRTC
+/// log naming the kernel file. `None` while nothing says the GPU is unusable.
 pub fn unavailable_reason() -> Option<String> {
-    if !opened_here() {
-        return Some("a child process after fork() cannot use its parent's CUDA state".into());
+    if let Some(why) = inherited_reason() {
+        return Some(why);
     }
     match BACKEND.get() {
         Some(Err((_, why))) => Some(why.clone()),

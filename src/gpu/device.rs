@@ -35,6 +35,8 @@ fn probe_libraries() -> Result<(), String> {
 /// visible device. The `Err` string says why no GPU is usable.
 pub fn ordinals(list: Option<&str>) -> Result<Vec<usize>, String> {
     probe_libraries()?;
+    // Loading libcuda leaves the driver uninitialised; cuInit (inside device_count) does not.
+    super::driver::initialising();
     let count = catch_unwind(CudaContext::device_count)
         .map_err(|_| "CUDA initialisation panicked".to_string())?
         .map_err(|e| format!("no CUDA device: {e:?}"))? as usize;

@@ -3,7 +3,8 @@
 //! One layer, two kernel families built on it as peers:
 //!
 //! * `config`: [`GpuConfig`](config::GpuConfig), read once when the engine opens.
-//! * `device`: probe and context (no GPU: a clean `NoDevice`).
+//! * `device`: probe and context (no GPU: a clean `NoDevice`); `driver`: which process
+//!   initialised the CUDA driver (a forked child of it cannot use the GPU, and says why).
 //! * `nvrtc`: embedded kernel sources, NVRTC compile per parameter set, on-disk PTX cache.
 //! * `launch`: typed device pointers, kernel handles resolved at load.
 //! * `worker`: a stream with its memory pool (reused device buffers, pinned staging buffers
@@ -26,6 +27,7 @@ mod backend;
 mod config;
 mod ctru;
 mod device;
+mod driver;
 mod engine;
 mod hostio;
 pub(crate) mod hostmem;
@@ -38,6 +40,9 @@ mod worker;
 pub use backend::{
     backend, device_count, device_description, kernel_throughput, unavailable_reason, GpuBackend,
 };
+pub use driver::initialised_by as cuda_initialised_by;
+#[doc(hidden)]
+pub use driver::simulate_initialised as simulate_cuda_initialised;
 pub use mldsa::Op;
 
 /// The NVRTC `-D` definitions of the parameter set named `set` (e.g. `ML-DSA-65`,
