@@ -147,7 +147,10 @@ fn master() {
     let gpu = match Ctx::new(GPU) {
         Ok(gpu) => {
             assert_eq!(sign(gpu.0, skh), (PQG_OK, expected.clone()));
-            println!("GPU work in the master: {}", gpu.describe().lines().next().unwrap());
+            println!(
+                "GPU work in the master: {}",
+                gpu.describe().lines().next().unwrap()
+            );
             Some(gpu)
         }
         Err(st) => {
@@ -207,8 +210,7 @@ fn child_checks(
         return 12;
     }
     // ... and signs and verifies there (with the keys loaded before the fork).
-    if sign(auto.0, skh) != (PQG_OK, expected.to_vec()) || verify(auto.0, pkh, expected) != PQG_OK
-    {
+    if sign(auto.0, skh) != (PQG_OK, expected.to_vec()) || verify(auto.0, pkh, expected) != PQG_OK {
         return 13;
     }
     // GPU: PQG_ERR_NO_DEVICE, twice (the log line is printed once).

@@ -22,6 +22,13 @@ pub struct Param {
     pub return_size: usize,
 }
 
+/// `OSSL_ITEM`: a number and a pointer (the provider's reason strings).
+#[repr(C)]
+pub struct Item {
+    pub id: c_uint,
+    pub ptr: *const c_void,
+}
+
 /// `OSSL_ALGORITHM`.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -84,6 +91,7 @@ pub const PROVIDER_TEARDOWN: c_int = 1024;
 pub const PROVIDER_GETTABLE_PARAMS: c_int = 1025;
 pub const PROVIDER_GET_PARAMS: c_int = 1026;
 pub const PROVIDER_QUERY_OPERATION: c_int = 1027;
+pub const PROVIDER_GET_REASON_STRINGS: c_int = 1029;
 pub const PROVIDER_GET_CAPABILITIES: c_int = 1030;
 
 // Key management.

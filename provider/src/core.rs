@@ -1,11 +1,15 @@
 //! The functions this provider takes from the core's `in` dispatch table: configuration
-//! parameters, OID registration, and the core BIO calls that encoders and decoders read and
-//! write through. Captured once at load (the core's table is the same for every load in one
-//! process).
+//! parameters, OID registration, the OpenSSL error queue, and the core BIO calls that encoders
+//! and decoders read and write through. Captured once at load (the core's table is the same
+//! for every load in one process).
 
-use crate::abi::{self, BioReadEx, BioWriteEx, CoreGetParams, CoreObjCreate, Dispatch};
+use crate::abi::{
+    self, BioReadEx, BioWriteEx, CoreGetParams, CoreNewError, CoreObjCreate, CoreSetErrorDebug,
+    CoreVsetError, Dispatch,
+};
 use once_cell::sync::OnceCell;
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_void, CStr, CString};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 #[derive(Clone, Copy, Default)]
 pub struct Core {
@@ -13,6 +17,9 @@ pub struct Core {
     pub obj_create: Option<CoreObjCreate>,
     pub bio_read_ex: Option<BioReadEx>,
     pub bio_write_ex: Option<BioWriteEx>,
+    pub new_error: Option<CoreNewError>,
+    pub set_error_debug: Option<CoreSetErrorDebug>,
+    pub vset_error: Option<CoreVsetError>,
 }
 
 static CORE: OnceCell<Core> = OnceCell::new();
@@ -42,6 +49,22 @@ pub unsafe fn capture(in_: *const Dispatch) -> Core {
                         c.bio_read_ex =
                             Some(std::mem::transmute::<unsafe extern "C" fn(), BioReadEx>(f))
                     }
+                    abi::CORE_NEW_ERROR => {
+                        c.new_error = Some(std::mem::transmute::<
+                            unsafe extern "C" fn(),
+                            CoreNewError,
+                        >(f))
+                    }
+                    abi::CORE_SET_ERROR_DEBUG => {
+                        c.set_error_debug = Some(std::mem::transmute::<
+                            unsafe extern "C" fn(),
+                            CoreSetErrorDebug,
+                        >(f))
+                    }
+                    abi::CORE_VSET_ERROR => {
+                        c.vset_error =
+                            Some(std::mem::transmute::<unsafe extern "C" fn(), CoreVsetError>(f))
+                    }
                     abi::BIO_WRITE_EX => {
                         c.bio_write_ex =
                             Some(std::mem::transmute::<unsafe extern "C" fn(), BioWriteEx>(f))
@@ -54,6 +77,40 @@ pub unsafe fn capture(in_: *const Dispatch) -> Core {
     }
     let _ = CORE.set(c);
     c
+}
+
+/// The core's handle for this provider (what the error functions take).
+static HANDLE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Keeps the core's handle (from `OSSL_provider_init`).
+pub fn set_handle(handle: *const c_void) {
+    HANDLE.store(handle.cast_mut(), Ordering::Release);
+}
+
+/// This provider's reason codes on the OpenSSL error queue (`get_reason_strings`).
+pub const REASON_GPU_UNUSABLE: u32 = 1;
+
+/// Puts an error on the calling thread's OpenSSL error queue, as `ERR_raise_data` does:
+/// `reason` (one of this provider's codes) with `text` as its data, and where it was raised.
+pub fn raise(reason: u32, text: &str, file: &'static CStr, line: u32, func: &'static CStr) {
+    let c = core();
+    let (Some(new), Some(vset)) = (c.new_error, c.vset_error) else {
+        return;
+    };
+    let handle = HANDLE.load(Ordering::Acquire).cast_const();
+    // The text is the format: '%' doubled and NULs dropped, it has no conversions, so the
+    // argument list is never read (see `abi::CoreVsetError`); an empty one is passed.
+    let fmt = CString::new(text.replace('%', "%%").replace('\0', "")).unwrap_or_default();
+    let mut no_args = [0u64; 4];
+    // SAFETY: the core's error functions with its handle, NUL-terminated strings that outlive
+    // the calls, and an argument list that a format without conversions never reads.
+    unsafe {
+        new(handle);
+        if let Some(debug) = c.set_error_debug {
+            debug(handle, file.as_ptr(), line as i32, func.as_ptr());
+        }
+        vset(handle, reason, fmt.as_ptr(), no_args.as_mut_ptr().cast());
+    }
 }
 
 fn core() -> Core {

@@ -13,7 +13,9 @@
 //!   The job queues a sign or verify item itself, on OpenSSL's buffers in place; what
 //!   queuing must not do on the job's stack (make a key handle, start the dispatcher's
 //!   threads) a helper thread does first. Encaps and decaps items are queued by the job when
-//!   that only queues, else by a helper thread. Keygen runs alone on a helper thread there.
+//!   that only queues, else by a helper thread. Keygen runs alone on a helper thread there,
+//!   and always on the CPU (one key; and loading a key expands its seed, which must never
+//!   reach for the GPU).
 //! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
 
 use crate::async_job::{self, Done};
@@ -162,7 +164,16 @@ fn engine() -> Result<Engine, Error> {
         .map_or((BackendKind::Auto, Vec::new(), false), |c| {
             (c.backend, c.serve.clone(), c.trace.is_some())
         });
-    let b = pqgpu::select::select(kind)?;
+    let b = match pqgpu::select::select(kind) {
+        Ok(b) => b,
+        Err(e) => {
+            trace_engine(&format!("refused {e:?}"));
+            return Err(e);
+        }
+    };
+    if kind == BackendKind::Auto && b.kind() == BackendKind::Cpu {
+        trace_engine(&format!("{:?}", b.kind()));
+    }
     let s = Arc::new(Serve::new(b.clone()));
     for (o, v) in opts {
         s.config.set(o, v)?;
@@ -177,8 +188,44 @@ fn engine() -> Result<Engine, Error> {
     Ok((b, s))
 }
 
-fn backend() -> Result<Arc<dyn Backend>, Error> {
-    engine().map(|(b, _)| b)
+/// What this process's operations run on: `none` before the first one (nothing chosen, the
+/// GPU untouched), then `cpu` or `gpu`. Never makes the engine.
+pub fn running_on() -> &'static std::ffi::CStr {
+    let Ok(g) = BACKEND.try_lock() else {
+        return c"none";
+    };
+    match g.get() {
+        Some(Some((b, _))) if b.kind() == BackendKind::Gpu => c"gpu",
+        Some(Some(_)) => c"cpu",
+        _ => c"none",
+    }
+}
+
+/// Traces how this process's engine was made when the GPU was not used: "engine Cpu
+/// gpu_unusable=<why>" (AUTO on the CPU) or "engine refused NoDevice gpu_unusable=<why>".
+fn trace_engine(what: &str) {
+    let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| "none given".into());
+    let line = format!("engine {what} gpu_unusable={}\n", why.replace('\n', " "));
+    let mut g = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = g.as_mut().and_then(|c| c.trace.as_mut()) {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// Passes `r` on; when the GPU was unusable (`backend = gpu`), first puts why on the calling
+/// thread's OpenSSL error queue (`ERR_raise_data` through the core).
+fn reported<T>(r: Result<T, Error>) -> Result<T, Error> {
+    if let Err(Error::NoDevice) = r {
+        let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| "no usable GPU".into());
+        crate::core::raise(
+            crate::core::REASON_GPU_UNUSABLE,
+            &format!("backend = gpu: {why}"),
+            c"provider/src/engine.rs",
+            line!(),
+            c"pqgpu",
+        );
+    }
+    r
 }
 
 thread_local! {
@@ -256,10 +303,13 @@ fn run<R: Send + 'static>(
     )
 }
 
-/// ML-DSA.KeyGen_internal from the seed: (pk, sk).
+/// ML-DSA.KeyGen_internal from the seed: (pk, sk). On the CPU, as every single key
+/// generation here: one key is CPU work (the GPU pays only in batches), and importing or
+/// checking a key expands its seed, so loading keys never reaches for the GPU (a pre-fork
+/// server's master that loads them leaves the GPU to its workers).
 pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, SecretKey), Error> {
     run(move || {
-        let b = backend()?;
+        let b = pqgpu::backend::cpu_backend();
         let mut pk = vec![0u8; p.public_key_len()];
         let mut sk = Zeroizing::new(vec![0u8; p.secret_key_len()]);
         let mut st: [Status; 1] = [Ok(())];
@@ -276,7 +326,7 @@ pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, Secret
 /// them while the job is paused, which `async_job::dispatch_queued` returns from only once
 /// the item has reported. Outside jobs: a blocking call.
 pub fn sign(sk: &Handle, msg: &Message<'_>, rnd: &[u8; 32], sig: &mut [u8]) -> Status {
-    async_job::dispatch_queued(
+    reported(async_job::dispatch_queued(
         sig,
         |sig| with_serve(|s| s.sign(KeyArg::Handle(sk), msg, Some(rnd), sig))?,
         |sig, done| {
@@ -289,12 +339,12 @@ pub fn sign(sk: &Handle, msg: &Message<'_>, rnd: &[u8; 32], sig: &mut [u8]) -> S
                 Op::sign(KeyArg::Lent(sk), msg, Some(rnd), sig)
             })
         },
-    )
+    ))
 }
 
 /// Verifies `sig` on `msg`: `Ok(())` valid, `Err(VerifyFailed)` not. As `sign`.
 pub fn verify(pk: &Handle, msg: &Message<'_>, sig: &[u8]) -> Status {
-    async_job::dispatch_queued(
+    reported(async_job::dispatch_queued(
         (),
         |()| with_serve(|s| s.verify(KeyArg::Handle(pk), msg, sig))?,
         |(), done| {
@@ -304,7 +354,7 @@ pub fn verify(pk: &Handle, msg: &Message<'_>, sig: &[u8]) -> Status {
             // SAFETY: as in `sign`.
             queue(done, || unsafe { Op::verify(KeyArg::Lent(pk), msg, sig) })
         },
-    )
+    ))
 }
 
 /// Inside an async job, before its first item is queued there: starts this process's
@@ -418,12 +468,13 @@ fn submit_one<Req, Out, T>(
 // ---- CTRU-Prime (a private-OID KEM) ---------------------------------------------------------
 
 /// CTRU-Prime KeyGen; `seed` = d || z (64 bytes) for a reproducible key, else fresh: (pk, sk).
+/// On the CPU, as `keygen`.
 pub fn kem_keygen(
     p: ctru::ParamSet,
     seed: Option<Zeroizing<[u8; 64]>>,
 ) -> Result<(Vec<u8>, SecretKey), Error> {
     run(move || {
-        let b = backend()?;
+        let b = pqgpu::backend::cpu_backend();
         let mut pk = vec![0u8; p.public_key_len()];
         let mut sk = Zeroizing::new(vec![0u8; p.secret_key_len()]);
         let mut st: [Status; 1] = [Ok(())];
@@ -459,9 +510,9 @@ pub fn kem_encaps(
     coins: Option<Zeroizing<[u8; 32]>>,
 ) -> Result<Encapsulated, Error> {
     let req = EncapsReq { set: p, pk, coins };
-    async_job::dispatch(req, encaps_one, |r, done| {
+    reported(async_job::dispatch(req, encaps_one, |r, done| {
         submit_async(true, move || encaps_async(r, done))
-    })
+    }))
 }
 
 /// CTRU-Prime Decaps: the shared secret (the implicit-rejection key for a wrong ciphertext).
@@ -471,9 +522,9 @@ pub fn kem_decaps(
     ct: Vec<u8>,
 ) -> Result<Zeroizing<Vec<u8>>, Error> {
     let req = DecapsReq { set: p, sk, ct };
-    async_job::dispatch(req, decaps_one, |r, done| {
+    reported(async_job::dispatch(req, decaps_one, |r, done| {
         submit_async(true, move || decaps_async(r, done))
-    })
+    }))
 }
 
 fn encaps_one(r: EncapsReq) -> Result<Encapsulated, Error> {

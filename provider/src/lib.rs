@@ -151,11 +151,14 @@ unsafe extern "C" fn query_operation(
     }
 }
 
-static PROVIDER_GETTABLE: Table<Param, 5> = Table([
+static PROVIDER_GETTABLE: Table<Param, 8> = Table([
     abi::describe(c"name", abi::PARAM_UTF8_PTR),
     abi::describe(c"version", abi::PARAM_UTF8_PTR),
     abi::describe(c"buildinfo", abi::PARAM_UTF8_PTR),
     abi::describe(c"status", abi::PARAM_INTEGER),
+    abi::describe(c"pqgpu-backend", abi::PARAM_UTF8_PTR),
+    abi::describe(c"pqgpu-gpu-unusable", abi::PARAM_UTF8_STRING),
+    abi::describe(c"pqgpu-cuda-pid", abi::PARAM_INTEGER),
     abi::PARAM_END,
 ]);
 
@@ -170,10 +173,17 @@ const VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(
     Err(_) => panic!("version without NUL"),
 };
 
+/// The provider's parameters: OpenSSL's four, and what this process runs on (none of which
+/// touches the GPU): `pqgpu-backend` (`none` until the first operation, then `cpu` or
+/// `gpu`), `pqgpu-gpu-unusable` (why not the GPU, empty when nothing says so) and
+/// `pqgpu-cuda-pid` (the process that initialised the CUDA driver, this one or one it was
+/// forked from; 0: none).
 unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_int {
     guard(0, || {
         // SAFETY: a terminated, writable array from OpenSSL.
         let p = unsafe { Params::new(params) };
+        let cuda_pid = pqgpu::gpu::cuda_initialised_by().unwrap_or(0);
+        let unusable = pqgpu::gpu::unavailable_reason().unwrap_or_default();
         status(
             p.set_utf8(
                 c"name",
@@ -182,14 +192,34 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
             .is_ok()
                 && p.set_utf8(c"version", VERSION).is_ok()
                 && p.set_utf8(c"buildinfo", VERSION).is_ok()
-                && p.set_int(c"status", 1).is_ok(),
+                && p.set_int(c"status", 1).is_ok()
+                && p.set_utf8(c"pqgpu-backend", engine::running_on()).is_ok()
+                && p.set_utf8_copy(c"pqgpu-gpu-unusable", &unusable).is_ok()
+                && p.set_int(c"pqgpu-cuda-pid", cuda_pid as i32).is_ok(),
         )
     })
 }
 
+/// This provider's reason codes, named on the error queue ("pqgpu" is the library).
+static REASONS: Table<abi::Item, 2> = Table([
+    abi::Item {
+        id: core::REASON_GPU_UNUSABLE,
+        ptr: c"GPU unusable".as_ptr().cast(),
+    },
+    abi::Item {
+        id: 0,
+        ptr: ptr::null(),
+    },
+]);
+
+unsafe extern "C" fn get_reason_strings(_provctx: *mut c_void) -> *const abi::Item {
+    REASONS.as_ptr()
+}
+
 unsafe extern "C" fn teardown(_provctx: *mut c_void) {}
 
-static OUT: Table<Dispatch, 6> = Table([
+static OUT: Table<Dispatch, 7> = Table([
+    entry!(abi::PROVIDER_GET_REASON_STRINGS, get_reason_strings),
     entry!(abi::PROVIDER_GET_CAPABILITIES, caps::get_capabilities),
     entry!(abi::PROVIDER_TEARDOWN, teardown),
     entry!(abi::PROVIDER_GETTABLE_PARAMS, gettable_params),
@@ -273,6 +303,7 @@ pub unsafe extern "C" fn OSSL_provider_init(
         }
         // SAFETY: forwarded from OpenSSL.
         let core = unsafe { core::capture(in_) };
+        core::set_handle(handle);
         // SAFETY: as above.
         let cfg = unsafe { config(handle, core.get_params) };
         if engine::configure(cfg.backend.as_deref(), cfg.trace.as_deref(), &cfg.serve).is_err() {

@@ -181,6 +181,34 @@ impl Params {
     }
 
     /// Sets `key` to a static string (`OSSL_PARAM_set_utf8_string` / `_ptr`).
+    /// Sets a UTF-8 string parameter to a copy of `v` (a `PARAM_UTF8_STRING` only: `v` does
+    /// not live long enough to be pointed at).
+    pub fn set_utf8_copy(&self, key: &CStr, v: &str) -> Result<(), BadParam> {
+        let Some(p) = self.find(key) else {
+            return Ok(());
+        };
+        // SAFETY: as in `set_int`.
+        let p = unsafe { &mut *p };
+        if p.data_type != abi::PARAM_UTF8_STRING {
+            return Err(BadParam);
+        }
+        p.return_size = v.len();
+        if p.data.is_null() {
+            return Ok(());
+        }
+        if p.data_size < v.len() {
+            return Err(BadParam);
+        }
+        // SAFETY: data holds data_size writable bytes; the NUL only when it fits.
+        unsafe {
+            ptr::copy_nonoverlapping(v.as_ptr(), p.data as *mut u8, v.len());
+            if p.data_size > v.len() {
+                *(p.data as *mut u8).add(v.len()) = 0;
+            }
+        }
+        Ok(())
+    }
+
     pub fn set_utf8(&self, key: &CStr, v: &'static CStr) -> Result<(), BadParam> {
         let Some(p) = self.find(key) else {
             return Ok(());
