@@ -1,6 +1,7 @@
 //! pqgpu: batched post-quantum cryptography for PKI services.
 //!
 //! * [`mldsa`]: ML-DSA-44/65/87 (FIPS 204) on the CPU, the ground truth for every backend.
+//! * [`slhdsa`]: SLH-DSA, all twelve sets (FIPS 205) on the CPU.
 //! * [`ctru`]: the CTRU-Prime KEM (NTRU over x^n - x - 1).
 //! * [`api`]: the safe call layer (batches and single calls into the caller's buffers) that
 //!   Rust users and the C ABI share.
@@ -19,12 +20,14 @@ pub mod ffi;
 pub mod fuzzing;
 pub mod gpu;
 pub mod mldsa;
+pub mod prehash;
 pub mod process;
 pub mod rng;
 pub mod select;
 pub mod serve;
 pub mod settings;
 pub mod simd;
+pub mod slhdsa;
 
 pub use alg::Alg;
 pub use error::{Error, Status};
