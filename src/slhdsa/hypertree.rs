@@ -31,7 +31,14 @@ pub fn sign(hs: &Hasher, m: &[u8], sk_seed: &[u8], idx_tree: u64, idx_leaf: u32,
 }
 
 /// ht_verify (Alg. 13): whether SIG_HT on `m` leads to `pk_root`.
-pub fn verify(hs: &Hasher, m: &[u8], sig: &[u8], idx_tree: u64, idx_leaf: u32, pk_root: &[u8]) -> bool {
+pub fn verify(
+    hs: &Hasher,
+    m: &[u8],
+    sig: &[u8],
+    idx_tree: u64,
+    idx_leaf: u32,
+    pk_root: &[u8],
+) -> bool {
     let p = hs.params();
     let n = p.n;
     let mut adrs = Adrs::default();

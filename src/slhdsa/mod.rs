@@ -26,12 +26,27 @@ use zeroize::Zeroizing;
 
 /// slh_keygen_internal (Alg. 18) from the 3n-byte seed SK.seed || SK.prf || PK.seed. `pk`
 /// (2n bytes) and `sk` (4n bytes) must have the exact lengths.
-pub fn keygen_internal(p: ParamSet, seed: &[u8], pk: &mut [u8], sk: &mut [u8]) -> Result<(), Error> {
-    if seed.len() != p.seed_len() || pk.len() != p.public_key_len() || sk.len() != p.secret_key_len() {
+pub fn keygen_internal(
+    p: ParamSet,
+    seed: &[u8],
+    pk: &mut [u8],
+    sk: &mut [u8],
+) -> Result<(), Error> {
+    if seed.len() != p.seed_len()
+        || pk.len() != p.public_key_len()
+        || sk.len() != p.secret_key_len()
+    {
         return Err(Error::BadLength);
     }
     let n = p.n();
-    sign::keygen(p.params(), &seed[..n], &seed[n..2 * n], &seed[2 * n..], pk, sk);
+    sign::keygen(
+        p.params(),
+        &seed[..n],
+        &seed[n..2 * n],
+        &seed[2 * n..],
+        pk,
+        sk,
+    );
     Ok(())
 }
 
@@ -45,9 +60,18 @@ pub fn keygen(p: ParamSet, pk: &mut [u8], sk: &mut [u8]) -> Result<(), Error> {
 /// Signs `msg` (any interface) with the 4n-byte secret key. `rnd` is opt_rand (n bytes):
 /// `None` = hedged (fresh OS randomness); PK.seed (`sk[2n..3n]`) = the deterministic variant.
 /// Errors: `BadLength` (sk, rnd, sig or digest length), `InvalidArgument` (context > 255), `Rng`.
-pub fn sign(p: ParamSet, sk: &[u8], msg: &Message<'_>, rnd: Option<&[u8]>, sig: &mut [u8]) -> Result<(), Error> {
+pub fn sign(
+    p: ParamSet,
+    sk: &[u8],
+    msg: &Message<'_>,
+    rnd: Option<&[u8]>,
+    sig: &mut [u8],
+) -> Result<(), Error> {
     let n = p.n();
-    if sk.len() != p.secret_key_len() || sig.len() != p.signature_len() || rnd.is_some_and(|r| r.len() != n) {
+    if sk.len() != p.secret_key_len()
+        || sig.len() != p.signature_len()
+        || rnd.is_some_and(|r| r.len() != n)
+    {
         return Err(Error::BadLength);
     }
     msg.validate()?;

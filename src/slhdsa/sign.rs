@@ -11,7 +11,14 @@ use zeroize::Zeroizing;
 const MAX_M: usize = 49;
 
 /// slh_keygen_internal (Alg. 18): PK.root from the three seeds; writes pk (2n) and sk (4n).
-pub fn keygen(p: Params, sk_seed: &[u8], sk_prf: &[u8], pk_seed: &[u8], pk: &mut [u8], sk: &mut [u8]) {
+pub fn keygen(
+    p: Params,
+    sk_seed: &[u8],
+    sk_prf: &[u8],
+    pk_seed: &[u8],
+    pk: &mut [u8],
+    sk: &mut [u8],
+) {
     let n = p.n;
     let hs = Hasher::new(p, pk_seed);
     let mut adrs = Adrs::default();
@@ -64,7 +71,14 @@ pub fn sign(p: Params, sk: &[u8], msg: &[&[u8]], addrnd: &[u8], sig: &mut [u8]) 
     let (md, idx_tree, idx_leaf) = split_digest(&p, &digest[..p.m]);
     let (sig_fors, sig_ht) = rest.split_at_mut(p.fors_sig_len());
     let mut pk_fors = [0u8; MAX_N];
-    fors::sign(&hs, md, &sk_seed, &fors_adrs(idx_tree, idx_leaf), sig_fors, &mut pk_fors);
+    fors::sign(
+        &hs,
+        md,
+        &sk_seed,
+        &fors_adrs(idx_tree, idx_leaf),
+        sig_fors,
+        &mut pk_fors,
+    );
     hypertree::sign(&hs, &pk_fors[..n], &sk_seed, idx_tree, idx_leaf, sig_ht);
 }
 
@@ -82,6 +96,12 @@ pub fn verify(p: Params, pk: &[u8], msg: &[&[u8]], sig: &[u8]) -> bool {
     let (md, idx_tree, idx_leaf) = split_digest(&p, &digest[..p.m]);
     let (sig_fors, sig_ht) = rest.split_at(p.fors_sig_len());
     let mut pk_fors = [0u8; MAX_N];
-    fors::pk_from_sig(&hs, sig_fors, md, &fors_adrs(idx_tree, idx_leaf), &mut pk_fors);
+    fors::pk_from_sig(
+        &hs,
+        sig_fors,
+        md,
+        &fors_adrs(idx_tree, idx_leaf),
+        &mut pk_fors,
+    );
     hypertree::verify(&hs, &pk_fors[..n], sig_ht, idx_tree, idx_leaf, pk_root)
 }
