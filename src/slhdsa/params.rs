@@ -63,6 +63,11 @@ impl ParamSet {
         ParamSet::Shake256f,
     ];
 
+    /// Position in [`ParamSet::ALL`] (PKCS#11's CKP value minus 1).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// FIPS 205's name, e.g. "SLH-DSA-SHA2-128s" (also ACVP's `parameterSet`).
     pub const fn name(self) -> &'static str {
         match self {
@@ -148,18 +153,18 @@ impl Params {
     }
 
     /// len = len_1 + len_2 WOTS+ chains.
-    pub const fn len(&self) -> usize {
+    pub const fn wots_len(&self) -> usize {
         self.len1() + LEN2
     }
 
     /// Bytes of a WOTS+ signature.
     pub const fn wots_sig_len(&self) -> usize {
-        self.len() * self.n
+        self.wots_len() * self.n
     }
 
     /// Bytes of an XMSS signature (WOTS+ signature and h' authentication nodes).
     pub const fn xmss_sig_len(&self) -> usize {
-        (self.len() + self.hp) * self.n
+        (self.wots_len() + self.hp) * self.n
     }
 
     /// Bytes of a FORS signature (k secret values and k authentication paths of a nodes).

@@ -28,7 +28,7 @@ pub fn base_2b(x: &[u8], b: usize, out: &mut [u32]) {
 /// len_2 checksum digits (Alg. 6 lines 2-9).
 fn digits(hs: &Hasher, m: &[u8], out: &mut [u32; MAX_LEN]) -> usize {
     let p = hs.params();
-    let (len1, len) = (p.len1(), p.len());
+    let (len1, len) = (p.len1(), p.wots_len());
     base_2b(m, LG_W, &mut out[..len1]);
     let mut csum: u32 = out[..len1].iter().map(|&d| W - 1 - d).sum();
     // Left-align the checksum's len_2 * lg_w = 12 bits in two bytes.
@@ -70,7 +70,7 @@ fn compress_pk(hs: &Hasher, adrs: &Adrs, ends: &[u8], out: &mut [u8]) {
 /// wots_pkGen (Alg. 6). `adrs` is a WOTS_HASH address with its key pair set.
 pub fn pk_gen(hs: &Hasher, sk_seed: &[u8], adrs: &mut Adrs, out: &mut [u8]) {
     let p = hs.params();
-    let (n, len) = (p.n, p.len());
+    let (n, len) = (p.n, p.wots_len());
     let mut ends = [0u8; MAX_LEN * MAX_N];
     for i in 0..len {
         let x = &mut ends[i * n..(i + 1) * n];
