@@ -26,6 +26,8 @@ pub mod store;
 pub mod token;
 
 use ck::*;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// The one slot's id.
@@ -39,14 +41,38 @@ pub struct Module {
 }
 
 static MODULE: RwLock<Option<Arc<Module>>> = RwLock::new(None);
+/// Advanced by every C_Initialize and C_Finalize: a thread's kept module of another epoch is
+/// not used.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The module as this thread last saw it: (epoch, module). Every call needs the module;
+    /// keeping it here spares the shared lock (256 signing threads would all take it).
+    static KEPT: RefCell<Option<(u64, Arc<Module>)>> = const { RefCell::new(None) };
+}
 
 /// The initialised module, or CKR_CRYPTOKI_NOT_INITIALIZED.
 pub fn module() -> Rv<Arc<Module>> {
-    MODULE
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
-        .ok_or(CKR_CRYPTOKI_NOT_INITIALIZED)
+    let epoch = EPOCH.load(Ordering::Acquire);
+    let kept = KEPT.try_with(|k| match &*k.borrow() {
+        Some((e, m)) if *e == epoch => Some(m.clone()),
+        _ => None,
+    });
+    if let Ok(Some(m)) = kept {
+        return Ok(m);
+    }
+    let g = MODULE.read().unwrap_or_else(|e| e.into_inner());
+    let m = g.clone().ok_or(CKR_CRYPTOKI_NOT_INITIALIZED)?;
+    // Read under the lock: C_Initialize and C_Finalize change both under its write side.
+    let epoch = EPOCH.load(Ordering::Acquire);
+    drop(g);
+    let _ = KEPT.try_with(|k| *k.borrow_mut() = Some((epoch, m.clone())));
+    Ok(m)
+}
+
+/// Called with MODULE's write lock held, whenever it changes.
+pub(crate) fn new_epoch() {
+    EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
 /// One line on stderr, prefixed with the module's name.

@@ -14,6 +14,9 @@ pub struct Session {
     pub find: Option<Vec<CK_OBJECT_HANDLE>>,
     pub sign: Option<mldsa::Op>,
     pub verify: Option<mldsa::Op>,
+    /// Message-based operations (C_MessageSignInit, C_MessageVerifyInit).
+    pub msg_sign: Option<mldsa::Op>,
+    pub msg_verify: Option<mldsa::Op>,
 }
 
 /// (read-write?, the session)

@@ -54,6 +54,7 @@ pub unsafe extern "C" fn C_Initialize(args: *mut std::ffi::c_void) -> CK_RV {
             token: RwLock::new(tok),
             sessions: Default::default(),
         }));
+        crate::new_epoch();
         Ok(())
     })
 }
@@ -66,11 +67,12 @@ pub unsafe extern "C" fn C_Finalize(reserved: *mut std::ffi::c_void) -> CK_RV {
         if !reserved.is_null() {
             return Err(CKR_ARGUMENTS_BAD);
         }
-        let m = MODULE
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or(CKR_CRYPTOKI_NOT_INITIALIZED)?;
+        let m = {
+            let mut g = MODULE.write().unwrap_or_else(|e| e.into_inner());
+            let m = g.take().ok_or(CKR_CRYPTOKI_NOT_INITIALIZED)?;
+            crate::new_epoch();
+            m
+        };
         m.sessions.close_all();
         m.token_write().logout();
         engine::reset();

@@ -67,16 +67,10 @@ mod unsupported {
         C_DecryptMessageBegin(CK_SESSION_HANDLE, *mut c_void, CK_ULONG, *mut CK_BYTE, CK_ULONG);
         C_DecryptMessageNext(CK_SESSION_HANDLE, *mut c_void, CK_ULONG, *mut CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG, CK_FLAGS);
         C_MessageDecryptFinal(CK_SESSION_HANDLE);
-        C_MessageSignInit(CK_SESSION_HANDLE, *mut CK_MECHANISM, CK_OBJECT_HANDLE);
-        C_SignMessage(CK_SESSION_HANDLE, *mut c_void, CK_ULONG, *mut CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG);
         C_SignMessageBegin(CK_SESSION_HANDLE, *mut c_void, CK_ULONG);
         C_SignMessageNext(CK_SESSION_HANDLE, *mut c_void, CK_ULONG, *mut CK_BYTE, CK_ULONG, *mut CK_BYTE, *mut CK_ULONG);
-        C_MessageSignFinal(CK_SESSION_HANDLE);
-        C_MessageVerifyInit(CK_SESSION_HANDLE, *mut CK_MECHANISM, CK_OBJECT_HANDLE);
-        C_VerifyMessage(CK_SESSION_HANDLE, *mut c_void, CK_ULONG, *mut CK_BYTE, CK_ULONG, *mut CK_BYTE, CK_ULONG);
         C_VerifyMessageBegin(CK_SESSION_HANDLE, *mut c_void, CK_ULONG);
         C_VerifyMessageNext(CK_SESSION_HANDLE, *mut c_void, CK_ULONG, *mut CK_BYTE, CK_ULONG, *mut CK_BYTE, CK_ULONG);
-        C_MessageVerifyFinal(CK_SESSION_HANDLE);
         C_VerifySignatureInit(CK_SESSION_HANDLE, *mut CK_MECHANISM, CK_OBJECT_HANDLE, *mut CK_BYTE, CK_ULONG);
         C_VerifySignature(CK_SESSION_HANDLE, *mut CK_BYTE, CK_ULONG);
         C_VerifySignatureUpdate(CK_SESSION_HANDLE, *mut CK_BYTE, CK_ULONG);
@@ -174,16 +168,16 @@ static V3_2: CK_FUNCTION_LIST_3_2 = CK_FUNCTION_LIST_3_2 {
     C_DecryptMessageBegin: Some(unsupported::C_DecryptMessageBegin),
     C_DecryptMessageNext: Some(unsupported::C_DecryptMessageNext),
     C_MessageDecryptFinal: Some(unsupported::C_MessageDecryptFinal),
-    C_MessageSignInit: Some(unsupported::C_MessageSignInit),
-    C_SignMessage: Some(unsupported::C_SignMessage),
+    C_MessageSignInit: Some(super::sign::C_MessageSignInit),
+    C_SignMessage: Some(super::sign::C_SignMessage),
     C_SignMessageBegin: Some(unsupported::C_SignMessageBegin),
     C_SignMessageNext: Some(unsupported::C_SignMessageNext),
-    C_MessageSignFinal: Some(unsupported::C_MessageSignFinal),
-    C_MessageVerifyInit: Some(unsupported::C_MessageVerifyInit),
-    C_VerifyMessage: Some(unsupported::C_VerifyMessage),
+    C_MessageSignFinal: Some(super::sign::C_MessageSignFinal),
+    C_MessageVerifyInit: Some(super::sign::C_MessageVerifyInit),
+    C_VerifyMessage: Some(super::sign::C_VerifyMessage),
     C_VerifyMessageBegin: Some(unsupported::C_VerifyMessageBegin),
     C_VerifyMessageNext: Some(unsupported::C_VerifyMessageNext),
-    C_MessageVerifyFinal: Some(unsupported::C_MessageVerifyFinal),
+    C_MessageVerifyFinal: Some(super::sign::C_MessageVerifyFinal),
     C_EncapsulateKey: Some(super::kem::C_EncapsulateKey),
     C_DecapsulateKey: Some(super::kem::C_DecapsulateKey),
     C_VerifySignatureInit: Some(unsupported::C_VerifySignatureInit),
@@ -282,16 +276,16 @@ static V3_0: CK_FUNCTION_LIST_3_0 = CK_FUNCTION_LIST_3_0 {
     C_DecryptMessageBegin: Some(unsupported::C_DecryptMessageBegin),
     C_DecryptMessageNext: Some(unsupported::C_DecryptMessageNext),
     C_MessageDecryptFinal: Some(unsupported::C_MessageDecryptFinal),
-    C_MessageSignInit: Some(unsupported::C_MessageSignInit),
-    C_SignMessage: Some(unsupported::C_SignMessage),
+    C_MessageSignInit: Some(super::sign::C_MessageSignInit),
+    C_SignMessage: Some(super::sign::C_SignMessage),
     C_SignMessageBegin: Some(unsupported::C_SignMessageBegin),
     C_SignMessageNext: Some(unsupported::C_SignMessageNext),
-    C_MessageSignFinal: Some(unsupported::C_MessageSignFinal),
-    C_MessageVerifyInit: Some(unsupported::C_MessageVerifyInit),
-    C_VerifyMessage: Some(unsupported::C_VerifyMessage),
+    C_MessageSignFinal: Some(super::sign::C_MessageSignFinal),
+    C_MessageVerifyInit: Some(super::sign::C_MessageVerifyInit),
+    C_VerifyMessage: Some(super::sign::C_VerifyMessage),
     C_VerifyMessageBegin: Some(unsupported::C_VerifyMessageBegin),
     C_VerifyMessageNext: Some(unsupported::C_VerifyMessageNext),
-    C_MessageVerifyFinal: Some(unsupported::C_MessageVerifyFinal),
+    C_MessageVerifyFinal: Some(super::sign::C_MessageVerifyFinal),
 };
 
 static V2: CK_FUNCTION_LIST = CK_FUNCTION_LIST {

@@ -16,12 +16,16 @@ use crate::{engine, module};
 enum Role {
     Sign,
     Verify,
+    MessageSign,
+    MessageVerify,
 }
 
 fn slot(s: &mut Session, r: Role) -> &mut Option<mldsa::Op> {
     match r {
         Role::Sign => &mut s.sign,
         Role::Verify => &mut s.verify,
+        Role::MessageSign => &mut s.msg_sign,
+        Role::MessageVerify => &mut s.msg_verify,
     }
 }
 
@@ -62,8 +66,8 @@ unsafe fn init(
         o
     };
     let (class, usage) = match r {
-        Role::Sign => (CKO_PRIVATE_KEY, CKA_SIGN),
-        Role::Verify => (CKO_PUBLIC_KEY, CKA_VERIFY),
+        Role::Sign | Role::MessageSign => (CKO_PRIVATE_KEY, CKA_SIGN),
+        Role::Verify | Role::MessageVerify => (CKO_PUBLIC_KEY, CKA_VERIFY),
     };
     if o.class() != class || o.key_type() != CKK_ML_DSA {
         return Err(CKR_KEY_TYPE_INCONSISTENT);
@@ -275,4 +279,123 @@ pub unsafe extern "C" fn C_VerifyFinal(
 ) -> CK_RV {
     // SAFETY: the caller's promise.
     guard(|| unsafe { finish_verify(s, None, sig, sn) })
+}
+
+// ---- message-based signing and verification (PKCS#11 3.0) ------------------------------------
+
+/// # Safety
+/// See [`init`].
+#[no_mangle]
+pub unsafe extern "C" fn C_MessageSignInit(
+    s: CK_SESSION_HANDLE,
+    mech: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    // SAFETY: the caller's promise.
+    guard(|| unsafe { init(s, mech, key, Role::MessageSign) })
+}
+
+/// The operation for one message: the message-based operation stays in the session.
+///
+/// # Safety
+/// `param` holds `plen` bytes, as [`mldsa::Op::for_message`] requires.
+unsafe fn message_op(
+    s: CK_SESSION_HANDLE,
+    r: Role,
+    param: *mut std::ffi::c_void,
+    plen: CK_ULONG,
+) -> Rv<mldsa::Op> {
+    let m = module()?;
+    m.sessions.with(s, |ses| {
+        let op = slot(ses, r).as_ref().ok_or(CKR_OPERATION_NOT_INITIALIZED)?;
+        // SAFETY: the caller's promise.
+        unsafe { op.for_message(param, plen) }
+    })
+}
+
+/// Signs one message (length query and short buffer as in C_Sign); the message-based
+/// operation goes on until C_MessageSignFinal.
+///
+/// # Safety
+/// `param` holds `plen` bytes; `data` `n` bytes; `sig`, `len` by the length convention.
+#[no_mangle]
+pub unsafe extern "C" fn C_SignMessage(
+    s: CK_SESSION_HANDLE,
+    param: *mut std::ffi::c_void,
+    plen: CK_ULONG,
+    data: *mut CK_BYTE,
+    n: CK_ULONG,
+    sig: *mut CK_BYTE,
+    len: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        // SAFETY: the caller's promise.
+        let op = unsafe { message_op(s, Role::MessageSign, param, plen) }?;
+        // SAFETY: the caller's promise.
+        let Some(out) = (unsafe { output(sig, len, op.signature_len()) })? else {
+            return Ok(());
+        };
+        // SAFETY: the caller's promise.
+        let msg = unsafe { input(data, n) }?;
+        engine::with(|e| op.sign(e, msg, out))?
+    })
+}
+
+/// # Safety
+/// Always safe to call; the session handle is checked.
+#[no_mangle]
+pub unsafe extern "C" fn C_MessageSignFinal(s: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| {
+        let m = module()?;
+        m.sessions.with(s, |ses| {
+            ses.msg_sign.take().ok_or(CKR_OPERATION_NOT_INITIALIZED)?;
+            Ok(())
+        })
+    })
+}
+
+/// # Safety
+/// See [`init`].
+#[no_mangle]
+pub unsafe extern "C" fn C_MessageVerifyInit(
+    s: CK_SESSION_HANDLE,
+    mech: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    // SAFETY: the caller's promise.
+    guard(|| unsafe { init(s, mech, key, Role::MessageVerify) })
+}
+
+/// # Safety
+/// `param` holds `plen` bytes; `data` `n` bytes; `sig` `sn` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn C_VerifyMessage(
+    s: CK_SESSION_HANDLE,
+    param: *mut std::ffi::c_void,
+    plen: CK_ULONG,
+    data: *mut CK_BYTE,
+    n: CK_ULONG,
+    sig: *mut CK_BYTE,
+    sn: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        // SAFETY: the caller's promise.
+        let op = unsafe { message_op(s, Role::MessageVerify, param, plen) }?;
+        // SAFETY: the caller's promise.
+        let (msg, sig) = unsafe { (input(data, n)?, input(sig, sn)?) };
+        engine::with(|e| op.verify(e, msg, sig))?
+    })
+}
+
+/// # Safety
+/// Always safe to call; the session handle is checked.
+#[no_mangle]
+pub unsafe extern "C" fn C_MessageVerifyFinal(s: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| {
+        let m = module()?;
+        m.sessions.with(s, |ses| {
+            ses.msg_verify.take().ok_or(CKR_OPERATION_NOT_INITIALIZED)?;
+            Ok(())
+        })
+    })
 }

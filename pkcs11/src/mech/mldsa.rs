@@ -71,6 +71,7 @@ pub enum Input {
 
 /// A signing or verification operation, from its Init call to its end.
 pub struct Op {
+    pub mechanism: CK_MECHANISM_TYPE,
     pub key: Key,
     pub set: ParamSet,
     pub input: Input,
@@ -192,6 +193,7 @@ pub unsafe fn start(mech: &CK_MECHANISM, key: Key, set: ParamSet) -> Rv<Op> {
         return Err(CKR_MECHANISM_INVALID);
     };
     Ok(Op {
+        mechanism: m,
         key,
         set,
         input,
@@ -202,6 +204,34 @@ pub unsafe fn start(mech: &CK_MECHANISM, key: Key, set: ParamSet) -> Rv<Op> {
 }
 
 impl Op {
+    /// The operation for one message of a message-based operation (C_SignMessage,
+    /// C_VerifyMessage): the message's own parameter (a CK_SIGN_ADDITIONAL_CONTEXT, or for
+    /// CKM_HASH_ML_DSA a CK_HASH_SIGN_ADDITIONAL_CONTEXT) replaces the one given at Init; with
+    /// none, Init's applies.
+    ///
+    /// # Safety
+    /// `param` holds `len` bytes (or is NULL with `len` 0), as [`start`] requires.
+    pub unsafe fn for_message(&self, param: *mut std::ffi::c_void, len: CK_ULONG) -> Rv<Op> {
+        if param.is_null() && len == 0 {
+            return Ok(Op {
+                mechanism: self.mechanism,
+                key: self.key.clone(),
+                set: self.set,
+                input: self.input,
+                ctx: self.ctx.clone(),
+                deterministic: self.deterministic,
+                parts: None,
+            });
+        }
+        let mech = CK_MECHANISM {
+            mechanism: self.mechanism,
+            pParameter: param,
+            ulParameterLen: len,
+        };
+        // SAFETY: the caller's promise.
+        unsafe { start(&mech, self.key.clone(), self.set) }
+    }
+
     pub fn signature_len(&self) -> usize {
         self.set.signature_len()
     }
