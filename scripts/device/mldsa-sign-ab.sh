@@ -67,12 +67,12 @@ import re, sys, collections
 # Per kernel: launches, total duration, and the last launch's occupancy and registers.
 cur = None; agg = collections.OrderedDict()
 for line in open(sys.argv[1], errors="replace"):
-    m = re.match(r"\s+(\w+)\(.*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)", line)
+    m = re.match(r"\s+(\w+)\b.*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)", line)
     if m: cur = agg.setdefault(m.group(1), {"n": 0, "us": 0.0}); cur["n"] += 1; continue
     if cur is None: continue
     m = re.match(r"\s+Duration\s+(\w+)\s+([\d.,]+)", line)
     if m:
-        v = float(m.group(2).replace(",", "")); cur["us"] += v / 1000 if m.group(1) == "ns" else v * 1000 if m.group(1) == "ms" else v
+        v = float(m.group(2).replace(",", "")); cur["us"] += v * {"n": 1e-3, "u": 1, "m": 1e3, "s": 1e6}.get(m.group(1)[0], 1)
     for key, pat in (("regs", r"\s+Registers Per Thread\s+\S+\s+([\d.,]+)"), ("occ", r"\s+Achieved Occupancy\s+%\s+([\d.,]+)"), ("sm", r"\s+Compute \(SM\) Throughput\s+%\s+([\d.,]+)"), ("mem", r"\s+Memory Throughput\s+%\s+([\d.,]+)")):
         m = re.match(pat, line)
         if m: cur[key] = m.group(1)
