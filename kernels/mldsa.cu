@@ -95,6 +95,15 @@ __device__ __forceinline__ void absorb_rho_prime(u64 A[25], const u64 *kin) {
 #else
 #define ST_BOUNDS __launch_bounds__(ST)
 #endif
+// Minimum resident blocks of the polynomial kernels per SM. The swizzled shared-memory
+// layout (see sw) computes each lane's exchange addresses instead of taking them as immediate
+// offsets; left free, ptxas keeps them in 48-60 registers (4-5 blocks of 256 threads per SM).
+// 6 caps them at 40 (75 % occupancy) with at most a few words spilled; 8 (32 registers)
+// spills tens of bytes per thread.
+#ifndef NT_MIN_BLOCKS
+#define NT_MIN_BLOCKS 6
+#endif
+#define NT_BOUNDS __launch_bounds__(NT, NT_MIN_BLOCKS)
 #define ATT_NONE 0xFFFFFFFFu // best attempt: still pending
 #define ATT_SKIP 0xFFFFFFFEu // best attempt: never scheduled (bad key, gave up)
 // Most signing attempts per task: FIPS 204 Appendix C (Table 3)'s minimum loop limits, the
@@ -245,31 +254,41 @@ __device__ __forceinline__ void store_c(i32 *poly, int lane, const i32 *r) {
 
 // Three forward levels on a lane's 8 coefficients r[m], wide to narrow: pairs 4 apart with
 // zeta z[z4], 2 apart with z[z2 + m / 4], 1 apart with z[z1 + m / 2]; z4 < 0 skips the first.
+// z2 is even and z1 a multiple of 4 at every call, so a lane's zetas of the two narrow levels
+// come as one 8-byte and one 16-byte load (in arrangement C, where each lane has its own,
+// word loads would conflict 2- and 4-way).
 __device__ __forceinline__ void ct_levels(i32 *r, const i32 *z, int z4, int z2, int z1) {
   if (z4 >= 0) {
 #pragma unroll
     for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[z4]);
   }
-#pragma unroll
-  for (int m = 0; m < 8; m += 4) {
-    ct(r[m], r[m + 2], z[z2 + (m >> 2)]);
-    ct(r[m + 1], r[m + 3], z[z2 + (m >> 2)]);
-  }
-#pragma unroll
-  for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[z1 + (m >> 1)]);
+  const int2 zb = *(const int2 *)(z + z2);
+  ct(r[0], r[2], zb.x);
+  ct(r[1], r[3], zb.x);
+  ct(r[4], r[6], zb.y);
+  ct(r[5], r[7], zb.y);
+  const int4 zc = *(const int4 *)(z + z1);
+  ct(r[0], r[1], zc.x);
+  ct(r[2], r[3], zc.y);
+  ct(r[4], r[5], zc.z);
+  ct(r[6], r[7], zc.w);
 }
 
 // Three inverse levels, narrow to wide (Alg. 42 walks the zeta table backwards): pairs 1
 // apart with q - z[z1 - m / 2], 2 apart with q - z[z2 - m / 4], 4 apart with q - z[z4];
-// z4 < 0 skips the last.
+// z4 < 0 skips the last. z1 - 3 is a multiple of 4 and z2 - 1 even at every call: vector
+// loads as in ct_levels.
 __device__ __forceinline__ void gs_levels(i32 *r, const i32 *z, int z1, int z2, int z4) {
-#pragma unroll
-  for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[z1 - (m >> 1)]);
-#pragma unroll
-  for (int m = 0; m < 8; m += 4) {
-    gs(r[m], r[m + 2], Q - z[z2 - (m >> 2)]);
-    gs(r[m + 1], r[m + 3], Q - z[z2 - (m >> 2)]);
-  }
+  const int4 zc = *(const int4 *)(z + z1 - 3); // z[z1 - 3 .. z1]
+  gs(r[0], r[1], Q - zc.w);
+  gs(r[2], r[3], Q - zc.z);
+  gs(r[4], r[5], Q - zc.y);
+  gs(r[6], r[7], Q - zc.x);
+  const int2 zb = *(const int2 *)(z + z2 - 1); // z[z2 - 1 .. z2]
+  gs(r[0], r[2], Q - zb.y);
+  gs(r[1], r[3], Q - zb.y);
+  gs(r[4], r[6], Q - zb.x);
+  gs(r[5], r[7], Q - zb.x);
   if (z4 >= 0) {
 #pragma unroll
     for (int m = 0; m < 4; ++m) gs(r[m], r[m + 4], Q - z[z4]);
@@ -565,7 +584,7 @@ extern "C" __global__ void ST_BOUNDS keygen_seed(const u8 *xi, u8 *seeds, u32 n)
 }
 
 // t = NTT^-1(A o NTT(s1)) + s2, Power2Round, pkEncode and skEncode without tr.
-extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, const u32 *a, const i32 *s, u8 *pk, u8 *sk, u32 n) {
+extern "C" __global__ void NT_BOUNDS keygen_main(const u8 *seeds, const u32 *a, const i32 *s, u8 *pk, u8 *sk, u32 n) {
   __shared__ __align__(16) i32 z[N], s1h[L * N], t[K * N], v0[N], v1[N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x, st = sw(tid);
@@ -648,7 +667,7 @@ extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n)
 
 // skDecode (Alg. 25) and NTTs of s1, s2, t0, once per distinct key of the chunk; kbad[key]
 // = 1 for keys whose s1/s2 fields are out of [-eta, eta] (BadKey).
-extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
+extern "C" __global__ void NT_BOUNDS sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
   __shared__ __align__(16) i32 z[N], p[(L + 2 * K) * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
@@ -741,7 +760,7 @@ extern "C" __global__ void ST_BOUNDS expand_mask(const u8 *rhopp, const u32 *ent
 }
 
 // w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)).
-extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
+extern "C" __global__ void NT_BOUNDS sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
   __shared__ __align__(16) i32 z[N], yh[L * N], acc[K * N];
   const u32 e = blockIdx.x;
   if (e >= *count) return;
@@ -779,7 +798,7 @@ extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *c
 
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
 // lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
-extern "C" __global__ void __launch_bounds__(NT) sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
+extern "C" __global__ void NT_BOUNDS sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
   __shared__ __align__(16) i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
   __shared__ u8 hs[K * N];
   __shared__ int hcount[K];
@@ -858,7 +877,7 @@ extern "C" __global__ void __launch_bounds__(NT) sign_z(const u32 *kidx, const i
 }
 
 // Copies each task's winning slot (smallest successful attempt) to its output.
-extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task, const u32 *ent_att, const u32 *count, const u32 *best, const u8 *ok, const u8 *slot, u8 *sig_out) {
+extern "C" __global__ void NT_BOUNDS sign_commit(const u32 *ent_task, const u32 *ent_att, const u32 *count, const u32 *best, const u8 *ok, const u8 *slot, u8 *sig_out) {
   const u32 e = blockIdx.x;
   if (e >= *count || !ok[e]) return;
   const u32 task = ent_task[e];
@@ -934,7 +953,7 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *tr, con
 
 // w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
 // hbuf = mu || w1Encode(w1'); also the ||z|| check.
-extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u32 *kidx, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
+extern "C" __global__ void NT_BOUNDS verify_w(const u32 *a, const u32 *kidx, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
   __shared__ __align__(16) i32 z[N], zh[L * N], ch[N], th[K * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x, st = sw(tid);
