@@ -49,7 +49,7 @@ inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 #define __forceinline__ inline
 #define __constant__
 #define __shared__ static
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
 // The warp's own barrier: the one-warp-per-polynomial NTT (NTT_FORM=1) has warps calling it
