@@ -2,6 +2,7 @@
 //!
 //! * [`mldsa`]: ML-DSA-44/65/87 (FIPS 204) on the CPU, the ground truth for every backend.
 //! * [`slhdsa`]: SLH-DSA, all twelve sets (FIPS 205) on the CPU.
+//! * [`mlkem`]: ML-KEM-512/768/1024 (FIPS 203) on the CPU.
 //! * [`ctru`]: the CTRU-Prime KEM (NTRU over x^n - x - 1).
 //! * [`api`]: the safe call layer (batches and single calls into the caller's buffers) that
 //!   Rust users and the C ABI share.
@@ -20,6 +21,7 @@ pub mod ffi;
 pub mod fuzzing;
 pub mod gpu;
 pub mod mldsa;
+pub mod mlkem;
 pub mod prehash;
 pub mod process;
 pub mod rng;
