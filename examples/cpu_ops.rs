@@ -44,7 +44,7 @@ fn main() {
     let which = args.get(2).map(String::as_str).unwrap_or("both");
     let algs = args.get(3).map(String::as_str).unwrap_or("all");
     let only = args.get(4).map(String::as_str);
-    let timed = |op: &str| only.map_or(true, |o| o == op);
+    let timed = |op: &str| only.is_none_or(|o| o == op);
     let paths: &[bool] = match which {
         "portable" => &[false],
         "simd" => &[true],

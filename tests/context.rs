@@ -183,7 +183,7 @@ fn child() {
     match value.as_str() {
         "cuda" => {
             for _ in 0..2 {
-                let mut c = 0x1 as *mut pqg_context;
+                let mut c = std::ptr::dangling_mut::<pqg_context>();
                 assert_eq!(
                     unsafe { pqg_context_new(AUTO, &mut c) },
                     PQG_ERR_INVALID_ARGUMENT

@@ -184,7 +184,7 @@ fn context_new_checks_its_arguments() {
         unsafe { pqg_context_new(PQG_BACKEND_CPU, null_mut()) },
         PQG_ERR_NULL_POINTER
     );
-    let mut c = 0x1 as *mut pqg_context;
+    let mut c = std::ptr::dangling_mut::<pqg_context>();
     assert_eq!(
         unsafe { pqg_context_new(7, &mut c) },
         PQG_ERR_INVALID_ARGUMENT
@@ -960,7 +960,7 @@ fn mldsa_batch_with_mixed_good_and_bad_items() {
 fn batch_call_shape_errors_fail_the_whole_call() {
     let ctx = Ctx::cpu();
     let mut st = [PQG_PENDING; 1];
-    let mut job = 0x1 as *mut pqg_job;
+    let mut job = std::ptr::dangling_mut::<pqg_job>();
     let req = pqg_verify_request {
         pk: null(),
         msg: null(),

@@ -215,7 +215,7 @@ fn child_checks(
     }
     // GPU: PQG_ERR_NO_DEVICE, twice (the log line is printed once).
     for _ in 0..2 {
-        let mut c = 0x1 as *mut pqg_context;
+        let mut c = std::ptr::dangling_mut::<pqg_context>();
         if unsafe { pqg_context_new(GPU, &mut c) } != PQG_ERR_NO_DEVICE || !c.is_null() {
             return 14;
         }

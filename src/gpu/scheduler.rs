@@ -152,7 +152,7 @@ impl KeyLens {
         let n = statuses.len();
         let fits = pks.len() == n * self.pk
             && sks.len() == n * self.sk
-            && !seeds.is_some_and(|s| s.len() != n * self.seed);
+            && seeds.is_none_or(|s| s.len() == n * self.seed);
         if !fits {
             statuses.iter_mut().for_each(|s| *s = Err(Error::BadLength));
         }
