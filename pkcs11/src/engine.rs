@@ -4,6 +4,9 @@
 //! token leaves the GPU to its workers), then shared by every session. Concurrent `C_Sign`,
 //! `C_Verify` and `C_DecapsulateKey` calls from many sessions go through the dispatcher, which
 //! merges them into backend batches (keys are pqgpu key handles, expanded once per object).
+//! Single key generation (C_GenerateKeyPair, and the seed of an imported key) runs on the CPU
+//! backend: one key gains nothing from a GPU launch, and making or loading keys never reaches
+//! for the GPU, so a pre-fork server's master may do both.
 
 use crate::ck::*;
 use pqgpu::backend::{Backend, BackendKind};
@@ -83,7 +86,8 @@ pub fn get() -> Rv<Engine> {
             (c.kind, c.opts.clone())
         });
     let backend = pqgpu::select::select(kind).map_err(|e| {
-        crate::log(&format!("backend {kind:?} unavailable: {}", e.message()));
+        let why = pqgpu::gpu::unavailable_reason().unwrap_or_else(|| e.message().to_string());
+        crate::log(&format!("backend {kind:?} unavailable: {why}"));
         CKR_DEVICE_ERROR
     })?;
     let serve = Arc::new(Serve::new(backend.clone()));

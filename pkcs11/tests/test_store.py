@@ -160,3 +160,34 @@ print("loaded")
                        capture_output=True, text=True)
     assert r.stdout.strip() == str(PyKCS11.CKR_GENERAL_ERROR), (r.stdout, r.stderr)
     assert "pqgpu-pkcs11: configuration" in r.stderr
+
+
+def test_gpu_backend_keys_load_without_the_gpu_and_a_refused_gpu_is_a_device_error():
+    """backend = gpu: C_Initialize, token set-up and key generation never reach for the GPU
+    (they run on the CPU); the first signature does. Where no GPU is usable that is
+    CKR_DEVICE_ERROR with the reason on stderr; where one is, the signature verifies."""
+    d = tempfile.mkdtemp(prefix="pqgpu-p11-gpu-")
+    conf = write_config(d, backend="gpu")
+    init_token(conf)
+    code = f"""
+import PyKCS11, struct
+lib = PyKCS11.PyKCS11Lib(); lib.load({MODULE!r})
+s = lib.openSession(lib.getSlotList()[0], PyKCS11.CKF_RW_SESSION | PyKCS11.CKF_SERIAL_SESSION)
+s.login({USER_PIN!r})
+pub, priv = s.generateKeyPair(
+    [(PyKCS11.CKA_CLASS, PyKCS11.CKO_PUBLIC_KEY), (0x61d, struct.pack("L", 1))],
+    [(PyKCS11.CKA_CLASS, PyKCS11.CKO_PRIVATE_KEY)], PyKCS11.Mechanism(0x1c))
+print("keys made", flush=True)
+try:
+    sig = s.sign(priv, b"m", PyKCS11.Mechanism(0x1d))
+    print("verified" if s.verify(pub, b"m", sig, PyKCS11.Mechanism(0x1d)) else "bad")
+except PyKCS11.PyKCS11Error as e:
+    print("rv", e.value)
+"""
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PQGPU_PKCS11_CONF=conf),
+                       capture_output=True, text=True)
+    lines = r.stdout.split()
+    assert r.stdout.startswith("keys made"), (r.stdout, r.stderr)
+    if "verified" not in lines:
+        assert r.stdout.split("\n")[1] == f"rv {PyKCS11.CKR_DEVICE_ERROR}", (r.stdout, r.stderr)
+        assert "pqgpu-pkcs11: backend Gpu unavailable:" in r.stderr

@@ -6,8 +6,8 @@ use crate::ck::*;
 use crate::fns::object::{may_write, MLDSA_USES};
 use crate::keys::{self, Origin};
 use crate::mech::mldsa;
+use crate::module;
 use crate::object::{Object, Secret};
-use crate::{engine, module};
 use zeroize::Zeroizing;
 
 /// CKM_ML_DSA_KEY_PAIR_GEN: the parameter set comes from the public template (the private
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
             may_write(&t, rw, pub_obj.is_token(), pub_obj.is_private())?;
             may_write(&t, rw, priv_obj.is_token(), priv_obj.is_private())?;
         }
-        let (pk, sk, seed) = mldsa::generate(&engine::get()?, set)?;
+        let (pk, sk, seed) = mldsa::generate(set)?;
         pa.insert(CKA_VALUE, pk);
         let secret = Secret::Clear(Zeroizing::new(vec![(CKA_VALUE, sk), (CKA_SEED, seed)]));
         let mut t = m.token_write();

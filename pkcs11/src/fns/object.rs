@@ -5,9 +5,9 @@ use crate::attr::{read_template, Given};
 use crate::ck::*;
 use crate::keys::{self, Origin, Uses};
 use crate::mech::mldsa;
+use crate::module;
 use crate::object::{Object, Secret, SECRET_ATTRS};
 use crate::token::{Login, Token};
-use crate::{engine, module};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -87,13 +87,7 @@ pub unsafe extern "C" fn C_CreateObject(
                 Origin::Imported,
                 &[CKA_VALUE, CKA_SEED],
             )?;
-            let e = if g.has(CKA_SEED) {
-                Some(engine::get()?)
-            } else {
-                None
-            };
-            let (sk, seed) =
-                mldsa::import_private(e.as_ref(), set, g.bytes(CKA_VALUE), g.bytes(CKA_SEED))?;
+            let (sk, seed) = mldsa::import_private(set, g.bytes(CKA_VALUE), g.bytes(CKA_SEED))?;
             let mut secret = vec![(CKA_VALUE, sk)];
             if let Some(seed) = seed {
                 secret.push((CKA_SEED, seed));

@@ -46,16 +46,21 @@ pub fn key_size_range() -> (CK_ULONG, CK_ULONG) {
 /// A fresh key pair: (public key, secret key, seed xi).
 pub type Pair = (Vec<u8>, Zeroizing<Vec<u8>>, Zeroizing<Vec<u8>>);
 
-/// ML-DSA.KeyGen from a fresh seed (kept as CKA_SEED).
-pub fn generate(e: &Engine, p: ParamSet) -> Rv<Pair> {
-    let mut seed = Zeroizing::new(vec![0u8; 32]);
-    getrandom::getrandom(&mut seed).map_err(|_| CKR_GENERAL_ERROR)?;
+/// ML-DSA.KeyGen_internal(seed) on the CPU backend (one key: see [`crate::engine`]).
+fn keygen(p: ParamSet, seed: &[u8; 32]) -> Rv<(Vec<u8>, Zeroizing<Vec<u8>>)> {
     let mut pk = vec![0u8; p.public_key_len()];
     let mut sk = Zeroizing::new(vec![0u8; p.secret_key_len()]);
-    e.serve
-        .keygen(Alg::MlDsa(p), Some(&seed), &mut pk, &mut sk)
-        .map_err(from_pqgpu)?;
-    Ok((pk, sk, seed))
+    let cpu = pqgpu::backend::cpu_backend();
+    pqgpu::api::mldsa_keygen_one(&*cpu, p, Some(seed), &mut pk, &mut sk).map_err(from_pqgpu)?;
+    Ok((pk, sk))
+}
+
+/// ML-DSA.KeyGen from a fresh seed (kept as CKA_SEED).
+pub fn generate(p: ParamSet) -> Rv<Pair> {
+    let mut seed = Zeroizing::new([0u8; 32]);
+    getrandom::getrandom(&mut seed[..]).map_err(|_| CKR_GENERAL_ERROR)?;
+    let (pk, sk) = keygen(p, &seed)?;
+    Ok((pk, sk, Zeroizing::new(seed.to_vec())))
 }
 
 /// What the data given to C_Sign / C_Verify is.
@@ -342,24 +347,13 @@ pub type Imported = (Zeroizing<Vec<u8>>, Option<Zeroizing<Vec<u8>>>);
 /// An imported private key: CKA_VALUE (sk) and/or CKA_SEED (xi). With the seed the key is
 /// regenerated from it (and must equal a CKA_VALUE also given); without, sk is checked.
 /// Returns (sk, seed if given).
-pub fn import_private(
-    e: Option<&Engine>,
-    p: ParamSet,
-    value: Option<&[u8]>,
-    seed: Option<&[u8]>,
-) -> Rv<Imported> {
+pub fn import_private(p: ParamSet, value: Option<&[u8]>, seed: Option<&[u8]>) -> Rv<Imported> {
     match (value, seed) {
         (None, None) => Err(CKR_TEMPLATE_INCOMPLETE),
         (value, Some(seed)) => {
-            if seed.len() != 32 {
-                return Err(CKR_ATTRIBUTE_VALUE_INVALID);
-            }
-            let e = e.ok_or(CKR_GENERAL_ERROR)?;
-            let mut pk = vec![0u8; p.public_key_len()];
-            let mut sk = Zeroizing::new(vec![0u8; p.secret_key_len()]);
-            e.serve
-                .keygen(Alg::MlDsa(p), Some(seed), &mut pk, &mut sk)
-                .map_err(from_pqgpu)?;
+            let seed: Zeroizing<[u8; 32]> =
+                Zeroizing::new(seed.try_into().map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?);
+            let (_, sk) = keygen(p, &seed)?;
             if value.is_some_and(|v| v != &sk[..]) {
                 return Err(CKR_TEMPLATE_INCONSISTENT);
             }
