@@ -13,7 +13,9 @@ OLD=${1:?usage: mldsa-sign-ab-stage.sh OLD-REVISION}
 cd "$(git rev-parse --show-toplevel)"
 ROOT=$PWD
 D=$ROOT/.device/sign-ab
-VEC=${PQGPU_VECTORS_DIR:-$ROOT/../shared/vectors}
+# The vectors beside the main checkout (../shared/vectors, as the tests find them), also
+# from a linked worktree.
+VEC=${PQGPU_VECTORS_DIR:-$(git rev-parse --path-format=absolute --git-common-dir)/../../shared/vectors}
 rm -rf "$D"; mkdir -p "$D/old" "$D/new" "$D/vectors/acvp"
 build() { # $1: source tree, $2: destination, $3: "tests" to take the GPU suites too
   (cd "$1" && CARGO_TARGET_DIR=$ROOT/target cargo build --release -p pqgpu-bench \
