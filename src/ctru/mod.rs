@@ -12,9 +12,10 @@
 //! comparison and the key selection) runs in constant time, and secret temporaries are zeroized.
 //!
 //! Module map: [`params`] (parameter sets), `reduce` (constant-time arithmetic mod q), `poly`
-//! (exact ring products), `inverse` (constant-time field inversion), `cbd` (sampling), `e8`
-//! (the lattice code), `encode` (public-key Encode/Decode), `pack` (PackF, PackCT), `pke`
-//! (the encryption scheme) and `kem` (the FO transform).
+//! (exact ring products), `inverse` (constant-time field inversion; `recip`, the start and end
+//! it shares with its AVX2 twin), `cbd` (sampling), `e8` (the lattice code), `encode`
+//! (public-key Encode/Decode), `pack` (PackF, PackCT), `pke` (the encryption scheme) and `kem`
+//! (the FO transform).
 
 pub(crate) mod cbd;
 mod e8;
@@ -26,6 +27,7 @@ pub(crate) mod pack;
 pub mod params;
 mod pke;
 mod poly;
+pub(crate) mod recip;
 pub(crate) mod reduce;
 
 pub use expanded::{ExpandedPublicKey, ExpandedSecretKey};

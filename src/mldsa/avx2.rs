@@ -9,8 +9,7 @@
 //! over memory, three or five levels in registers each. Where a transpose meets memory (NTT's
 //! second, NTT^-1's first), its cross-lane stage is done by the 128-bit loads or stores.
 
-use super::ntt::{INV_F, INV_F_ZETA1};
-use super::zetas::ZETAS;
+use super::zetas::{INV_F, INV_F_ZETA1, ZETAS};
 use crate::simd::Avx2;
 use core::arch::x86_64::*;
 

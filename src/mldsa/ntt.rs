@@ -4,7 +4,7 @@
 
 use super::params::N;
 use super::reduce::montgomery_reduce;
-use super::zetas::ZETAS;
+use super::zetas::{INV_F, INV_F_ZETA1, ZETAS};
 use crate::simd::{self, Level};
 
 /// NTT (Alg. 41), in place. Output coefficients are bounded by 9q in absolute value when the input is below q.
@@ -75,23 +75,6 @@ pub(crate) fn invntt_tomont_with(level: Level, a: &mut [i32; N]) {
         a[j + N / 2] = montgomery_reduce(INV_F_ZETA1 * (t - u));
     }
 }
-
-/// mont^2 / 256 mod q: undoes the Montgomery factor of the pointwise products and divides by n.
-pub(crate) const INV_F: i64 = 41_978;
-/// INV_F * -ZETAS[1] * 2^-32 mod q, centred: one Montgomery product gives what INV_F times the
-/// last level's product gives (the same value mod q; |INV_F_ZETA1| < q / 2 keeps the product
-/// within montgomery_reduce's 2^31 q, since |t - u| < 2^8 q there).
-pub(crate) const INV_F_ZETA1: i64 = {
-    let c = montgomery_reduce(-(ZETAS[1] as i64) * INV_F) as i64;
-    let q = super::params::Q as i64;
-    if c > q / 2 {
-        c - q
-    } else if c < -q / 2 {
-        c + q
-    } else {
-        c
-    }
-};
 
 /// c = a * b * 2^-32 coefficient-wise (MultiplyNTT with one Montgomery factor absorbed).
 #[inline]

@@ -1,7 +1,8 @@
-//! The NTT's twiddles (FIPS 204 Appendix B, in Montgomery form), shared by the portable NTT
-//! (`ntt`) and its AVX2 twin (`avx2`).
+//! The NTT's twiddles (FIPS 204 Appendix B, in Montgomery form) and NTT^-1's final factors,
+//! shared by the portable NTT (`ntt`) and its AVX2 twin (`avx2`).
 
 use super::params::{N, Q};
+use super::reduce::montgomery_reduce;
 
 /// 2^32 mod q.
 const MONT: i64 = 4_193_792;
@@ -40,4 +41,21 @@ pub(crate) const ZETAS: [i32; N] = {
         k += 1;
     }
     z
+};
+
+/// mont^2 / 256 mod q: undoes the Montgomery factor of the pointwise products and divides by n.
+pub(crate) const INV_F: i64 = 41_978;
+/// INV_F * -ZETAS[1] * 2^-32 mod q, centred: one Montgomery product gives what INV_F times the
+/// last level's product gives (the same value mod q; |INV_F_ZETA1| < q / 2 keeps the product
+/// within montgomery_reduce's 2^31 q, since |t - u| < 2^8 q there).
+pub(crate) const INV_F_ZETA1: i64 = {
+    let c = montgomery_reduce(-(ZETAS[1] as i64) * INV_F) as i64;
+    let q = Q as i64;
+    if c > q / 2 {
+        c - q
+    } else if c < -q / 2 {
+        c + q
+    } else {
+        c
+    }
 };

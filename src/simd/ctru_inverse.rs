@@ -19,6 +19,7 @@
 //! Every branch and index depends on n and the step number only.
 
 use super::Avx2;
+use crate::ctru::recip::{start, unreverse};
 use crate::ctru::reduce::Zq;
 use core::arch::x86_64::*;
 use zeroize::Zeroizing;
@@ -56,7 +57,7 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     let mut g = Zeroizing::new(vec![0i16; steps + full]);
     let mut v = Zeroizing::new(vec![0i16; steps + full]);
     let mut r = Zeroizing::new(vec![0i16; full]);
-    crate::ctru::inverse::start(&mut f, &mut g, &mut r, f_in);
+    start(&mut f, &mut g, &mut r, f_in);
     let mut delta: i32 = 1;
 
     for k in 0..steps {
@@ -97,10 +98,7 @@ pub(crate) fn invert(_: Avx2, f_in: &[i32], zq: &Zq) -> (Zeroizing<Vec<i32>>, bo
     }
 
     // Now f = f0 (a nonzero constant) and v * input = f0 in reversed form; v starts at word 0.
-    (
-        crate::ctru::inverse::unreverse(zq, f[0], &v[..n]),
-        delta == 0,
-    )
+    (unreverse(zq, f[0], &v[..n]), delta == 0)
 }
 
 /// c mod q in [-(q-1)/2, (q-1)/2], for |c| < 2q, as c - round(c / q) q. `m` = round(2^32 / q).
