@@ -106,11 +106,11 @@ struct Args {
     /// Serving mode: seconds per figure.
     #[arg(long, default_value_t = 1.0, value_parser = seconds, allow_negative_numbers = true)]
     serve_seconds: f64,
-    /// Serving mode: thread counts (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024", value_parser = positive, allow_negative_numbers = true)]
+    /// Serving mode: thread counts (comma-separated; 0: no blocking rows).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024", value_parser = count, allow_negative_numbers = true)]
     serve_threads: Vec<usize>,
-    /// Serving mode: outstanding async items (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536", value_parser = positive, allow_negative_numbers = true)]
+    /// Serving mode: outstanding async items (comma-separated; 0: no asynchronous rows).
+    #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536", value_parser = count, allow_negative_numbers = true)]
     serve_outstanding: Vec<usize>,
     /// Serving mode: asynchronous driver threads (comma-separated); with D > 1 each of D
     /// threads keeps N / D items outstanding on the one context and polls its own jobs.
@@ -250,8 +250,8 @@ fn main() {
             BackendArg::Gpu => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_GPU,
         } as i32);
         s.duration = Duration::from_secs_f64(args.serve_seconds);
-        s.threads = args.serve_threads.clone();
-        s.outstanding = args.serve_outstanding.clone();
+        s.threads = args.serve_threads.iter().copied().filter(|&t| t > 0).collect();
+        s.outstanding = args.serve_outstanding.iter().copied().filter(|&n| n > 0).collect();
         s.drivers = args.serve_drivers.clone();
         s.null_engine = args.serve_null_engine;
         // Serving takes pageable buffers unless registered ones are asked for alone.
