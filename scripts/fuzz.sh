@@ -6,7 +6,7 @@
 #
 # Usage: scripts/fuzz.sh [target ...]      (default: every target)
 # Env:   SECS=5  RUNS=<n> (overrides SECS)  FUZZ_BUILD_ONLY=1 (build, run nothing:
-#        scripts/device-fuzz.sh pack)  FUZZ_TRACE_CMP=0 (no comparison tracing: edge
+#        scripts/device/stage.sh fuzz)  FUZZ_TRACE_CMP=0 (no comparison tracing: edge
 #        coverage only, built into fuzz/target-nocmp; the deep targets run 2.4-3.8x faster
 #        (measured, same coverage reached), which is what the 10 M long runs use)
 set -euo pipefail

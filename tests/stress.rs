@@ -5,8 +5,8 @@
 //!
 //! Short by default (CI): `PQGPU_STRESS_SECS` (default 3) sets the length,
 //! `PQGPU_STRESS_BACKEND=cpu|gpu|auto` (default cpu) the shared context's backend (the
-//! expected results always come from the CPU). The H200 runs the long GPU form
-//! (scripts/device-stress.sh, scripts/device-robustness.sh). The test prints how many
+//! expected results always come from the CPU). The GPU machine runs the long GPU form
+//! (scripts/device/stress.sh). The test prints how many
 //! operations of each kind ran and how many results were checked.
 
 use pqgpu::ffi::*;

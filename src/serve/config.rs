@@ -64,13 +64,13 @@ impl Opt {
 ///   the first worker, and more in flight only made batches smaller: two was best then.)
 /// * Two batches in flight on a GPU shared with other processes through MPS
 ///   ([`Config::for_backend`]): their batches run beside this process's, so fewer and larger
-///   ones do more. On the H200 (fourteenth session, `openssl speed -multi 4 -async_jobs 1000
-///   ML-DSA-44` under MPS, five comparisons over three calls) two against four: 1.07-1.14 M
+///   ones do more. On the H200 (`openssl speed -multi 4 -async_jobs 1000 ML-DSA-44` under
+///   MPS, five comparisons) two against four: 1.07-1.14 M
 ///   against 0.91-1.08 M signatures/s, and verification 4-10 % faster too.
 /// * Quiet gap 50 µs: blocking callers whose items just completed come back within a few µs
 ///   each, so a 50 µs pause means they are all waiting; it adds at most that to a light load.
 ///
-/// scripts/device-serve.sh measures the grid (wait x in-flight x batch, crossover 0..128) that
+/// scripts/device/serve.sh measures the grid (wait x in-flight x batch, crossover 0..128) that
 /// confirms or moves the GPU-side ones.
 pub const DEFAULT_MAX_WAIT_US: u64 = 500;
 pub const DEFAULT_MAX_BATCH: u64 = 65536;

@@ -1,7 +1,6 @@
-#!/bin/bash
-# Issue #17's long fuzz runs on the GPU host's CPU cores (16 there, no Rust), in one call of
-# about 3.5 minutes: every target of fuzz/ at once, the cores shared out so that the slow
-# targets get more of them.
+#!/usr/bin/env bash
+# Long fuzz runs on the GPU machine's CPU cores (no Rust there): every target of fuzz/ at once,
+# the cores shared out so that the slow targets get more of them. About 3.5 minutes.
 #
 #  1. Calibration (CAL_SECS=4): each target alone on one core, from the shipped seed corpus;
 #     its executions per second there.
@@ -13,43 +12,36 @@
 #     stays in artifacts/).
 #  4. One line per target: executions (calibration included), findings, corpus, coverage.
 #
-# Build host:  scripts/device-fuzz.sh pack
-#   builds the targets (scripts/fuzz.sh, release, libFuzzer linked in; without comparison
-#   tracing unless FUZZ_TRACE_CMP=1: 2.4-3.8x the executions) and fills .device/fuzz/:
-#   bin/ (debug info stripped, symbols kept: a panic's backtrace still names the functions;
-#   reproduce a finding here with the unstripped binary), lib/ (the libstdc++ and libgcc_s the
-#   binaries link, used through LD_LIBRARY_PATH only where the host has none that works: the
-#   host needs no Rust; glibc >= 2.34, or 2.36 with the shipped libstdc++),
-#   seeds/ (fuzz/corpus/* as it is here) and run.sh (this script). Checks it stays under 60 MiB.
-# GPU machine: bash .device/fuzz/run.sh   (carry .device/fuzz; everything lands in $OUT:
-#   summary.txt, artifacts/<target>/ (findings), logs/<target>/, corpora.tar.gz (the grown
-#   corpora: `tar xzf corpora.tar.gz -C fuzz/` here to keep them))
+# Staging (scripts/device/stage.sh fuzz) builds the targets (scripts/fuzz.sh, release,
+# libFuzzer linked in; without comparison tracing unless FUZZ_TRACE_CMP=1: 2.4-3.8x the
+# executions) and stages bin/ (debug info stripped, symbols kept: a panic's backtrace still
+# names the functions; reproduce a finding here with the unstripped binary), lib/ (the
+# libstdc++ and libgcc_s the binaries link, used through LD_LIBRARY_PATH only where the GPU
+# machine has none that works; glibc >= 2.34, or 2.36 with the shipped libstdc++) and seeds/
+# (fuzz/corpus/* as it is here).
+# Results in $OUT: summary.txt, artifacts/<target>/ (findings), logs/<target>/, corpora.tar.gz
+# (the grown corpora: `tar xzf corpora.tar.gz -C fuzz/` here to keep them).
 # Env (GPU machine): FUZZ_SECS=200  FUZZ_RUNS=10000000  CAL_SECS=4  FUZZ_CPUS=$(nproc)
 #   FUZZ_TARGETS="a b" (default: every binary in bin/)
 set -uo pipefail
 
-if [ "${1:-}" = pack ]; then
+if [ "${1:-}" = stage ]; then
   set -e
-  cd "$(dirname "$0")/.."
+  D=$2
   # Long runs: no comparison tracing unless FUZZ_TRACE_CMP=1 (see scripts/fuzz.sh).
   cmp=${FUZZ_TRACE_CMP:-0}
   FUZZ_TRACE_CMP=$cmp FUZZ_BUILD_ONLY=1 scripts/fuzz.sh
   tdir=fuzz/target; [ "$cmp" = 0 ] && tdir=fuzz/target-nocmp
   host=$(rustc -vV | sed -n 's/^host: //p')
   mapfile -t targets < <(sed -n 's/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml | grep -vx pqgpu-fuzz)
-  D=.device/fuzz
-  rm -rf "$D" && mkdir -p "$D/bin" "$D/lib" "$D/seeds"
+  mkdir -p "$D/bin" "$D/lib" "$D/seeds"
   for t in "${targets[@]}"; do
     strip --strip-debug -o "$D/bin/$t" "$tdir/$host/release/$t"
     if [ -d "fuzz/corpus/$t" ]; then cp -r "fuzz/corpus/$t" "$D/seeds/"; fi
   done
   # The C++ runtime of libFuzzer (the only libraries besides glibc's that the binaries link).
   for l in $(ldd "$D/bin/${targets[0]}" | awk '/libstdc\+\+|libgcc_s/ {print $3}'); do cp -L "$l" "$D/lib/"; done
-  cp scripts/device-fuzz.sh "$D/run.sh"
-  echo "built from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src fuzz || echo ' (with local changes)'), comparison tracing: $([ "$cmp" = 0 ] && echo off || echo on)" > "$D/build.txt"
-  size=$(du -sm "$D" | cut -f1)
-  echo "packed ${#targets[@]} targets into $D: $size MiB"
-  if [ "$size" -gt 60 ]; then echo "too big for a carry (64 MiB): drop seeds/" >&2; exit 1; fi
+  echo "fuzz: ${#targets[@]} targets, comparison tracing $([ "$cmp" = 0 ] && echo off || echo on)"
   exit 0
 fi
 
@@ -64,7 +56,7 @@ if ! ./bin/"${targets[0]}" -help=1 > /dev/null 2>&1; then
   echo "== using the shipped libstdc++ (lib/)"
 fi
 [ -f build.txt ] && echo "== $(cat build.txt)" | tee "$OUT/build.txt"
-echo "== device-fuzz: ${#targets[@]} targets, $ncpu cores, ${cal} s calibration + ${secs} s, cap $cap executions per target"
+echo "== fuzz: ${#targets[@]} targets, $ncpu cores, ${cal} s calibration + ${secs} s, cap $cap executions per target"
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/corpus/$t" "$OUT/artifacts/$t" "$OUT/logs/$t"
   if [ -d "seeds/$t" ]; then cp seeds/"$t"/* "$OUT/corpus/$t/" 2>/dev/null; fi

@@ -1,30 +1,33 @@
-#!/bin/bash
-# The OpenSSL provider on the GPU machine, in one call: OpenSSL 3.5's `openssl` program (built
-# here by scripts/openssl35.sh) with pqgpu.so, GPU backend. Correctness first (ML-DSA keys and
-# signatures against OpenSSL's default provider; CTRU-Prime KEM on the GPU against the CPU
-# backend), then the issue's figures: `openssl speed -async_jobs 1000` (one process and
-# -multi 4) next to the default provider on the same cores, and TLS 1.3 handshakes per second
-# (s_time -new against s_server, with and without -async; then tls_bench, a multi-threaded test
-# server whose many handshakes in flight let pqgpu batch the server's signatures). About 3
-# minutes; the issue's `-seconds 10` is SECS=10 (adds about 40 s).
+#!/usr/bin/env bash
+# The OpenSSL provider on the GPU machine: OpenSSL 3.5's `openssl` program with pqgpu.so, GPU
+# backend. Correctness first (ML-DSA keys and signatures against OpenSSL's default provider;
+# CTRU-Prime KEM on the GPU against the CPU backend), then `openssl speed -async_jobs 1000`
+# (one process and -multi 4) next to the default provider on the same cores, and TLS 1.3
+# handshakes per second (s_time -new against s_server, with and without -async; then
+# tls_bench, a multi-threaded test server whose many handshakes in flight let pqgpu batch the
+# server's signatures). About 3 minutes; SECS=10 (seconds per speed figure) adds about 40 s.
+# Several processes on one GPU need NVIDIA's MPS (`nvidia-cuda-mps-control -d`) for -multi 4.
 #
-# Build host (this machine has Rust and network; the GPU machine has neither):
-#   bash scripts/openssl35.sh                       # once; prints the program's path
-#   cargo build --release -p pqgpu_provider
-#   D=<checkout that `run` ships>/.device/provider; mkdir -p $D
-#   cp ~/.cache/pqgpu/openssl-3.5/bin/openssl $D/openssl
-#   cp target/release/libpqgpu_provider.so $D/pqgpu.so
-#   bash provider/bench/build.sh $D/tls_bench      # C, static OpenSSL 3.5 from openssl35.sh's cache
-#   strip $D/openssl $D/pqgpu.so $D/tls_bench; cp scripts/device-provider.sh $D/run.sh
-# (tls_bench must be built here: the GPU machine has a C compiler but no OpenSSL 3.5 headers or
-# libraries. Without $D/tls_bench the script skips its rows.)
-# GPU machine: bash .device/provider/run.sh   (carry .device/provider; logs land in $OUT)
-# Rehearsal without a GPU: PQGPU_PROVIDER_BACKEND=cpu SECS=1 bash .device/provider/run.sh
+# Staging builds OpenSSL 3.5 (scripts/openssl35.sh, cached), the provider and tls_bench (C,
+# linked statically against that OpenSSL: the GPU machine has no OpenSSL 3.5 headers or
+# libraries; without tls_bench the run skips its rows).
+# Rehearsal without a GPU: PQGPU_PROVIDER_BACKEND=cpu SECS=1 bash target/device/provider/run.sh
 # Only the tls_bench rows (about 30 s, e.g. to try other core splits or thread counts):
-#   TLSB_ONLY=1 TLS_SERVER_CPUS=0-1 TLS_CLIENT_CPUS=2-15 bash .device/provider/run.sh
+#   TLSB_ONLY=1 TLS_SERVER_CPUS=0-1 TLS_CLIENT_CPUS=2-15 bash target/device/provider/run.sh
 #
 # `openssl speed` divides by CPU user time unless given -elapsed; pqgpu's work runs on helper
 # threads, so every rate here is measured with -elapsed (wall clock).
+if [ "${1:-}" = stage ]; then
+  set -e
+  D=$2
+  openssl=$(bash scripts/openssl35.sh | tail -1)
+  cargo build --release -p pqgpu_provider
+  cp "$openssl" "$D/openssl"
+  cp "${CARGO_TARGET_DIR:-target}/release/libpqgpu_provider.so" "$D/pqgpu.so"
+  bash provider/bench/build.sh "$D/tls_bench"
+  strip "$D/openssl" "$D/pqgpu.so" "$D/tls_bench"
+  exit 0
+fi
 cd "$(dirname "$0")"
 D=$PWD
 export PQGPU_CACHE_DIR=/tmp/pqc RUST_BACKTRACE=1
