@@ -250,8 +250,18 @@ fn main() {
             BackendArg::Gpu => pqgpu::ffi::pqg_backend_values::PQG_BACKEND_GPU,
         } as i32);
         s.duration = Duration::from_secs_f64(args.serve_seconds);
-        s.threads = args.serve_threads.iter().copied().filter(|&t| t > 0).collect();
-        s.outstanding = args.serve_outstanding.iter().copied().filter(|&n| n > 0).collect();
+        s.threads = args
+            .serve_threads
+            .iter()
+            .copied()
+            .filter(|&t| t > 0)
+            .collect();
+        s.outstanding = args
+            .serve_outstanding
+            .iter()
+            .copied()
+            .filter(|&n| n > 0)
+            .collect();
         s.drivers = args.serve_drivers.clone();
         s.null_engine = args.serve_null_engine;
         // Serving takes pageable buffers unless registered ones are asked for alone.
