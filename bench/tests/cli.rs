@@ -44,8 +44,12 @@ fn zero_counts_are_refused() {
         refused(&[opt, "0"], "must be a positive integer");
     }
     refused(
-        &["--serve", "--serve-threads", "1,0"],
+        &["--serve", "--serve-drivers", "1,0"],
         "must be a positive integer",
+    );
+    refused(
+        &["--serve", "--serve-threads", "1,-1"],
+        "must be a whole number, 0 or more",
     );
     refused(
         &["--serve", "--serve-seconds", "0"],
