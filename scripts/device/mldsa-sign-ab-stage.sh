@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds and stages the ML-DSA signing A/B run (scripts/device/mldsa-sign-ab.sh) on the build
 # host: `bash scripts/device/mldsa-sign-ab-stage.sh OLD` from the checkout with the change,
-# OLD being the revision to compare against (a commit or branch). Result: .device/sign-ab
+# OLD being the revision to compare against (a commit or branch). Result: target/device/sign-ab
 # (stripped binaries, ML-DSA vectors, run.sh; about 30 MB), to carry to the GPU machine.
 #
 # When OLD differs from HEAD only in kernels/ (and scripts, tools, documents), the old build
@@ -12,7 +12,7 @@ set -euo pipefail
 OLD=${1:?usage: mldsa-sign-ab-stage.sh OLD-REVISION}
 cd "$(git rev-parse --show-toplevel)"
 ROOT=$PWD
-D=$ROOT/.device/sign-ab
+D=$ROOT/target/device/sign-ab
 # The vectors beside the main checkout (../shared/vectors, as the tests find them), also
 # from a linked worktree.
 VEC=${PQGPU_VECTORS_DIR:-$(git rev-parse --path-format=absolute --git-common-dir)/../../shared/vectors}

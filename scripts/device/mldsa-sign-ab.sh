@@ -9,10 +9,10 @@
 #
 # Build host, from the checkout with the change (OLD: the revision to compare against):
 #   bash scripts/device/mldsa-sign-ab-stage.sh OLD
-# which builds OLD in a temporary worktree and this checkout, then stages into .device/sign-ab:
+# which builds OLD in a temporary worktree and this checkout, then stages into target/device/sign-ab:
 #   old/ new/ : pqgpu-bench, gpu_kernels (stripped); new/ also gpu_mldsa, gpu_dilithium
 #   vectors/acvp, PQCsignKAT_Dilithium*.rsp.gz, run.sh (this file)
-# GPU machine: bash .device/sign-ab/run.sh   (carry [".device/sign-ab"])
+# GPU machine: bash target/device/sign-ab/run.sh   (carry ["target/device/sign-ab"])
 # Success: summary.txt shows "rc=0" for every step, "test result: ok" for both suites,
 # "ERROR SUMMARY: 0 errors" for memcheck and racecheck, and the new build's sign figures.
 cd "$(dirname "$0")"
