@@ -27,7 +27,7 @@ step() { local name=$1 t=$2; shift 2
   [ "$t" -gt "$l" ] && t=$l
   local s=$(date +%s); timeout $t "$@" > $L/$name.log 2>&1; local rc=$?
   echo "=== $name: rc=$rc ($(( $(date +%s) - s )) s)" | tee -a $S
-  grep -E "test result|SKIPPED|panicked|FAILED|ERROR SUMMARY|CHECK FAILED|error" $L/$name.log | head -12 | tee -a $S; }
+  grep -E "test result|SKIPPED|panicked|FAILED|ERROR SUMMARY|CHECK FAILED|error|pqgpu-bench:|GPU" $L/$name.log | head -12 | tee -a $S; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader >> $S 2>&1
 BENCH="--backend gpu --alg mldsa --gpu-batch 65536 --host-memory registered --reps 3 --latency-samples 3"
 # Kernels compile once per build (NVRTC, cached per source hash) before anything is timed.
@@ -44,7 +44,9 @@ import json, statistics, sys, glob, os
 d = sys.argv[1]; fig = {}
 for b in ("old", "new"):
     for f in sorted(glob.glob(f"{d}/bench_{b}_*.json")):
-        for r in json.load(open(f))["throughput"]:
+        try: rows = json.load(open(f))["throughput"]
+        except (ValueError, KeyError): print("unreadable:", os.path.basename(f)); continue
+        for r in rows:
             for k in ("c_abi_registered_ops_per_s", "kernel_only_ops_per_s"):
                 if r.get(k): fig.setdefault((r["alg"], r["op"], k), {}).setdefault(b, []).append(r[k])
 print(f"{'alg':10} {'op':7} {'figure':8} {'old (median)':>14} {'new (median)':>14} {'new/old':>8}  runs")
@@ -55,8 +57,8 @@ for (alg, op, k), v in sorted(fig.items()):
     print(f"{alg:10} {op:7} {('C ABI' if 'abi' in k else 'kernel'):8} {fmt(o)} {fmt(n)} {ratio}  old {v.get('old')} new {v.get('new')}")
 PY
 export PQGPU_CACHE_DIR=/tmp/pqc-new
-step gpu_mldsa 60 env PQGPU_GPU_CASES=${CASES:-2000} ./new/gpu_mldsa
-step gpu_dilithium 45 env PQGPU_GPU_CASES=${CASES:-2000} ./new/gpu_dilithium
+step gpu_mldsa 60 env PQGPU_GPU_CASES=${CASES:-2000} ./new/gpu_mldsa --show-output
+step gpu_dilithium 45 env PQGPU_GPU_CASES=${CASES:-2000} ./new/gpu_dilithium --show-output
 step memcheck 45 env PQGPU_GPU_CASES=64 compute-sanitizer --tool memcheck --error-exitcode 9 ./new/gpu_mldsa --test-threads=1 gpu_matches_cpu_mldsa87
 step racecheck 60 env PQGPU_GPU_CASES=48 compute-sanitizer --tool racecheck --error-exitcode 9 ./new/gpu_mldsa --test-threads=1 gpu_matches_cpu_mldsa44
 NCU="ncu --section SpeedOfLight --section Occupancy --section LaunchStats -k regex:^(sign_|expand_mask) --launch-count 60"
