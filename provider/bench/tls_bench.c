@@ -8,8 +8,9 @@
  * them (on a GPU) into one batch. The client runs C threads of back-to-back full handshakes.
  *
  *   tls_bench server --cert FILE --key FILE [--port N] [--threads T] [--seconds S]
- *                    [--async | --async-callback]
+ *                    [--async | --async-callback] [--groups LIST]
  *   tls_bench client --port N --ca FILE [--host NAME] [--threads C] [--seconds S] [--warmup W]
+ *                    [--groups LIST]
  *
  * Server: listens on 127.0.0.1:N (0: a free port; the "listening on" line names it), serves
  * until SIGTERM/SIGINT or --seconds (0: no limit), then prints its counts. Exit status 1 when
@@ -24,6 +25,9 @@
  * closes with SO_LINGER 0 (a reset: no TIME_WAIT, so loopback's ephemeral ports are never
  * exhausted); the server closes after reading the client's close (it never closes first, so
  * it holds no TIME_WAIT either).
+ *
+ * --groups limits the key exchange groups (SSL_CTX_set1_groups_list, e.g. X25519MLKEM768 or
+ * MLKEM768); without it OpenSSL's default list applies (X25519MLKEM768 first).
  *
  * The providers come from OPENSSL_CONF (e.g. default_properties = ?provider=pqgpu for the
  * server). With --async the server sets SSL_MODE_ASYNC: a handshake runs in an OpenSSL async
@@ -75,7 +79,7 @@ __attribute__((used)) static void *const keep_for_provider[] = {
 #define MAX_REPORTED 5
 
 static struct {
-    const char *cert, *key, *ca, *host;
+    const char *cert, *key, *ca, *host, *groups;
     int port, threads;
     enum { BLOCKING, ASYNC_FDS, ASYNC_CALLBACK } async_mode;
     double seconds, warmup;
@@ -277,6 +281,8 @@ static int run_server(void) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_num_tickets(ctx, 0);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    if (opt.groups && SSL_CTX_set1_groups_list(ctx, opt.groups) != 1)
+        die("--groups");
     if (opt.async_mode != BLOCKING)
         SSL_CTX_set_mode(ctx, SSL_MODE_ASYNC);
     if (SSL_CTX_use_certificate_chain_file(ctx, opt.cert) != 1 ||
@@ -454,6 +460,8 @@ static int run_client(void) {
         die("SSL_CTX_new");
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    if (opt.groups && SSL_CTX_set1_groups_list(ctx, opt.groups) != 1)
+        die("--groups");
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     if (SSL_CTX_load_verify_locations(ctx, opt.ca, NULL) != 1)
         die("loading --ca");
@@ -491,9 +499,9 @@ static int run_client(void) {
 static void usage(void) {
     fprintf(stderr,
             "usage: tls_bench server --cert FILE --key FILE [--port N] [--threads T] "
-            "[--seconds S] [--async | --async-callback]\n"
+            "[--seconds S] [--async | --async-callback] [--groups LIST]\n"
             "       tls_bench client --port N --ca FILE [--host NAME] [--threads C] "
-            "[--seconds S] [--warmup W]\n");
+            "[--seconds S] [--warmup W] [--groups LIST]\n");
     exit(2);
 }
 
@@ -520,6 +528,8 @@ int main(int argc, char **argv) {
             opt.ca = v;
         else if (!strcmp(a, "--host"))
             opt.host = v;
+        else if (!strcmp(a, "--groups"))
+            opt.groups = v;
         else if (!strcmp(a, "--port"))
             opt.port = atoi(v);
         else if (!strcmp(a, "--threads"))

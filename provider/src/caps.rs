@@ -1,4 +1,4 @@
-//! The TLS-SIGALG capability: mldsa44/65/87 (TLS 1.3 code points 0x0904-0x0906), the same
+//! The TLS-SIGALG capability (the TLS-GROUP one is `tls_group`): mldsa44/65/87 (TLS 1.3 code points 0x0904-0x0906), the same
 //! entries as OpenSSL 3.5's default provider. libssl keeps a provider's signature scheme only
 //! when the key type's key management fetched under the SSL_CTX's properties comes from that
 //! same provider, so when pqgpu is preferred it must announce the schemes itself.
@@ -6,7 +6,7 @@
 use crate::abi::{self, Callback, Param, Table};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
-const TLS1_3_VERSION: c_int = 0x0304;
+pub(crate) const TLS1_3_VERSION: c_int = 0x0304;
 
 /// The numbers of one scheme, in the C types OpenSSL reads them as.
 struct Numbers {
@@ -45,7 +45,7 @@ static NUMBERS: [Numbers; 3] = [
     },
 ];
 
-const fn text(key: &'static CStr, v: &'static CStr) -> Param {
+pub(crate) const fn text(key: &'static CStr, v: &'static CStr) -> Param {
     Param {
         key: key.as_ptr(),
         data_type: abi::PARAM_UTF8_STRING,
@@ -55,7 +55,7 @@ const fn text(key: &'static CStr, v: &'static CStr) -> Param {
     }
 }
 
-const fn num<T>(key: &'static CStr, data_type: c_uint, v: &'static T) -> Param {
+pub(crate) const fn num<T>(key: &'static CStr, data_type: c_uint, v: &'static T) -> Param {
     Param {
         key: key.as_ptr(),
         data_type,
@@ -128,6 +128,10 @@ pub unsafe extern "C" fn get_capabilities(
         }
         // SAFETY: a NUL-terminated capability name from OpenSSL.
         let name = unsafe { CStr::from_ptr(capability) };
+        if name.to_bytes().eq_ignore_ascii_case(b"TLS-GROUP") {
+            // SAFETY: OpenSSL's callback and argument.
+            return unsafe { crate::tls_group::announce(cb, arg) };
+        }
         if !name.to_bytes().eq_ignore_ascii_case(b"TLS-SIGALG") {
             return 1; // nothing else to announce
         }

@@ -13,6 +13,7 @@ use crate::entry;
 use crate::guard::guard;
 use crate::params::{octet_param, status, Params};
 use pqgpu::ctru::ParamSet;
+use pqgpu::{Alg, Error};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::Arc;
@@ -122,8 +123,42 @@ impl Key {
     }
 }
 
+impl crate::kem::KemKey for Key {
+    const TAKES_IKME: bool = true;
+
+    fn index(&self) -> usize {
+        index(self.set)
+    }
+
+    fn can_encaps(&self) -> bool {
+        self.pk.is_some()
+    }
+
+    fn can_decaps(&self) -> bool {
+        self.sk.is_some()
+    }
+
+    fn ciphertext_len(&self) -> usize {
+        self.set.ciphertext_len()
+    }
+
+    fn shared_secret_len(&self) -> usize {
+        self.set.shared_secret_len()
+    }
+
+    fn encaps(&self, coins: Option<Zeroizing<[u8; 32]>>) -> Result<engine::Encapsulated, Error> {
+        let pk = self.pk.clone().ok_or(Error::InvalidArgument)?;
+        engine::kem_encaps(Alg::Ctru(self.set), pk, coins)
+    }
+
+    fn decaps(&self, ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+        let sk = self.sk.clone().ok_or(Error::InvalidArgument)?;
+        engine::kem_decaps(Alg::Ctru(self.set), sk, ct.to_vec())
+    }
+}
+
 /// Constant-time equality (secret keys are compared here).
-fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -381,17 +416,19 @@ unsafe extern "C" fn validate(k: *const c_void, selection: c_int, _check: c_int)
         }
         let Some(sk) = &k.sk else {
             // A public key alone: it must take an encapsulation (canonical encoding).
-            return status(engine::kem_encaps(k.set, pk.clone(), None).is_ok());
+            return status(engine::kem_encaps(Alg::Ctru(k.set), pk.clone(), None).is_ok());
         };
         if selection & abi::SELECT_PRIVATE_KEY == 0 {
-            return status(engine::kem_encaps(k.set, pk.clone(), None).is_ok());
+            return status(engine::kem_encaps(Alg::Ctru(k.set), pk.clone(), None).is_ok());
         }
         let seed_ok = k.seed.as_ref().is_none_or(|s| {
             Key::generate(k.set, Some(s)).is_some_and(|g| g.sk.as_deref() == Some(&**sk))
         });
-        let pairwise = engine::kem_encaps(k.set, pk.clone(), None).is_ok_and(|(ct, ss)| {
-            engine::kem_decaps(k.set, sk.clone(), ct).is_ok_and(|ss2| ct_eq(&ss, &ss2))
-        });
+        let pairwise =
+            engine::kem_encaps(Alg::Ctru(k.set), pk.clone(), None).is_ok_and(|(ct, ss)| {
+                engine::kem_decaps(Alg::Ctru(k.set), sk.clone(), ct)
+                    .is_ok_and(|ss2| ct_eq(&ss, &ss2))
+            });
         status(seed_ok && ct_eq(embedded_pk(k.set, sk), pk) && pairwise)
     })
 }

@@ -17,6 +17,8 @@
 //!   and always on the CPU (one key; and loading a key expands its seed, which must never
 //!   reach for the GPU).
 //! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
+//!
+//! ML-KEM is the exception: it runs on pqgpu's CPU code (see its section below).
 
 use crate::async_job::{self, Done};
 use crate::guard::guard;
@@ -24,6 +26,7 @@ use once_cell::sync::OnceCell;
 use pqgpu::backend::{Backend, BackendKind};
 use pqgpu::ctru;
 use pqgpu::mldsa::{Message, ParamSet};
+use pqgpu::mlkem;
 use pqgpu::process::PerProcess;
 use pqgpu::serve::{Class, Completion, KeyArg, KeyKind, Op, Opt, Serve};
 
@@ -258,12 +261,17 @@ fn with_serve<R>(f: impl FnOnce(&Arc<Serve>) -> R) -> Result<R, Error> {
 /// Appends "op set backend where" to the trace file, when one is configured; `where` is
 /// `helper` when the work ran on a helper thread (inside an OpenSSL async job), else `caller`.
 fn trace(op: &str, name: &str, b: &dyn Backend) {
+    trace_on(op, name, b.kind())
+}
+
+/// As `trace`, for work that ran on the given kind of backend.
+fn trace_on(op: &str, name: &str, kind: BackendKind) {
     let mut g = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = g.as_mut().and_then(|c| c.trace.as_mut()) {
         let helper = crate::pool::is_helper_thread();
         let place = if helper { "helper" } else { "caller" };
         // One write per line: lines from several processes sharing the file stay whole.
-        let _ = f.write_all(format!("{op} {name} {:?} {place}\n", b.kind()).as_bytes());
+        let _ = f.write_all(format!("{op} {name} {kind:?} {place}\n").as_bytes());
     }
 }
 
@@ -485,68 +493,63 @@ pub fn kem_keygen(
     })
 }
 
-/// One encapsulation request: the public key and optional coins (the 32-byte e).
+/// One encapsulation request: the KEM (CTRU-Prime or ML-KEM), the public key and optional
+/// coins (CTRU-Prime's e, ML-KEM's m; 32 bytes).
 pub struct EncapsReq {
-    pub set: ctru::ParamSet,
+    pub alg: Alg,
     pub pk: Arc<Vec<u8>>,
     pub coins: Option<Zeroizing<[u8; 32]>>,
 }
 
 /// One decapsulation request.
 pub struct DecapsReq {
-    pub set: ctru::ParamSet,
+    pub alg: Alg,
     pub sk: SecretKey,
     pub ct: Vec<u8>,
 }
 
 /// (ciphertext, shared secret).
-type Encapsulated = (Vec<u8>, Zeroizing<Vec<u8>>);
+pub type Encapsulated = (Vec<u8>, Zeroizing<Vec<u8>>);
 
-/// CTRU-Prime Encaps: (ciphertext, shared secret). Inside async jobs each request goes to the
-/// dispatcher on its own (as for `sign`).
+/// Encaps with a KEM's public key: (ciphertext, shared secret). Inside async jobs each request
+/// goes to the dispatcher on its own (as for `sign`).
 pub fn kem_encaps(
-    p: ctru::ParamSet,
+    alg: Alg,
     pk: Arc<Vec<u8>>,
     coins: Option<Zeroizing<[u8; 32]>>,
 ) -> Result<Encapsulated, Error> {
-    let req = EncapsReq { set: p, pk, coins };
+    let req = EncapsReq { alg, pk, coins };
     reported(async_job::dispatch(req, encaps_one, |r, done| {
         submit_async(true, move || encaps_async(r, done))
     }))
 }
 
-/// CTRU-Prime Decaps: the shared secret (the implicit-rejection key for a wrong ciphertext).
-pub fn kem_decaps(
-    p: ctru::ParamSet,
-    sk: SecretKey,
-    ct: Vec<u8>,
-) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let req = DecapsReq { set: p, sk, ct };
+/// Decaps: the shared secret (the implicit-rejection key for a wrong ciphertext).
+pub fn kem_decaps(alg: Alg, sk: SecretKey, ct: Vec<u8>) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let req = DecapsReq { alg, sk, ct };
     reported(async_job::dispatch(req, decaps_one, |r, done| {
         submit_async(true, move || decaps_async(r, done))
     }))
 }
 
 fn encaps_one(r: EncapsReq) -> Result<Encapsulated, Error> {
-    let p = r.set;
-    let mut ct = vec![0u8; p.ciphertext_len()];
-    let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-    let key = KeyArg::Bytes(Alg::Ctru(p), &r.pk);
+    let mut ct = vec![0u8; r.alg.ciphertext_len()];
+    let mut ss = Zeroizing::new(vec![0u8; r.alg.shared_secret_len()]);
+    let key = KeyArg::Bytes(r.alg, &r.pk);
     serve()?.encaps(key, r.coins.as_deref(), &mut ct, &mut ss)?;
     Ok((ct, ss))
 }
 
 fn decaps_one(r: DecapsReq) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let mut ss = Zeroizing::new(vec![0u8; r.set.shared_secret_len()]);
-    serve()?.decaps(KeyArg::Bytes(Alg::Ctru(r.set), &r.sk), &r.ct, &mut ss)?;
+    let mut ss = Zeroizing::new(vec![0u8; r.alg.shared_secret_len()]);
+    serve()?.decaps(KeyArg::Bytes(r.alg, &r.sk), &r.ct, &mut ss)?;
     Ok(ss)
 }
 
 fn encaps_async(r: EncapsReq, done: Done<Encapsulated>) {
-    let p = r.set;
     let out = (
-        vec![0u8; p.ciphertext_len()],
-        Zeroizing::new(vec![0u8; p.shared_secret_len()]),
+        vec![0u8; r.alg.ciphertext_len()],
+        Zeroizing::new(vec![0u8; r.alg.shared_secret_len()]),
     );
     submit_one(
         r,
@@ -554,7 +557,7 @@ fn encaps_async(r: EncapsReq, done: Done<Encapsulated>) {
         done,
         |_, out, st| st.map(|()| out),
         |r, (ct, ss)| {
-            let key = KeyArg::Bytes(Alg::Ctru(r.set), &r.pk);
+            let key = KeyArg::Bytes(r.alg, &r.pk);
             // SAFETY: as in `sign_async`.
             unsafe { Op::encaps(key, r.coins.as_deref(), ct, ss) }
         },
@@ -562,7 +565,7 @@ fn encaps_async(r: EncapsReq, done: Done<Encapsulated>) {
 }
 
 fn decaps_async(r: DecapsReq, done: Done<Zeroizing<Vec<u8>>>) {
-    let ss = Zeroizing::new(vec![0u8; r.set.shared_secret_len()]);
+    let ss = Zeroizing::new(vec![0u8; r.alg.shared_secret_len()]);
     submit_one(
         r,
         ss,
@@ -570,7 +573,79 @@ fn decaps_async(r: DecapsReq, done: Done<Zeroizing<Vec<u8>>>) {
         |_, ss, st| st.map(|()| ss),
         |r, ss| {
             // SAFETY: as in `sign_async`.
-            unsafe { Op::decaps(KeyArg::Bytes(Alg::Ctru(r.set), &r.sk), &r.ct, ss) }
+            unsafe { Op::decaps(KeyArg::Bytes(r.alg, &r.sk), &r.ct, ss) }
         },
     )
+}
+
+// ---- ML-KEM ---------------------------------------------------------------------------------
+//
+// ML-KEM runs on pqgpu's CPU code (`pqgpu::mlkem`) in the calling thread, or inside an async
+// job on a helper thread (its key and matrix state want more stack than a job has).
+
+/// ML-KEM.KeyGen_internal(d, z) from `seed` = d || z, or KeyGen with fresh randomness: (ek, dk).
+pub fn mlkem_keygen(
+    p: mlkem::ParamSet,
+    seed: Option<Zeroizing<[u8; 64]>>,
+) -> Result<(Vec<u8>, SecretKey), Error> {
+    run(move || {
+        let mut ek = vec![0u8; p.encaps_key_len()];
+        let mut dk = Zeroizing::new(vec![0u8; p.decaps_key_len()]);
+        match &seed {
+            Some(s) => mlkem::keygen_seeded(p, s, &mut ek, &mut dk)?,
+            None => mlkem::keygen(p, &mut ek, &mut dk)?,
+        }
+        trace_on("keygen", p.name(), BackendKind::Cpu);
+        Ok((ek, Arc::new(dk)))
+    })
+}
+
+/// ML-KEM.Encaps (with `coins` = m: Encaps_internal): (ciphertext, shared secret); an ek that
+/// fails FIPS 203's modulus check is `BadKey`.
+pub fn mlkem_encaps(
+    p: mlkem::ParamSet,
+    ek: Arc<Vec<u8>>,
+    coins: Option<Zeroizing<[u8; 32]>>,
+) -> Result<Encapsulated, Error> {
+    run(move || {
+        let mut ct = vec![0u8; p.ciphertext_len()];
+        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
+        match &coins {
+            Some(m) => mlkem::encaps_internal(p, &ek, m, &mut ct, &mut ss)?,
+            None => mlkem::encaps(p, &ek, &mut ct, &mut ss)?,
+        }
+        trace_on("encaps", p.name(), BackendKind::Cpu);
+        Ok((ct, ss))
+    })
+}
+
+/// ML-KEM.Decaps: the shared secret (K-bar for a wrong ciphertext of the right length).
+pub fn mlkem_decaps(
+    p: mlkem::ParamSet,
+    dk: SecretKey,
+    ct: Vec<u8>,
+) -> Result<Zeroizing<Vec<u8>>, Error> {
+    run(move || {
+        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
+        mlkem::decaps(p, &dk, &ct, &mut ss)?;
+        trace_on("decaps", p.name(), BackendKind::Cpu);
+        Ok(ss)
+    })
+}
+
+/// FIPS 203's input checks (section 7.2 for ek, 7.3 for dk), off any async job's small stack.
+pub fn mlkem_check(
+    p: mlkem::ParamSet,
+    ek: Option<Arc<Vec<u8>>>,
+    dk: Option<SecretKey>,
+) -> Result<(), Error> {
+    run(move || {
+        if let Some(ek) = &ek {
+            mlkem::check_encaps_key(p, ek)?;
+        }
+        if let Some(dk) = &dk {
+            mlkem::check_decaps_key(p, dk)?;
+        }
+        Ok(())
+    })
 }

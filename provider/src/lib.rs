@@ -12,6 +12,10 @@
 //! CTRU-Prime-653/761/1277, which OpenSSL does not know, are served whole under a private OID
 //! arc: key management (`ctru_key`), the KEM (`kem`), and encoders/decoders (`codec` over
 //! `der`) so keys can be written to files and read back; `core` holds the core's functions.
+//!
+//! ML-KEM-512/768/1024 are served under OpenSSL 3.5's own names like ML-DSA (`mlkem_key`, the
+//! KEM in `kem`; OpenSSL's default provider encodes and decodes the keys), with the hybrid
+//! X25519MLKEM768 (`hybrid_key`) and the TLS groups of all four (`tls_group`).
 
 pub mod abi;
 mod async_job;
@@ -22,11 +26,14 @@ pub mod ctru_key;
 mod der;
 pub mod engine;
 pub mod guard;
+pub mod hybrid_key;
 mod kem;
 pub mod keymgmt;
+pub mod mlkem_key;
 pub mod params;
 mod pool;
 pub mod signature;
+mod tls_group;
 
 use abi::{Algorithm, Dispatch, Param, Table};
 use guard::guard;
@@ -34,6 +41,15 @@ use params::{status, Params};
 use pqgpu::mldsa::ParamSet;
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether ML-KEM, X25519MLKEM768 and their TLS groups are served (configuration `ml_kem`;
+/// switched off, OpenSSL's default provider does the key exchange and pqgpu only signs).
+static ML_KEM: AtomicBool = AtomicBool::new(true);
+
+pub(crate) fn ml_kem_enabled() -> bool {
+    ML_KEM.load(Ordering::Relaxed)
+}
 
 /// The parameter set of dispatch-table index `s` (0, 1, 2 = ML-DSA-44, -65, -87).
 pub const fn set_of(s: usize) -> ParamSet {
@@ -80,13 +96,31 @@ const N87: &std::ffi::CStr = c"ML-DSA-87:MLDSA87:2.16.840.1.101.3.4.3.19:id-ml-d
 
 const C: [&std::ffi::CStr; 3] = ctru_key::NAMES;
 
-static KEYMGMT: Table<Algorithm, 7> = Table([
+const K: [&std::ffi::CStr; 3] = mlkem_key::NAMES;
+
+/// ML-DSA and CTRU-Prime first, then ML-KEM and X25519MLKEM768 (the query answers the first
+/// six alone when ML-KEM is switched off).
+static KEYMGMT: Table<Algorithm, 11> = Table([
     alg(N44, &keymgmt::MLDSA44),
     alg(N65, &keymgmt::MLDSA65),
     alg(N87, &keymgmt::MLDSA87),
     alg(C[0], &ctru_key::KEYMGMT[0]),
     alg(C[1], &ctru_key::KEYMGMT[1]),
     alg(C[2], &ctru_key::KEYMGMT[2]),
+    alg(K[0], &mlkem_key::KEYMGMT[0]),
+    alg(K[1], &mlkem_key::KEYMGMT[1]),
+    alg(K[2], &mlkem_key::KEYMGMT[2]),
+    alg(hybrid_key::NAME, &hybrid_key::KEYMGMT),
+    ALG_END,
+]);
+
+static KEYMGMT_NO_ML_KEM: Table<Algorithm, 7> = Table([
+    KEYMGMT.0[0],
+    KEYMGMT.0[1],
+    KEYMGMT.0[2],
+    KEYMGMT.0[3],
+    KEYMGMT.0[4],
+    KEYMGMT.0[5],
     ALG_END,
 ]);
 
@@ -97,12 +131,18 @@ static SIGNATURE: Table<Algorithm, 4> = Table([
     ALG_END,
 ]);
 
-static KEM: Table<Algorithm, 4> = Table([
-    alg(C[0], &kem::KEM[0]),
-    alg(C[1], &kem::KEM[1]),
-    alg(C[2], &kem::KEM[2]),
+static KEM: Table<Algorithm, 8> = Table([
+    alg(C[0], &kem::CTRU[0]),
+    alg(C[1], &kem::CTRU[1]),
+    alg(C[2], &kem::CTRU[2]),
+    alg(K[0], &kem::ML_KEM[0]),
+    alg(K[1], &kem::ML_KEM[1]),
+    alg(K[2], &kem::ML_KEM[2]),
+    alg(hybrid_key::NAME, &kem::X25519_ML_KEM_768),
     ALG_END,
 ]);
+
+static KEM_NO_ML_KEM: Table<Algorithm, 4> = Table([KEM.0[0], KEM.0[1], KEM.0[2], ALG_END]);
 
 macro_rules! encoders {
     ($s:literal) => {
@@ -141,10 +181,13 @@ unsafe extern "C" fn query_operation(
         // SAFETY: OpenSSL's out-pointer.
         unsafe { *no_cache = 0 };
     }
+    let ml_kem = ml_kem_enabled();
     match op {
-        abi::OP_KEYMGMT => KEYMGMT.as_ptr(),
+        abi::OP_KEYMGMT if ml_kem => KEYMGMT.as_ptr(),
+        abi::OP_KEYMGMT => KEYMGMT_NO_ML_KEM.as_ptr(),
         abi::OP_SIGNATURE => SIGNATURE.as_ptr(),
-        abi::OP_KEM => KEM.as_ptr(),
+        abi::OP_KEM if ml_kem => KEM.as_ptr(),
+        abi::OP_KEM => KEM_NO_ML_KEM.as_ptr(),
         abi::OP_ENCODER => ENCODER.as_ptr(),
         abi::OP_DECODER => DECODER.as_ptr(),
         _ => ptr::null(),
@@ -187,7 +230,7 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
         status(
             p.set_utf8(
                 c"name",
-                c"pqgpu: ML-DSA and CTRU-Prime on NVIDIA GPUs and CPUs",
+                c"pqgpu: ML-DSA, ML-KEM and CTRU-Prime on NVIDIA GPUs and CPUs",
             )
             .is_ok()
                 && p.set_utf8(c"version", VERSION).is_ok()
@@ -233,10 +276,11 @@ static OUT: Table<Dispatch, 7> = Table([
 struct Settings {
     backend: Option<String>,
     trace: Option<String>,
+    ml_kem: Option<String>,
     serve: Vec<(pqgpu::serve::Opt, String)>,
 }
 
-/// Reads the settings (`backend`, `trace`, the serving options of `engine::SERVE_KEYS`)
+/// Reads the settings (`backend`, `trace`, `ml_kem`, the serving options of `engine::SERVE_KEYS`)
 /// through the core's get_params.
 ///
 /// # Safety
@@ -245,7 +289,7 @@ unsafe fn config(handle: *const c_void, get: Option<abi::CoreGetParams>) -> Sett
     let Some(get) = get else {
         return Settings::default();
     };
-    let keys: Vec<&'static std::ffi::CStr> = [c"backend", c"trace"]
+    let keys: Vec<&'static std::ffi::CStr> = [c"backend", c"trace", c"ml_kem"]
         .into_iter()
         .chain(engine::SERVE_KEYS.iter().map(|(k, _)| *k))
         .collect();
@@ -278,9 +322,10 @@ unsafe fn config(handle: *const c_void, get: Option<abi::CoreGetParams>) -> Sett
     Settings {
         backend: read(values[0]),
         trace: read(values[1]),
+        ml_kem: read(values[2]),
         serve: engine::SERVE_KEYS
             .iter()
-            .zip(&values[2..])
+            .zip(&values[3..])
             .filter_map(|((_, o), v)| read(*v).map(|v| (*o, v)))
             .collect(),
     }
@@ -308,6 +353,11 @@ pub unsafe extern "C" fn OSSL_provider_init(
         let cfg = unsafe { config(handle, core.get_params) };
         if engine::configure(cfg.backend.as_deref(), cfg.trace.as_deref(), &cfg.serve).is_err() {
             return 0;
+        }
+        match cfg.ml_kem.as_deref().map(str::trim) {
+            None | Some("yes" | "on" | "1") => ML_KEM.store(true, Ordering::Relaxed),
+            Some("no" | "off" | "0") => ML_KEM.store(false, Ordering::Relaxed),
+            Some(_) => return 0,
         }
         async_job::init();
         for (oid, name) in ctru_key::OIDS.iter().zip(ctru_key::SHORT) {

@@ -4,7 +4,8 @@
 //! woken by descriptors and by callbacks) and its client on OpenSSL's default provider for
 //! about a second each. Handshakes complete, none fails (a job the provider never wakes again
 //! fails its handshake), the client verified an ML-DSA-44 server signature, and pqgpu's trace
-//! holds exactly one signature per completed server handshake.
+//! holds exactly one signature and one ML-KEM-768 encapsulation (the X25519MLKEM768 key
+//! exchange) per completed server handshake.
 
 mod common;
 
@@ -194,5 +195,13 @@ fn tls_bench_server_signs_through_pqgpu() {
             "pqgpu's trace vs the server's handshakes ({mode})"
         );
         assert_eq!(e.traced("sign "), served + 1, "signatures elsewhere");
+        // The key exchange (OpenSSL's default group, X25519MLKEM768): pqgpu encapsulated
+        // once per handshake, inside the jobs too.
+        assert!(text.contains("group X25519MLKEM768"), "{all}");
+        assert_eq!(
+            e.traced(&format!("encaps ML-KEM-768 Cpu {place}")),
+            served,
+            "pqgpu's encapsulations vs the server's handshakes ({mode})"
+        );
     }
 }
