@@ -48,7 +48,7 @@ run() { # $1 name, $2 server config, $3 group
   local spid=$! port= i
   for i in $(seq 100); do
     # The whole number (up to the comma), never a line still being written.
-    port=$(grep -o 'listening on 127.0.0.1:[0-9]*,' "$OUT/$1-server.log" | cut -d: -f2 | tr -d ,)
+    port=$(grep -so 'listening on 127.0.0.1:[0-9]*,' "$OUT/$1-server.log" | cut -d: -f2 | tr -d ,)
     [ -n "$port" ] && break; kill -0 $spid 2>/dev/null || break; sleep 0.2
   done
   [ -n "$port" ] || { echo "$1: server did not start"; cat "$OUT/$1-server.log"; kill $spid; return; }
