@@ -10,17 +10,23 @@
 # the server saturated: the server line's "% of N CPUs" near 100 says it was. tls_bench's
 # server prints "ms CPU per handshake" (its process's CPU time over handshakes completed).
 #
-# Build host (Rust, network, OpenSSL 3.5 from scripts/openssl35.sh):
-#   cargo build --release -p pqgpu_provider
-#   D=<checkout that `run` ships>/.device/kex; mkdir -p $D
-#   cp ~/.cache/pqgpu/openssl-3.5/bin/openssl $D/openssl
-#   cp target/release/libpqgpu_provider.so $D/pqgpu.so
-#   bash provider/bench/build.sh $D/tls_bench
-#   strip $D/openssl $D/pqgpu.so $D/tls_bench; cp scripts/device/provider-tls-kex.sh $D/run.sh
-# GPU machine: bash .device/kex/run.sh   (carry .device/kex; logs and kex.txt land in $OUT)
-# Rehearsal without a GPU: BACKEND=cpu TLS_SECS=2 bash .device/kex/run.sh
+# Staging (scripts/device/stage.sh provider-tls-kex) builds OpenSSL 3.5 (scripts/openssl35.sh,
+# cached), the provider and tls_bench into target/device/provider-tls-kex.
+# GPU machine: bash target/device/provider-tls-kex/run.sh   (logs and kex.txt land in $OUT)
+# Rehearsal without a GPU: BACKEND=cpu TLS_SECS=2 bash target/device/provider-tls-kex/run.sh
 # Success: kex.txt has, per group, three "server ... ms CPU per handshake" lines with no
 # failed handshake, and the server's CPU share near 100% of its cores.
+if [ "${1:-}" = stage ]; then
+  set -e
+  D=$2
+  openssl=$(bash scripts/openssl35.sh | tail -1)
+  cargo build --release -p pqgpu_provider
+  cp "$openssl" "$D/openssl"
+  cp "${CARGO_TARGET_DIR:-target}/release/libpqgpu_provider.so" "$D/pqgpu.so"
+  bash provider/bench/build.sh "$D/tls_bench"
+  strip "$D/openssl" "$D/pqgpu.so" "$D/tls_bench"
+  exit 0
+fi
 cd "$(dirname "$0")"
 D=$PWD
 export PQGPU_CACHE_DIR=/tmp/pqc
