@@ -95,15 +95,6 @@ __device__ __forceinline__ void absorb_rho_prime(u64 A[25], const u64 *kin) {
 #else
 #define ST_BOUNDS __launch_bounds__(ST)
 #endif
-// Minimum resident blocks of the polynomial kernels per SM. The swizzled shared-memory
-// layout (see sw) computes each lane's exchange addresses instead of taking them as immediate
-// offsets; left free, ptxas keeps them in 48-60 registers (4-5 blocks of 256 threads per SM).
-// 6 caps them at 40 (75 % occupancy) with at most a few words spilled; 8 (32 registers)
-// spills tens of bytes per thread.
-#ifndef NT_MIN_BLOCKS
-#define NT_MIN_BLOCKS 6
-#endif
-#define NT_BOUNDS __launch_bounds__(NT, NT_MIN_BLOCKS)
 #define ATT_NONE 0xFFFFFFFFu // best attempt: still pending
 #define ATT_SKIP 0xFFFFFFFEu // best attempt: never scheduled (bad key, gave up)
 // Most signing attempts per task: FIPS 204 Appendix C (Table 3)'s minimum loop limits, the
@@ -170,8 +161,13 @@ __device__ __forceinline__ i32 use_hint(bool h, i32 r) {
 // 41/42), one warp per polynomial: 8 coefficients per thread in registers, three levels per
 // pass (radix-8), two exchanges through a per-warp scratch (the paper's single-warp form; it
 // beat the block form, one butterfly per thread per level, on the H200: BENCHMARKS.md).
-// Option: INTT_FUSE (the final multiplication by mont^2/256 folded into the last INTT
-// level; the default from the H200 measurements).
+// Options: NTT_PAD (exchanges through a padded scratch instead of in place, free of 8-way
+// conflicts), INTT_FUSE (the final multiplication by mont^2/256 folded into the last INTT
+// level). Defaults from the H200 measurements: in place, fused; the padding costs more
+// shared memory than the conflicts.
+#ifndef NTT_PAD
+#define NTT_PAD 0
+#endif
 #ifndef INTT_FUSE
 #define INTT_FUSE 1
 #endif
@@ -190,29 +186,29 @@ __device__ __forceinline__ void intt_last(i32 &x, i32 &y, i32 zeta_scaled) {
 
 // Thread `lane` of a warp holds r[m] = coefficient pos(m) of one polynomial, in three
 // arrangements: A: lane + 32m (levels with len 128..32), B: 32b + c + 4m with lane = 4b + c
-// (len 16..4), C: 8 lane + m (len 2, 1). Moving between arrangements goes through the
-// polynomial itself in shared memory.
+// (len 16..4), C: 8 lane + m (len 2, 1). Moving between arrangements goes through shared
+// memory; the scratch layouts pad 4 words per 32 (A <-> B) and 1 per 8 (B <-> C), which puts
+// every access of a warp in its own bank.
+#define SCRATCH_WORDS 288
+#if NTT_PAD
+__shared__ __align__(16) i32 ntt_scratch[(NT / 32) * SCRATCH_WORDS];
+__device__ __forceinline__ int pad_ab(int j) { return j + 4 * (j >> 5); }
+__device__ __forceinline__ int pad_bc(int j) { return j + (j >> 3); }
+#else
+__device__ __forceinline__ int pad_ab(int j) { return j; }
+__device__ __forceinline__ int pad_bc(int j) { return j; }
+#endif
+// The memory a warp exchanges one polynomial's coefficients through.
+__device__ __forceinline__ i32 *exchange_buf(i32 *poly, int warp) {
+#if NTT_PAD
+  return ntt_scratch + warp * SCRATCH_WORDS;
+#else
+  return poly;
+#endif
+}
 __device__ __forceinline__ int pos_a(int lane, int m) { return lane + 32 * m; }
 __device__ __forceinline__ int pos_b(int lane, int m) { return 32 * (lane >> 2) + (lane & 3) + 4 * m; }
 __device__ __forceinline__ int pos_c(int lane, int m) { return 8 * lane + m; }
-
-// Every polynomial in shared memory keeps coefficient i at word sw(i): inside each 32-word
-// row h = i / 32, the word index is XORed with 4h. A warp's accesses then fall in 32
-// distinct banks in all three arrangements (unswizzled, B is 8-way conflicting and C's
-// 16-byte accesses 2-way) and with one coefficient per thread (i = tid), at no extra
-// memory. sw keeps aligned groups of four in order, so C still moves 16 bytes at a time.
-// sw depends only on i mod 256: it applies to an index into an array of polynomials.
-__device__ __forceinline__ int sw(int i) { return i ^ ((i >> 3) & 28); }
-
-// Moves r from arrangement `from` to `to` through the polynomial; the warp's lanes
-// exchange coefficients, so the warp synchronises around the shared accesses.
-#define EXCHANGE(poly, from, to)                                            \
-  do {                                                                      \
-    __syncwarp();                                                           \
-    _Pragma("unroll") for (int m = 0; m < 8; ++m) poly[sw(from(lane, m))] = r[m]; \
-    __syncwarp();                                                           \
-    _Pragma("unroll") for (int m = 0; m < 8; ++m) r[m] = poly[sw(to(lane, m))];   \
-  } while (0)
 
 // Forward (Cooley-Tukey) butterfly and inverse (Gentleman-Sande) butterfly.
 __device__ __forceinline__ void ct(i32 &x, i32 &y, i32 zeta) {
@@ -226,69 +222,76 @@ __device__ __forceinline__ void gs(i32 &x, i32 &y, i32 zeta) {
   y = fq_mul(zeta, d);
 }
 
-// Arrangement C is 8 consecutive coefficients per lane: two 16-byte accesses.
+// Moves r from arrangement `from` to `to` through buf (layout pad); the warp's lanes
+// exchange coefficients, so the warp synchronises around the shared accesses.
+#define EXCHANGE(buf, pad, from, to)                                        \
+  do {                                                                      \
+    __syncwarp();                                                           \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) buf[pad(from(lane, m))] = r[m]; \
+    __syncwarp();                                                           \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) r[m] = buf[pad(to(lane, m))];   \
+  } while (0)
+
+// Arrangement C is 8 consecutive words per lane: unpadded, it moves as two 16-byte accesses
+// (2-way conflicts) instead of eight 8-way conflicting ones.
 __device__ __forceinline__ void load_c(const i32 *poly, int lane, i32 *r) {
-  const int4 v0 = *(const int4 *)(poly + sw(pos_c(lane, 0)));
-  const int4 v1 = *(const int4 *)(poly + sw(pos_c(lane, 4)));
+  const int4 *in = (const int4 *)(poly + pos_c(lane, 0));
+  const int4 v0 = in[0], v1 = in[1];
   r[0] = v0.x, r[1] = v0.y, r[2] = v0.z, r[3] = v0.w;
   r[4] = v1.x, r[5] = v1.y, r[6] = v1.z, r[7] = v1.w;
 }
 __device__ __forceinline__ void store_c(i32 *poly, int lane, const i32 *r) {
-  *(int4 *)(poly + sw(pos_c(lane, 0))) = make_int4(r[0], r[1], r[2], r[3]);
-  *(int4 *)(poly + sw(pos_c(lane, 4))) = make_int4(r[4], r[5], r[6], r[7]);
+  int4 *out = (int4 *)(poly + pos_c(lane, 0));
+  out[0] = make_int4(r[0], r[1], r[2], r[3]);
+  out[1] = make_int4(r[4], r[5], r[6], r[7]);
 }
-#define EXCHANGE_B_TO_C(poly)                                               \
+#if NTT_PAD
+#define EXCHANGE_B_TO_C(buf) EXCHANGE(buf, pad_bc, pos_b, pos_c)
+#define EXCHANGE_C_TO_B(buf) EXCHANGE(buf, pad_bc, pos_c, pos_b)
+#else
+#define EXCHANGE_B_TO_C(buf)                                                \
   do {                                                                      \
     __syncwarp();                                                           \
-    _Pragma("unroll") for (int m = 0; m < 8; ++m) poly[sw(pos_b(lane, m))] = r[m]; \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) buf[pos_b(lane, m)] = r[m]; \
     __syncwarp();                                                           \
-    load_c(poly, lane, r);                                                  \
+    load_c(buf, lane, r);                                                   \
   } while (0)
-#define EXCHANGE_C_TO_B(poly)                                               \
+#define EXCHANGE_C_TO_B(buf)                                                \
   do {                                                                      \
     __syncwarp();                                                           \
-    store_c(poly, lane, r);                                                 \
+    store_c(buf, lane, r);                                                  \
     __syncwarp();                                                           \
-    _Pragma("unroll") for (int m = 0; m < 8; ++m) r[m] = poly[sw(pos_b(lane, m))]; \
+    _Pragma("unroll") for (int m = 0; m < 8; ++m) r[m] = buf[pos_b(lane, m)]; \
   } while (0)
+#endif
 
 // Three forward levels on a lane's 8 coefficients r[m], wide to narrow: pairs 4 apart with
 // zeta z[z4], 2 apart with z[z2 + m / 4], 1 apart with z[z1 + m / 2]; z4 < 0 skips the first.
-// z2 is even and z1 a multiple of 4 at every call, so a lane's zetas of the two narrow levels
-// come as one 8-byte and one 16-byte load (in arrangement C, where each lane has its own,
-// word loads would conflict 2- and 4-way).
 __device__ __forceinline__ void ct_levels(i32 *r, const i32 *z, int z4, int z2, int z1) {
   if (z4 >= 0) {
 #pragma unroll
     for (int m = 0; m < 4; ++m) ct(r[m], r[m + 4], z[z4]);
   }
-  const int2 zb = *(const int2 *)(z + z2);
-  ct(r[0], r[2], zb.x);
-  ct(r[1], r[3], zb.x);
-  ct(r[4], r[6], zb.y);
-  ct(r[5], r[7], zb.y);
-  const int4 zc = *(const int4 *)(z + z1);
-  ct(r[0], r[1], zc.x);
-  ct(r[2], r[3], zc.y);
-  ct(r[4], r[5], zc.z);
-  ct(r[6], r[7], zc.w);
+#pragma unroll
+  for (int m = 0; m < 8; m += 4) {
+    ct(r[m], r[m + 2], z[z2 + (m >> 2)]);
+    ct(r[m + 1], r[m + 3], z[z2 + (m >> 2)]);
+  }
+#pragma unroll
+  for (int m = 0; m < 8; m += 2) ct(r[m], r[m + 1], z[z1 + (m >> 1)]);
 }
 
 // Three inverse levels, narrow to wide (Alg. 42 walks the zeta table backwards): pairs 1
 // apart with q - z[z1 - m / 2], 2 apart with q - z[z2 - m / 4], 4 apart with q - z[z4];
-// z4 < 0 skips the last. z1 - 3 is a multiple of 4 and z2 - 1 even at every call: vector
-// loads as in ct_levels.
+// z4 < 0 skips the last.
 __device__ __forceinline__ void gs_levels(i32 *r, const i32 *z, int z1, int z2, int z4) {
-  const int4 zc = *(const int4 *)(z + z1 - 3); // z[z1 - 3 .. z1]
-  gs(r[0], r[1], Q - zc.w);
-  gs(r[2], r[3], Q - zc.z);
-  gs(r[4], r[5], Q - zc.y);
-  gs(r[6], r[7], Q - zc.x);
-  const int2 zb = *(const int2 *)(z + z2 - 1); // z[z2 - 1 .. z2]
-  gs(r[0], r[2], Q - zb.y);
-  gs(r[1], r[3], Q - zb.y);
-  gs(r[4], r[6], Q - zb.x);
-  gs(r[5], r[7], Q - zb.x);
+#pragma unroll
+  for (int m = 0; m < 8; m += 2) gs(r[m], r[m + 1], Q - z[z1 - (m >> 1)]);
+#pragma unroll
+  for (int m = 0; m < 8; m += 4) {
+    gs(r[m], r[m + 2], Q - z[z2 - (m >> 2)]);
+    gs(r[m + 1], r[m + 3], Q - z[z2 - (m >> 2)]);
+  }
   if (z4 >= 0) {
 #pragma unroll
     for (int m = 0; m < 4; ++m) gs(r[m], r[m + 4], Q - z[z4]);
@@ -301,13 +304,14 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
   const int b = lane >> 2;
   for (int p = warp; p < cnt; p += blockDim.x >> 5) {
     i32 *poly = a + p * N;
+    i32 *buf = exchange_buf(poly, warp);
     i32 r[8];
 #pragma unroll
-    for (int m = 0; m < 8; ++m) r[m] = poly[sw(pos_a(lane, m))];
+    for (int m = 0; m < 8; ++m) r[m] = poly[pos_a(lane, m)];
     ct_levels(r, z, 1, 2, 4); // len 128, 64, 32: groups depend on m only
-    EXCHANGE(poly, pos_a, pos_b);
+    EXCHANGE(buf, pad_ab, pos_a, pos_b);
     ct_levels(r, z, 8 + b, 16 + 2 * b, 32 + 4 * b); // len 16, 8, 4 inside 32-word block b
-    EXCHANGE_B_TO_C(poly);
+    EXCHANGE_B_TO_C(buf);
     ct_levels(r, z, -1, 64 + 2 * lane, 128 + 4 * lane); // len 2, 1 inside this lane's 8
     __syncwarp();
     store_c(poly, lane, r);
@@ -323,12 +327,13 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
   const i32 last_zeta = fq_mul(Q - z[1], MONT2_256);
   for (int p = warp; p < cnt; p += blockDim.x >> 5) {
     i32 *poly = a + p * N;
+    i32 *buf = exchange_buf(poly, warp);
     i32 r[8];
     load_c(poly, lane, r);
     gs_levels(r, z, 255 - 4 * lane, 127 - 2 * lane, -1); // len 1, 2
-    EXCHANGE_C_TO_B(poly);
+    EXCHANGE_C_TO_B(buf);
     gs_levels(r, z, 63 - 4 * b, 31 - 2 * b, 15 - b); // len 4, 8, 16
-    EXCHANGE(poly, pos_b, pos_a);
+    EXCHANGE(buf, pad_ab, pos_b, pos_a);
     gs_levels(r, z, 7, 3, -1); // len 32, 64; len 128 below, with the scaling
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
@@ -342,7 +347,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
     }
     __syncwarp();
 #pragma unroll
-    for (int m = 0; m < 8; ++m) poly[sw(pos_a(lane, m))] = r[m];
+    for (int m = 0; m < 8; ++m) poly[pos_a(lane, m)] = r[m];
   }
   __syncthreads();
 }
@@ -351,8 +356,7 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
 // ------------------------------------------------- matrix-vector product (NTT domain)
 
 // Coefficient `tid` of A o v (A: K x L NTT-domain polynomials from ExpandA, row-major in
-// global memory; v: L polynomials in shared memory, swizzled), handed row by row to
-// store(i, value).
+// global memory; v: L polynomials in shared memory), handed row by row to store(i, value).
 // Row-major: one accumulator, A read in memory order. Column-major (MATVEC_COL=1, the
 // paper's choice for keygen and verify): each v[j] read once, K accumulators in registers.
 #ifndef MATVEC_COL
@@ -364,7 +368,7 @@ template <class Store> __device__ __forceinline__ void matvec(const u32 *a, cons
 #pragma unroll
   for (int i = 0; i < K; ++i) acc[i] = 0;
   for (int j = 0; j < L; ++j) {
-    const i32 x = v[j * N + sw(tid)];
+    const i32 x = v[j * N + tid];
 #pragma unroll
     for (int i = 0; i < K; ++i) acc[i] = fq_add(acc[i], fq_mul((i32)a[(i * L + j) * N + tid], x));
   }
@@ -373,7 +377,7 @@ template <class Store> __device__ __forceinline__ void matvec(const u32 *a, cons
 #else
   for (int i = 0; i < K; ++i) {
     i32 acc = 0;
-    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a[(i * L + j) * N + tid], v[j * N + sw(tid)]));
+    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a[(i * L + j) * N + tid], v[j * N + tid]));
     store(i, acc);
   }
 #endif
@@ -381,18 +385,16 @@ template <class Store> __device__ __forceinline__ void matvec(const u32 *a, cons
 
 // ------------------------------------------------------------ bit packing
 
-// Packs cnt polynomials (swizzled in shared memory) of `bits`-bit values (little-endian
-// bit order, FIPS 204 Alg. 16) into cnt * 32 * bits consecutive bytes: one bit string, so
-// thread g packs coefficient group g of all of them, whose bytes no one else touches
-// (every thread of the block has work, where one polynomial at a time has N / G groups).
-__device__ void pack_bits(u8 *out, const i32 *v, int bits, int cnt) {
+// Packs 256 values of `bits` bits (little-endian bit order, FIPS 204 Alg. 16)
+// into out; thread g packs coefficient group g, whose bytes no one else touches.
+__device__ void pack_bits(u8 *out, const i32 *v, int bits) {
   const int G = (bits & 1) ? 8 : (bits & 2) ? 4 : (bits & 4) ? 2 : 1;
   const int bytes = bits * G / 8;
-  for (int g = threadIdx.x; g < cnt * N / G; g += blockDim.x) {
+  for (int g = threadIdx.x; g < N / G; g += blockDim.x) {
     u64 acc = 0;
     int nb = 0, o = g * bytes;
     for (int c = 0; c < G; ++c) {
-      acc |= (u64)(u32)v[sw(g * G + c)] << nb;
+      acc |= (u64)(u32)v[g * G + c] << nb;
       nb += bits;
       while (nb >= 8) {
         out[o++] = (u8)acc;
@@ -403,13 +405,12 @@ __device__ void pack_bits(u8 *out, const i32 *v, int bits, int cnt) {
   }
 }
 
-// Inverse of pack_bits: coefficient i of the cnt polynomials v (swizzled) = the i-th
-// `bits`-bit field of in.
-__device__ void unpack_bits(const u8 *in, i32 *v, int bits, int cnt) {
+// Inverse of pack_bits: v[i] = the i-th `bits`-bit field of in.
+__device__ void unpack_bits(const u8 *in, i32 *v, int bits) {
   const int G = (bits & 1) ? 8 : (bits & 2) ? 4 : (bits & 4) ? 2 : 1;
   const int bytes = bits * G / 8;
   const u32 mask = (1u << bits) - 1;
-  for (int g = threadIdx.x; g < cnt * N / G; g += blockDim.x) {
+  for (int g = threadIdx.x; g < N / G; g += blockDim.x) {
     u64 acc = 0;
     int nb = 0, o = g * bytes;
     for (int c = 0; c < G; ++c) {
@@ -417,7 +418,7 @@ __device__ void unpack_bits(const u8 *in, i32 *v, int bits, int cnt) {
         acc |= (u64)in[o++] << nb;
         nb += 8;
       }
-      v[sw(g * G + c)] = (i32)(acc & mask);
+      v[g * G + c] = (i32)(acc & mask);
       acc >>= bits;
       nb -= bits;
     }
@@ -584,16 +585,16 @@ extern "C" __global__ void ST_BOUNDS keygen_seed(const u8 *xi, u8 *seeds, u32 n)
 }
 
 // t = NTT^-1(A o NTT(s1)) + s2, Power2Round, pkEncode and skEncode without tr.
-extern "C" __global__ void NT_BOUNDS keygen_main(const u8 *seeds, const u32 *a, const i32 *s, u8 *pk, u8 *sk, u32 n) {
+extern "C" __global__ void __launch_bounds__(NT) keygen_main(const u8 *seeds, const u32 *a, const i32 *s, u8 *pk, u8 *sk, u32 n) {
   __shared__ __align__(16) i32 z[N], s1h[L * N], t[K * N], v0[N], v1[N];
   const u32 item = blockIdx.x;
-  const int tid = threadIdx.x, st = sw(tid);
+  const int tid = threadIdx.x;
   load_zetas(z);
   const i32 *s_item = s + (u64)item * (K + L) * N;
-  for (int i = tid; i < L * N; i += NT) s1h[sw(i)] = s_item[i];
+  for (int i = tid; i < L * N; i += NT) s1h[i] = s_item[i];
   ntt_polys(s1h, L, z);
   const u32 *a_item = a + (u64)item * K * L * N;
-  matvec(a_item, s1h, tid, [&](int i, i32 acc) { t[i * N + st] = acc; });
+  matvec(a_item, s1h, tid, [&](int i, i32 acc) { t[i * N + tid] = acc; });
   intt_polys(t, K, z);
   u8 *pk_item = pk + (u64)item * PK_LEN;
   u8 *sk_item = sk + (u64)item * SK_LEN;
@@ -606,21 +607,21 @@ extern "C" __global__ void NT_BOUNDS keygen_main(const u8 *seeds, const u32 *a, 
   const int s_bytes = 32 * ETA_BITS;
   for (int i = 0; i < K + L; ++i) { // s1 then s2: BitPack(s, eta, eta) stores eta - s
     __syncthreads();
-    v0[st] = ETA - centered(s_item[i * N + tid]);
+    v0[tid] = ETA - centered(s_item[i * N + tid]);
     __syncthreads();
-    pack_bits(sk_item + SK_S1_OFF + i * s_bytes, v0, ETA_BITS, 1);
+    pack_bits(sk_item + SK_S1_OFF + i * s_bytes, v0, ETA_BITS);
   }
   u8 *t0_out = sk_item + SK_S1_OFF + (K + L) * s_bytes;
   for (int i = 0; i < K; ++i) {
     __syncthreads();
-    const i32 r = fq_add(t[i * N + st], s_item[(L + i) * N + tid]);
+    const i32 r = fq_add(t[i * N + tid], s_item[(L + i) * N + tid]);
     i32 r0 = r & ((1 << D_BITS) - 1);
     if (r0 > (1 << (D_BITS - 1))) r0 -= 1 << D_BITS;
-    v0[st] = (r - r0) >> D_BITS;
-    v1[st] = (1 << (D_BITS - 1)) - r0;
+    v0[tid] = (r - r0) >> D_BITS;
+    v1[tid] = (1 << (D_BITS - 1)) - r0;
     __syncthreads();
-    pack_bits(pk_item + 32 + i * 320, v0, 10, 1);
-    pack_bits(t0_out + i * 32 * D_BITS, v1, D_BITS, 1);
+    pack_bits(pk_item + 32 + i * 320, v0, 10);
+    pack_bits(t0_out + i * 32 * D_BITS, v1, D_BITS);
   }
 }
 
@@ -667,18 +668,18 @@ extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n)
 
 // skDecode (Alg. 25) and NTTs of s1, s2, t0, once per distinct key of the chunk; kbad[key]
 // = 1 for keys whose s1/s2 fields are out of [-eta, eta] (BadKey).
-extern "C" __global__ void NT_BOUNDS sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
+extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
   __shared__ __align__(16) i32 z[N], p[(L + 2 * K) * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
   const u8 *sk_item = sk + (u64)item * SK_LEN;
   const int s_bytes = 32 * ETA_BITS;
-  unpack_bits(sk_item + SK_S1_OFF, p, ETA_BITS, K + L); // s1 || s2
-  unpack_bits(sk_item + SK_S1_OFF + (K + L) * s_bytes, p + (K + L) * N, D_BITS, K); // t0
+  for (int i = 0; i < K + L; ++i) unpack_bits(sk_item + SK_S1_OFF + i * s_bytes, p + i * N, ETA_BITS);
+  for (int i = 0; i < K; ++i) unpack_bits(sk_item + SK_S1_OFF + (K + L) * s_bytes + i * 32 * D_BITS, p + (K + L + i) * N, D_BITS);
   __syncthreads();
   int bad = 0;
-  for (int i = tid; i < (K + L) * N; i += NT) { // coefficient by coefficient: any layout
+  for (int i = tid; i < (K + L) * N; i += NT) {
     const i32 v = p[i];
     bad |= v > 2 * ETA;
     p[i] = to_canon(ETA - v);
@@ -687,10 +688,10 @@ extern "C" __global__ void NT_BOUNDS sign_decode(const u8 *sk, i32 *s1h, i32 *s2
   bad = __syncthreads_or(bad);
   ntt_polys(p, L + 2 * K, z);
   i32 *o1 = s1h + (u64)item * L * N, *o2 = s2h + (u64)item * K * N, *o3 = t0h + (u64)item * K * N;
-  for (int i = tid; i < L * N; i += NT) o1[i] = p[sw(i)];
+  for (int i = tid; i < L * N; i += NT) o1[i] = p[i];
   for (int i = tid; i < K * N; i += NT) {
-    o2[i] = p[L * N + sw(i)];
-    o3[i] = p[(L + K) * N + sw(i)];
+    o2[i] = p[L * N + i];
+    o3[i] = p[(L + K) * N + i];
   }
   if (tid == 0) kbad[item] = bad;
 }
@@ -760,29 +761,28 @@ extern "C" __global__ void ST_BOUNDS expand_mask(const u8 *rhopp, const u32 *ent
 }
 
 // w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)).
-extern "C" __global__ void NT_BOUNDS sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
+extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
   __shared__ __align__(16) i32 z[N], yh[L * N], acc[K * N];
   const u32 e = blockIdx.x;
   if (e >= *count) return;
-  const int tid = threadIdx.x, st = sw(tid);
+  const int tid = threadIdx.x;
   const u32 task = ent_task[e];
   load_zetas(z);
   const i32 *y_e = y + (u64)e * L * N;
-  for (int i = tid; i < L * N; i += NT) yh[sw(i)] = y_e[i];
+  for (int i = tid; i < L * N; i += NT) yh[i] = y_e[i];
   ntt_polys(yh, L, z);
   const u32 *a_t = a + (u64)kidx[task] * K * L * N;
-  matvec(a_t, yh, tid, [&](int i, i32 s) { acc[i * N + st] = s; });
+  matvec(a_t, yh, tid, [&](int i, i32 s) { acc[i * N + tid] = s; });
   intt_polys(acc, K, z);
   i32 *w_e = w + (u64)e * K * N;
   for (int i = 0; i < K; ++i) {
-    const i32 wi = acc[i * N + st];
-    w_e[i * N + tid] = wi;
-    acc[i * N + st] = high_bits(wi);
+    w_e[i * N + tid] = acc[i * N + tid];
+    acc[i * N + tid] = high_bits(acc[i * N + tid]);
   }
   u8 *h = hbuf + (u64)e * HBUF_LEN;
   if (tid < 64) h[tid] = kin[(u64)task * 128 + 64 + tid];
   __syncthreads();
-  pack_bits(h + 64, acc, W1_BITS, K);
+  for (int i = 0; i < K; ++i) pack_bits(h + 64 + i * W1_BYTES, acc + i * N, W1_BITS);
 }
 
 // c~ = H(mu || w1Encode(w1), CTILDE); c = SampleInBall(c~).
@@ -798,53 +798,52 @@ extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *c
 
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
 // lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
-extern "C" __global__ void NT_BOUNDS sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
+extern "C" __global__ void __launch_bounds__(NT) sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
   __shared__ __align__(16) i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
   __shared__ u8 hs[K * N];
   __shared__ int hcount[K];
   const u32 e = blockIdx.x;
   if (e >= *count) return;
-  const int tid = threadIdx.x, st = sw(tid);
+  const int tid = threadIdx.x;
   const u32 task = ent_task[e];
   if (tid == 0) ok[e] = 0;
   if (tid < K) hcount[tid] = 0;
   load_zetas(z);
-  ch[st] = ball_coeff(c + (u64)e * CM_WORDS, tid);
+  ch[tid] = ball_coeff(c + (u64)e * CM_WORDS, tid);
   ntt_polys(ch, 1, z);
   const u64 key = kidx[task];
   const i32 *s1 = s1h + key * L * N, *s2 = s2h + key * K * N, *t0 = t0h + key * K * N;
   // The three checks in order of rejection rate per polynomial transformed (the r0 check
   // rejects most): any failure rejects, so the order does not change the signature.
   // 1. r0 = LowBits(w - cs2); rr[0..K) keeps w - cs2 for the hint.
-  const i32 c_hat = ch[st];
-  for (int i = 0; i < K; ++i) rr[i * N + st] = fq_mul(c_hat, s2[i * N + tid]);
+  for (int i = 0; i < K; ++i) rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
   intt_polys(rr, K, z);
   const i32 *w_e = w + (u64)e * K * N;
   int bad = 0;
   for (int i = 0; i < K; ++i) {
-    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + st]);
+    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
     i32 r0;
     decompose(wcs2, &r0);
     bad |= iabs(r0) >= GAMMA2 - BETA;
-    rr[i * N + st] = wcs2;
+    rr[i * N + tid] = wcs2;
   }
   if (__syncthreads_or(bad)) return;
   // 2. z = y + cs1.
-  for (int j = 0; j < L; ++j) zs[j * N + st] = fq_mul(c_hat, s1[j * N + tid]);
+  for (int j = 0; j < L; ++j) zs[j * N + tid] = fq_mul(ch[tid], s1[j * N + tid]);
   intt_polys(zs, L, z);
   const i32 *y_e = y + (u64)e * L * N;
   for (int j = 0; j < L; ++j) {
-    const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + st]));
+    const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + tid]));
     bad |= iabs(v) >= GAMMA1 - BETA;
-    zs[j * N + st] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
+    zs[j * N + tid] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
   }
   if (__syncthreads_or(bad)) return;
   // 3. ct0, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
-  for (int i = 0; i < K; ++i) rr[(K + i) * N + st] = fq_mul(c_hat, t0[i * N + tid]);
+  for (int i = 0; i < K; ++i) rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
   intt_polys(rr + K * N, K, z);
   for (int i = 0; i < K; ++i) {
-    const i32 wcs2 = rr[i * N + st];
-    const i32 ct0 = rr[(K + i) * N + st];
+    const i32 wcs2 = rr[i * N + tid];
+    const i32 ct0 = rr[(K + i) * N + tid];
     bad |= iabs(centered(ct0)) >= GAMMA2;
     const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
     hs[i * N + tid] = hint;
@@ -857,7 +856,7 @@ extern "C" __global__ void NT_BOUNDS sign_z(const u32 *kidx, const i32 *s1h, con
   // Accepted: sigEncode (Alg. 26) into the slot.
   u8 *sig = slot + (u64)e * SIG_STRIDE;
   if (tid < CTILDE) sig[tid] = ctilde[(u64)e * 64 + tid];
-  pack_bits(sig + CTILDE, zs, Z_BITS, L);
+  for (int j = 0; j < L; ++j) pack_bits(sig + CTILDE + j * 32 * Z_BITS, zs + j * N, Z_BITS);
   u8 *hp = sig + CTILDE + L * 32 * Z_BITS;
   if (tid < K) { // HintBitPack: poly tid's indices after those of polys < tid
     int idx = 0;
@@ -877,7 +876,7 @@ extern "C" __global__ void NT_BOUNDS sign_z(const u32 *kidx, const i32 *s1h, con
 }
 
 // Copies each task's winning slot (smallest successful attempt) to its output.
-extern "C" __global__ void NT_BOUNDS sign_commit(const u32 *ent_task, const u32 *ent_att, const u32 *count, const u32 *best, const u8 *ok, const u8 *slot, u8 *sig_out) {
+extern "C" __global__ void __launch_bounds__(NT) sign_commit(const u32 *ent_task, const u32 *ent_att, const u32 *count, const u32 *best, const u8 *ok, const u8 *slot, u8 *sig_out) {
   const u32 e = blockIdx.x;
   if (e >= *count || !ok[e]) return;
   const u32 task = ent_task[e];
@@ -953,16 +952,16 @@ extern "C" __global__ void ST_BOUNDS verify_prep(const u8 *pk, const u8 *tr, con
 
 // w'_approx = NTT^-1(A o NTT(z) - NTT(c) o NTT(t1 * 2^d)), w1' = UseHint(h, w'),
 // hbuf = mu || w1Encode(w1'); also the ||z|| check.
-extern "C" __global__ void NT_BOUNDS verify_w(const u32 *a, const u32 *kidx, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
+extern "C" __global__ void __launch_bounds__(NT) verify_w(const u32 *a, const u32 *kidx, const u8 *pk, const u8 *sig, const u64 *c, const u32 *hint, u32 *vstat, u8 *hbuf, u32 n) {
   __shared__ __align__(16) i32 z[N], zh[L * N], ch[N], th[K * N];
   const u32 item = blockIdx.x;
-  const int tid = threadIdx.x, st = sw(tid);
+  const int tid = threadIdx.x;
   load_zetas(z);
   const u8 *s = sig + (u64)item * SIG_STRIDE;
-  unpack_bits(s + CTILDE, zh, Z_BITS, L);
+  for (int j = 0; j < L; ++j) unpack_bits(s + CTILDE + j * 32 * Z_BITS, zh + j * N, Z_BITS);
   const u64 key = kidx[item];
   const u8 *pk_item = pk + key * PK_LEN;
-  unpack_bits(pk_item + 32, th, 10, K);
+  for (int i = 0; i < K; ++i) unpack_bits(pk_item + 32 + i * 320, th + i * N, 10);
   __syncthreads();
   int bad = 0;
   for (int j = 0; j < L; ++j) {
@@ -971,7 +970,7 @@ extern "C" __global__ void NT_BOUNDS verify_w(const u32 *a, const u32 *kidx, con
     zh[j * N + tid] = to_canon(v);
   }
   for (int i = 0; i < K; ++i) th[i * N + tid] <<= D_BITS;
-  ch[st] = ball_coeff(c + (u64)item * CM_WORDS, tid);
+  ch[tid] = ball_coeff(c + (u64)item * CM_WORDS, tid);
   bad = __syncthreads_or(bad);
   if (bad) {
     if (tid == 0) vstat[item] = 1;
@@ -981,13 +980,13 @@ extern "C" __global__ void NT_BOUNDS verify_w(const u32 *a, const u32 *kidx, con
   ntt_polys(ch, 1, z);
   ntt_polys(th, K, z);
   const u32 *a_t = a + key * K * L * N;
-  matvec(a_t, zh, tid, [&](int i, i32 acc) { th[i * N + st] = fq_sub(acc, fq_mul(ch[st], th[i * N + st])); });
+  matvec(a_t, zh, tid, [&](int i, i32 acc) { th[i * N + tid] = fq_sub(acc, fq_mul(ch[tid], th[i * N + tid])); });
   intt_polys(th, K, z);
   const u32 *h = hint + (u64)item * K * 8;
-  for (int i = 0; i < K; ++i) th[i * N + st] = use_hint((h[i * 8 + (tid >> 5)] >> (tid & 31)) & 1, th[i * N + st]);
+  for (int i = 0; i < K; ++i) th[i * N + tid] = use_hint((h[i * 8 + (tid >> 5)] >> (tid & 31)) & 1, th[i * N + tid]);
   __syncthreads();
   u8 *hb = hbuf + (u64)item * HBUF_LEN;
-  pack_bits(hb + 64, th, W1_BITS, K);
+  for (int i = 0; i < K; ++i) pack_bits(hb + 64 + i * W1_BYTES, th + i * N, W1_BITS);
 }
 
 // c~' = H(mu || w1Encode(w1'), CTILDE); result 0 when valid, 1 otherwise.

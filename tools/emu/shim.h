@@ -36,7 +36,6 @@ inline std::atomic<int> g_red;
 
 struct uint4 { unsigned x, y, z, w; };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
-struct int2 { int x, y; };
 struct int4 { int x, y, z, w; };
 inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 #ifndef __align__
@@ -49,7 +48,7 @@ inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 #define __forceinline__ inline
 #define __constant__
 #define __shared__ static
-#define __launch_bounds__(...)
+#define __launch_bounds__(x)
 
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
 // The warp's own barrier: the one-warp-per-polynomial NTT (NTT_FORM=1) has warps calling it
