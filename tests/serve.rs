@@ -14,7 +14,7 @@ use pqgpu::backend::{
 use pqgpu::ffi::*;
 use pqgpu::mldsa::Message;
 use pqgpu::serve::{Key, KeyArg, KeyKind, Opt, Serve};
-use pqgpu::{ctru, mldsa, Alg, Error, Status};
+use pqgpu::{ctru, mldsa, slhdsa, Alg, Error, Status};
 use rayon::prelude::*;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -46,6 +46,7 @@ fn pair(alg: Alg, seed: u8) -> Pair {
     match alg {
         Alg::MlDsa(p) => mldsa::keygen_internal(p, &[seed; 32], &mut pk, &mut sk).unwrap(),
         Alg::Ctru(p) => ctru::keygen_derand(p, &[seed; 64], &mut pk, &mut sk).unwrap(),
+        Alg::SlhDsa(_) => unreachable!("SLH-DSA has no key handles"),
     }
     Pair {
         alg,
@@ -122,6 +123,7 @@ fn case(ring: &[Pair], i: usize) -> Case {
                 (3, ct)
             }
         }
+        Alg::SlhDsa(_) => unreachable!("SLH-DSA has no key handles"),
     };
     Case {
         key,
@@ -708,6 +710,7 @@ fn plain_keygen(alg: Alg, seed: &[u8]) -> (Vec<u8>, Vec<u8>) {
     match alg {
         Alg::MlDsa(p) => mldsa::keygen_internal(p, seed.try_into().unwrap(), &mut pk, &mut sk),
         Alg::Ctru(p) => ctru::keygen_derand(p, seed.try_into().unwrap(), &mut pk, &mut sk),
+        Alg::SlhDsa(p) => slhdsa::keygen_internal(p, seed, &mut pk, &mut sk),
     }
     .unwrap();
     (pk, sk)
@@ -731,6 +734,15 @@ fn assert_pair_works(alg: Alg, pk: &[u8], sk: &[u8]) {
             ctru::encaps(p, pk, &mut ct, &mut ss).unwrap();
             ctru::decaps(p, sk, &ct, &mut ss2).unwrap();
             assert_eq!(ss, ss2);
+        }
+        Alg::SlhDsa(p) => {
+            let m = slhdsa::Message::Pure {
+                ctx: &[],
+                msg: b"pair",
+            };
+            let mut sig = vec![0u8; p.signature_len()];
+            slhdsa::sign(p, sk, &m, None, &mut sig).unwrap();
+            assert_eq!(slhdsa::verify(p, pk, &m, &sig), Ok(()));
         }
     }
 }

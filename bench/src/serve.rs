@@ -228,6 +228,9 @@ fn keys(ctx: *mut pqg_context, code: pqg_alg) -> Result<Keys, String> {
                 ss = vec![0u8; p.shared_secret_len()];
                 ctru::encaps(p, &pk, &mut ct, &mut ss).map_err(|e| e.to_string())?;
             }
+            Alg::SlhDsa(_) => {
+                return Err(format!("{} has no key handles to serve yet", alg.name()));
+            }
         }
         let (mut pk_h, mut sk_h) = (null_mut(), null_mut());
         check(
@@ -477,6 +480,9 @@ unsafe fn call(ctx: *mut pqg_context, k: &Keys, op: Op, b: &mut Bufs) -> pqg_sta
                     }
                     Alg::Ctru(_) => {
                         pqg_kem_keygen(ctx, k.alg.code(), null(), pk, pk_len, sk, sk_len)
+                    }
+                    Alg::SlhDsa(_) => {
+                        pqg_slhdsa_keygen(ctx, k.alg.code(), null(), pk, pk_len, sk, sk_len)
                     }
                 }
             }

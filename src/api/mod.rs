@@ -16,8 +16,13 @@
 mod kem;
 mod mldsa;
 mod run;
+mod slhdsa;
 
 pub use kem::{kem_decaps, kem_decaps_one, kem_encaps, kem_encaps_one, kem_keygen, kem_keygen_one};
 pub use mldsa::{
     mldsa_keygen, mldsa_keygen_one, mldsa_sign, mldsa_sign_one, mldsa_verify, mldsa_verify_one,
+};
+pub use slhdsa::{
+    slhdsa_keygen, slhdsa_keygen_one, slhdsa_sign, slhdsa_sign_one, slhdsa_verify,
+    slhdsa_verify_one,
 };

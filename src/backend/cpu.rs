@@ -9,8 +9,10 @@
 //! lock-free, append-only chain: a child appends its own and never touches its parent's.
 
 use super::registry::{InFlight, Registry};
-use super::{Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem};
-use crate::{ctru, mldsa, Error, Status};
+use super::{
+    Backend, BackendKind, DecapsItem, EncapsItem, SignItem, SlhSignItem, SlhVerifyItem, VerifyItem,
+};
+use crate::{ctru, mldsa, slhdsa, Error, Status};
 use once_cell::race::OnceBox;
 use once_cell::sync::OnceCell;
 use rayon::prelude::*;
@@ -207,6 +209,72 @@ fn keygen_items<'a>(
         .collect())
 }
 
+/// slh_keygen on the CPU pool (the trait's default for every backend).
+pub(super) fn slhdsa_keygen(
+    p: slhdsa::ParamSet,
+    seeds: Option<&[u8]>,
+    pks: &mut [u8],
+    sks: &mut [u8],
+    statuses: &mut [Status],
+) {
+    let n = statuses.len();
+    let mut store = None;
+    let seeds = match seeds_or_drawn(seeds, n, p.seed_len(), &mut store) {
+        Ok(s) => Some(s),
+        Err(e) => return statuses.fill(Err(e)),
+    };
+    match keygen_items(
+        n,
+        seeds,
+        p.seed_len(),
+        pks,
+        p.public_key_len(),
+        sks,
+        p.secret_key_len(),
+    ) {
+        Err(e) => statuses.fill(Err(e)),
+        Ok(items) => for_each(items, statuses, |(seed, pk, sk)| match seed {
+            Some(s) => slhdsa::keygen_internal(p, s, pk, sk),
+            None => slhdsa::keygen(p, pk, sk),
+        }),
+    }
+}
+
+/// SLH-DSA signing on the CPU pool; hedged items' opt_rand drawn in one bulk draw.
+pub(super) fn slhdsa_sign(
+    p: slhdsa::ParamSet,
+    items: &[SlhSignItem<'_>],
+    sigs: &mut [&mut [u8]],
+    statuses: &mut [Status],
+) {
+    let hedged = items.iter().filter(|it| it.rnd.is_none()).count();
+    let rnd = match drawn(hedged, p.n()) {
+        Ok(r) => r,
+        Err(e) => return statuses.fill(Err(e)),
+    };
+    let mut fresh = rnd.chunks_exact(p.n());
+    let work: Vec<_> = items
+        .iter()
+        .map(|it| (it, it.rnd.or_else(|| fresh.next())))
+        .zip(sigs.iter_mut())
+        .collect();
+    for_each(work, statuses, |((it, rnd), sig)| {
+        slhdsa::sign(p, it.sk, &it.msg, rnd, sig)
+    });
+}
+
+/// SLH-DSA verification on the CPU pool.
+pub(super) fn slhdsa_verify(
+    p: slhdsa::ParamSet,
+    items: &[SlhVerifyItem<'_>],
+    statuses: &mut [Status],
+) {
+    let work: Vec<_> = items.iter().collect();
+    for_each(work, statuses, |it| {
+        slhdsa::verify(p, it.pk, &it.msg, it.sig)
+    });
+}
+
 impl Backend for CpuBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Cpu
@@ -276,6 +344,39 @@ impl Backend for CpuBackend {
         for_each(work, statuses, |it| {
             mldsa::verify(p, it.pk, &it.msg, it.sig)
         });
+    }
+
+    fn slhdsa_keygen(
+        &self,
+        p: slhdsa::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        let _batch = self.live().registry.hold();
+        slhdsa_keygen(p, seeds, pks, sks, statuses)
+    }
+
+    fn slhdsa_sign(
+        &self,
+        p: slhdsa::ParamSet,
+        items: &[SlhSignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        let _batch = self.live().registry.hold();
+        slhdsa_sign(p, items, sigs, statuses)
+    }
+
+    fn slhdsa_verify(
+        &self,
+        p: slhdsa::ParamSet,
+        items: &[SlhVerifyItem<'_>],
+        statuses: &mut [Status],
+    ) {
+        let _batch = self.live().registry.hold();
+        slhdsa_verify(p, items, statuses)
     }
 
     fn kem_keygen(

@@ -14,7 +14,7 @@ pub use cpu::CpuBackend;
 pub(crate) use cpu::{in_pool, pool_threads, spawn_in_pool};
 
 use crate::mldsa::{self, Message};
-use crate::{ctru, Error, Status};
+use crate::{ctru, slhdsa, Error, Status};
 use std::sync::Arc;
 
 /// Which backend runs the work (`pqg_backend`).
@@ -40,6 +40,23 @@ pub struct SignItem<'a> {
 pub struct VerifyItem<'a> {
     pub pk: &'a [u8],
     pub msg: Message<'a>,
+    pub sig: &'a [u8],
+}
+
+/// One SLH-DSA signing request.
+#[derive(Clone, Copy, Debug)]
+pub struct SlhSignItem<'a> {
+    pub sk: &'a [u8],
+    pub msg: slhdsa::Message<'a>,
+    /// opt_rand (n bytes); `None`: hedged (fresh randomness); PK.seed: deterministic.
+    pub rnd: Option<&'a [u8]>,
+}
+
+/// One SLH-DSA verification request.
+#[derive(Clone, Copy, Debug)]
+pub struct SlhVerifyItem<'a> {
+    pub pk: &'a [u8],
+    pub msg: slhdsa::Message<'a>,
     pub sig: &'a [u8],
 }
 
@@ -93,6 +110,41 @@ pub trait Backend: Send + Sync {
 
     /// ML-DSA verification: `Ok(())` valid, `Err(VerifyFailed)` invalid.
     fn mldsa_verify(&self, p: mldsa::ParamSet, items: &[VerifyItem<'_>], statuses: &mut [Status]);
+
+    /// slh_keygen for `statuses.len()` items. `seeds`: n*3n bytes (SK.seed || SK.prf ||
+    /// PK.seed), or `None` for fresh randomness. The default runs the CPU code on the
+    /// process's CPU pool (a backend without its own SLH-DSA engine).
+    fn slhdsa_keygen(
+        &self,
+        p: slhdsa::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        cpu::slhdsa_keygen(p, seeds, pks, sks, statuses)
+    }
+
+    /// SLH-DSA signing; `sigs[i]` receives item i's signature. Default: the CPU code.
+    fn slhdsa_sign(
+        &self,
+        p: slhdsa::ParamSet,
+        items: &[SlhSignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        cpu::slhdsa_sign(p, items, sigs, statuses)
+    }
+
+    /// SLH-DSA verification: `Ok(())` valid, `Err(VerifyFailed)` invalid. Default: the CPU code.
+    fn slhdsa_verify(
+        &self,
+        p: slhdsa::ParamSet,
+        items: &[SlhVerifyItem<'_>],
+        statuses: &mut [Status],
+    ) {
+        cpu::slhdsa_verify(p, items, statuses)
+    }
 
     /// CTRU-Prime KeyGen. `seeds`: n*64 bytes (d || z), or `None` for fresh randomness.
     fn kem_keygen(

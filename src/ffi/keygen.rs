@@ -31,6 +31,11 @@ impl Shape {
                 pk_len: p.public_key_len(),
                 sk_len: p.secret_key_len(),
             },
+            Alg::SlhDsa(p) => Shape {
+                seed_len: p.seed_len(),
+                pk_len: p.public_key_len(),
+                sk_len: p.secret_key_len(),
+            },
         }
     }
 }
@@ -47,6 +52,7 @@ fn generate(
     match alg {
         Alg::MlDsa(p) => api::mldsa_keygen(b, p, seeds, pks, sks, st),
         Alg::Ctru(p) => api::kem_keygen(b, p, seeds, pks, sks, st),
+        Alg::SlhDsa(p) => api::slhdsa_keygen(b, p, seeds, pks, sks, st),
     }
 }
 

@@ -28,6 +28,7 @@ mod recycle;
 mod runner;
 mod serve;
 mod share;
+mod slhdsa;
 
 pub use context::*;
 pub use job::*;
@@ -35,6 +36,7 @@ pub use kem::*;
 pub use key::*;
 pub use mldsa::*;
 pub use serve::*;
+pub use slhdsa::*;
 
 use crate::{ctru, Alg, Error};
 use guard::boundary_or;
@@ -106,6 +108,30 @@ pub const PQG_CTRU_PRIME_653: pqg_alg = 16;
 pub const PQG_CTRU_PRIME_761: pqg_alg = 17;
 /// CTRU-Prime-1277 KEM.
 pub const PQG_CTRU_PRIME_1277: pqg_alg = 18;
+/// SLH-DSA-SHA2-128s (FIPS 205).
+pub const PQG_SLH_DSA_SHA2_128S: pqg_alg = 48;
+/// SLH-DSA-SHAKE-128s (FIPS 205).
+pub const PQG_SLH_DSA_SHAKE_128S: pqg_alg = 49;
+/// SLH-DSA-SHA2-128f (FIPS 205).
+pub const PQG_SLH_DSA_SHA2_128F: pqg_alg = 50;
+/// SLH-DSA-SHAKE-128f (FIPS 205).
+pub const PQG_SLH_DSA_SHAKE_128F: pqg_alg = 51;
+/// SLH-DSA-SHA2-192s (FIPS 205).
+pub const PQG_SLH_DSA_SHA2_192S: pqg_alg = 52;
+/// SLH-DSA-SHAKE-192s (FIPS 205).
+pub const PQG_SLH_DSA_SHAKE_192S: pqg_alg = 53;
+/// SLH-DSA-SHA2-192f (FIPS 205).
+pub const PQG_SLH_DSA_SHA2_192F: pqg_alg = 54;
+/// SLH-DSA-SHAKE-192f (FIPS 205).
+pub const PQG_SLH_DSA_SHAKE_192F: pqg_alg = 55;
+/// SLH-DSA-SHA2-256s (FIPS 205).
+pub const PQG_SLH_DSA_SHA2_256S: pqg_alg = 56;
+/// SLH-DSA-SHAKE-256s (FIPS 205).
+pub const PQG_SLH_DSA_SHAKE_256S: pqg_alg = 57;
+/// SLH-DSA-SHA2-256f (FIPS 205).
+pub const PQG_SLH_DSA_SHA2_256F: pqg_alg = 58;
+/// SLH-DSA-SHAKE-256f (FIPS 205).
+pub const PQG_SLH_DSA_SHAKE_256F: pqg_alg = 59;
 
 /// Library version, major part.
 pub const PQG_VERSION_MAJOR: u32 = 0;
@@ -190,6 +216,130 @@ pub const PQG_CTRU_PRIME_1277_SHARED_SECRET_BYTES: usize = 32;
 pub const PQG_CTRU_PRIME_SEED_BYTES: usize = 64;
 /// CTRU-Prime encapsulation coins bytes.
 pub const PQG_CTRU_PRIME_COINS_BYTES: usize = 32;
+/// SLH-DSA-SHA2-128s public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHA2_128S_PUBLIC_KEY_BYTES: usize = 32;
+/// SLH-DSA-SHA2-128s secret key bytes.
+pub const PQG_SLH_DSA_SHA2_128S_SECRET_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHA2-128s signature bytes.
+pub const PQG_SLH_DSA_SHA2_128S_SIGNATURE_BYTES: usize = 7856;
+/// SLH-DSA-SHAKE-128s public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHAKE_128S_PUBLIC_KEY_BYTES: usize = 32;
+/// SLH-DSA-SHAKE-128s secret key bytes.
+pub const PQG_SLH_DSA_SHAKE_128S_SECRET_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHAKE-128s signature bytes.
+pub const PQG_SLH_DSA_SHAKE_128S_SIGNATURE_BYTES: usize = 7856;
+/// SLH-DSA-SHA2-128f public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHA2_128F_PUBLIC_KEY_BYTES: usize = 32;
+/// SLH-DSA-SHA2-128f secret key bytes.
+pub const PQG_SLH_DSA_SHA2_128F_SECRET_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHA2-128f signature bytes.
+pub const PQG_SLH_DSA_SHA2_128F_SIGNATURE_BYTES: usize = 17088;
+/// SLH-DSA-SHAKE-128f public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHAKE_128F_PUBLIC_KEY_BYTES: usize = 32;
+/// SLH-DSA-SHAKE-128f secret key bytes.
+pub const PQG_SLH_DSA_SHAKE_128F_SECRET_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHAKE-128f signature bytes.
+pub const PQG_SLH_DSA_SHAKE_128F_SIGNATURE_BYTES: usize = 17088;
+/// SLH-DSA-SHA2-192s public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHA2_192S_PUBLIC_KEY_BYTES: usize = 48;
+/// SLH-DSA-SHA2-192s secret key bytes.
+pub const PQG_SLH_DSA_SHA2_192S_SECRET_KEY_BYTES: usize = 96;
+/// SLH-DSA-SHA2-192s signature bytes.
+pub const PQG_SLH_DSA_SHA2_192S_SIGNATURE_BYTES: usize = 16224;
+/// SLH-DSA-SHAKE-192s public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHAKE_192S_PUBLIC_KEY_BYTES: usize = 48;
+/// SLH-DSA-SHAKE-192s secret key bytes.
+pub const PQG_SLH_DSA_SHAKE_192S_SECRET_KEY_BYTES: usize = 96;
+/// SLH-DSA-SHAKE-192s signature bytes.
+pub const PQG_SLH_DSA_SHAKE_192S_SIGNATURE_BYTES: usize = 16224;
+/// SLH-DSA-SHA2-192f public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHA2_192F_PUBLIC_KEY_BYTES: usize = 48;
+/// SLH-DSA-SHA2-192f secret key bytes.
+pub const PQG_SLH_DSA_SHA2_192F_SECRET_KEY_BYTES: usize = 96;
+/// SLH-DSA-SHA2-192f signature bytes.
+pub const PQG_SLH_DSA_SHA2_192F_SIGNATURE_BYTES: usize = 35664;
+/// SLH-DSA-SHAKE-192f public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHAKE_192F_PUBLIC_KEY_BYTES: usize = 48;
+/// SLH-DSA-SHAKE-192f secret key bytes.
+pub const PQG_SLH_DSA_SHAKE_192F_SECRET_KEY_BYTES: usize = 96;
+/// SLH-DSA-SHAKE-192f signature bytes.
+pub const PQG_SLH_DSA_SHAKE_192F_SIGNATURE_BYTES: usize = 35664;
+/// SLH-DSA-SHA2-256s public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHA2_256S_PUBLIC_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHA2-256s secret key bytes.
+pub const PQG_SLH_DSA_SHA2_256S_SECRET_KEY_BYTES: usize = 128;
+/// SLH-DSA-SHA2-256s signature bytes.
+pub const PQG_SLH_DSA_SHA2_256S_SIGNATURE_BYTES: usize = 29792;
+/// SLH-DSA-SHAKE-256s public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHAKE_256S_PUBLIC_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHAKE-256s secret key bytes.
+pub const PQG_SLH_DSA_SHAKE_256S_SECRET_KEY_BYTES: usize = 128;
+/// SLH-DSA-SHAKE-256s signature bytes.
+pub const PQG_SLH_DSA_SHAKE_256S_SIGNATURE_BYTES: usize = 29792;
+/// SLH-DSA-SHA2-256f public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHA2_256F_PUBLIC_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHA2-256f secret key bytes.
+pub const PQG_SLH_DSA_SHA2_256F_SECRET_KEY_BYTES: usize = 128;
+/// SLH-DSA-SHA2-256f signature bytes.
+pub const PQG_SLH_DSA_SHA2_256F_SIGNATURE_BYTES: usize = 49856;
+/// SLH-DSA-SHAKE-256f public key bytes (PK.seed || PK.root).
+pub const PQG_SLH_DSA_SHAKE_256F_PUBLIC_KEY_BYTES: usize = 64;
+/// SLH-DSA-SHAKE-256f secret key bytes.
+pub const PQG_SLH_DSA_SHAKE_256F_SECRET_KEY_BYTES: usize = 128;
+/// SLH-DSA-SHAKE-256f signature bytes.
+pub const PQG_SLH_DSA_SHAKE_256F_SIGNATURE_BYTES: usize = 49856;
+
+const _: () = {
+    use crate::slhdsa::ParamSet as S;
+    assert!(PQG_SLH_DSA_SHA2_128S == 48 + S::Sha2_128s.index() as i32);
+    assert!(PQG_SLH_DSA_SHA2_128S_PUBLIC_KEY_BYTES == S::Sha2_128s.public_key_len());
+    assert!(PQG_SLH_DSA_SHA2_128S_SECRET_KEY_BYTES == S::Sha2_128s.secret_key_len());
+    assert!(PQG_SLH_DSA_SHA2_128S_SIGNATURE_BYTES == S::Sha2_128s.signature_len());
+    assert!(PQG_SLH_DSA_SHAKE_128S == 48 + S::Shake128s.index() as i32);
+    assert!(PQG_SLH_DSA_SHAKE_128S_PUBLIC_KEY_BYTES == S::Shake128s.public_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_128S_SECRET_KEY_BYTES == S::Shake128s.secret_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_128S_SIGNATURE_BYTES == S::Shake128s.signature_len());
+    assert!(PQG_SLH_DSA_SHA2_128F == 48 + S::Sha2_128f.index() as i32);
+    assert!(PQG_SLH_DSA_SHA2_128F_PUBLIC_KEY_BYTES == S::Sha2_128f.public_key_len());
+    assert!(PQG_SLH_DSA_SHA2_128F_SECRET_KEY_BYTES == S::Sha2_128f.secret_key_len());
+    assert!(PQG_SLH_DSA_SHA2_128F_SIGNATURE_BYTES == S::Sha2_128f.signature_len());
+    assert!(PQG_SLH_DSA_SHAKE_128F == 48 + S::Shake128f.index() as i32);
+    assert!(PQG_SLH_DSA_SHAKE_128F_PUBLIC_KEY_BYTES == S::Shake128f.public_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_128F_SECRET_KEY_BYTES == S::Shake128f.secret_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_128F_SIGNATURE_BYTES == S::Shake128f.signature_len());
+    assert!(PQG_SLH_DSA_SHA2_192S == 48 + S::Sha2_192s.index() as i32);
+    assert!(PQG_SLH_DSA_SHA2_192S_PUBLIC_KEY_BYTES == S::Sha2_192s.public_key_len());
+    assert!(PQG_SLH_DSA_SHA2_192S_SECRET_KEY_BYTES == S::Sha2_192s.secret_key_len());
+    assert!(PQG_SLH_DSA_SHA2_192S_SIGNATURE_BYTES == S::Sha2_192s.signature_len());
+    assert!(PQG_SLH_DSA_SHAKE_192S == 48 + S::Shake192s.index() as i32);
+    assert!(PQG_SLH_DSA_SHAKE_192S_PUBLIC_KEY_BYTES == S::Shake192s.public_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_192S_SECRET_KEY_BYTES == S::Shake192s.secret_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_192S_SIGNATURE_BYTES == S::Shake192s.signature_len());
+    assert!(PQG_SLH_DSA_SHA2_192F == 48 + S::Sha2_192f.index() as i32);
+    assert!(PQG_SLH_DSA_SHA2_192F_PUBLIC_KEY_BYTES == S::Sha2_192f.public_key_len());
+    assert!(PQG_SLH_DSA_SHA2_192F_SECRET_KEY_BYTES == S::Sha2_192f.secret_key_len());
+    assert!(PQG_SLH_DSA_SHA2_192F_SIGNATURE_BYTES == S::Sha2_192f.signature_len());
+    assert!(PQG_SLH_DSA_SHAKE_192F == 48 + S::Shake192f.index() as i32);
+    assert!(PQG_SLH_DSA_SHAKE_192F_PUBLIC_KEY_BYTES == S::Shake192f.public_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_192F_SECRET_KEY_BYTES == S::Shake192f.secret_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_192F_SIGNATURE_BYTES == S::Shake192f.signature_len());
+    assert!(PQG_SLH_DSA_SHA2_256S == 48 + S::Sha2_256s.index() as i32);
+    assert!(PQG_SLH_DSA_SHA2_256S_PUBLIC_KEY_BYTES == S::Sha2_256s.public_key_len());
+    assert!(PQG_SLH_DSA_SHA2_256S_SECRET_KEY_BYTES == S::Sha2_256s.secret_key_len());
+    assert!(PQG_SLH_DSA_SHA2_256S_SIGNATURE_BYTES == S::Sha2_256s.signature_len());
+    assert!(PQG_SLH_DSA_SHAKE_256S == 48 + S::Shake256s.index() as i32);
+    assert!(PQG_SLH_DSA_SHAKE_256S_PUBLIC_KEY_BYTES == S::Shake256s.public_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_256S_SECRET_KEY_BYTES == S::Shake256s.secret_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_256S_SIGNATURE_BYTES == S::Shake256s.signature_len());
+    assert!(PQG_SLH_DSA_SHA2_256F == 48 + S::Sha2_256f.index() as i32);
+    assert!(PQG_SLH_DSA_SHA2_256F_PUBLIC_KEY_BYTES == S::Sha2_256f.public_key_len());
+    assert!(PQG_SLH_DSA_SHA2_256F_SECRET_KEY_BYTES == S::Sha2_256f.secret_key_len());
+    assert!(PQG_SLH_DSA_SHA2_256F_SIGNATURE_BYTES == S::Sha2_256f.signature_len());
+    assert!(PQG_SLH_DSA_SHAKE_256F == 48 + S::Shake256f.index() as i32);
+    assert!(PQG_SLH_DSA_SHAKE_256F_PUBLIC_KEY_BYTES == S::Shake256f.public_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_256F_SECRET_KEY_BYTES == S::Shake256f.secret_key_len());
+    assert!(PQG_SLH_DSA_SHAKE_256F_SIGNATURE_BYTES == S::Shake256f.signature_len());
+};
 
 const _: () = {
     use crate::mldsa::ParamSet as M;
@@ -299,7 +449,7 @@ pub extern "C" fn pqg_shared_secret_len(alg: pqg_alg) -> usize {
 fn mldsa_params(alg: pqg_alg) -> Result<crate::mldsa::ParamSet, Error> {
     match Alg::from_code(alg)? {
         Alg::MlDsa(p) => Ok(p),
-        Alg::Ctru(_) => Err(Error::InvalidArgument),
+        Alg::Ctru(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
     }
 }
 
@@ -307,7 +457,7 @@ fn mldsa_params(alg: pqg_alg) -> Result<crate::mldsa::ParamSet, Error> {
 fn kem_params(alg: pqg_alg) -> Result<ctru::ParamSet, Error> {
     match Alg::from_code(alg)? {
         Alg::Ctru(p) => Ok(p),
-        Alg::MlDsa(_) => Err(Error::InvalidArgument),
+        Alg::MlDsa(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
     }
 }
 

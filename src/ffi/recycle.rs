@@ -3,7 +3,7 @@
 //! more than checking the items: 2.2 ms of an 8.5 ms ML-DSA-44 verify batch on the H200 host,
 //! whose GPU work takes 6 ms.
 
-use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
+use crate::backend::{DecapsItem, EncapsItem, SignItem, SlhSignItem, SlhVerifyItem, VerifyItem};
 use crate::Status;
 use std::sync::Mutex;
 
@@ -31,6 +31,8 @@ macro_rules! pooled {
 pooled!(
     SignItem<'static>,
     VerifyItem<'static>,
+    SlhSignItem<'static>,
+    SlhVerifyItem<'static>,
     EncapsItem<'static>,
     DecapsItem<'static>,
     (),

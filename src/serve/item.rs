@@ -232,14 +232,14 @@ impl KeyArg<'_> {
     fn mldsa(&self) -> Result<mldsa::ParamSet, Error> {
         match self.alg() {
             Alg::MlDsa(p) => Ok(p),
-            Alg::Ctru(_) => Err(Error::InvalidArgument),
+            Alg::Ctru(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
         }
     }
 
     fn ctru(&self) -> Result<ctru::ParamSet, Error> {
         match self.alg() {
             Alg::Ctru(p) => Ok(p),
-            Alg::MlDsa(_) => Err(Error::InvalidArgument),
+            Alg::MlDsa(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
         }
     }
 }
@@ -272,10 +272,11 @@ pub enum Op {
         ct: RawIn,
         ss: RawOut,
     },
-    /// A key pair (either family); `seed` is xi (ML-DSA, the first 32 bytes) or d || z.
+    /// A key pair (any family); `seed` is xi (ML-DSA, the first 32 bytes), d || z (the first 64)
+    /// or SK.seed || SK.prf || PK.seed (SLH-DSA, the first 3n).
     Keygen {
         alg: Alg,
-        seed: Option<Zeroizing<[u8; 64]>>,
+        seed: Option<Zeroizing<[u8; 96]>>,
         pk: RawOut,
         sk: RawOut,
     },
@@ -375,11 +376,12 @@ impl Op {
         let want = match alg {
             Alg::MlDsa(_) => 32,
             Alg::Ctru(_) => 64,
+            Alg::SlhDsa(p) => p.seed_len(),
         };
         let seed = match seed {
             None => None,
             Some(s) if s.len() == want => {
-                let mut buf = Zeroizing::new([0u8; 64]);
+                let mut buf = Zeroizing::new([0u8; 96]);
                 buf[..want].copy_from_slice(s);
                 Some(buf)
             }
@@ -430,7 +432,12 @@ impl Op {
                 seed: Some(s),
                 ..
             } => Some(&s[..32]),
-            Op::Keygen { seed: Some(s), .. } => Some(&s[..]),
+            Op::Keygen {
+                alg: Alg::SlhDsa(p),
+                seed: Some(s),
+                ..
+            } => Some(&s[..p.seed_len()]),
+            Op::Keygen { seed: Some(s), .. } => Some(&s[..64]),
             _ => None,
         }
     }
@@ -561,9 +568,20 @@ impl Op {
                             });
                             api::mldsa_keygen_one(&*cpu, *p, xi.as_deref(), pk.get(), sk.get())
                         }
-                        Alg::Ctru(p) => {
-                            api::kem_keygen_one(&*cpu, *p, seed.as_deref(), pk.get(), sk.get())
-                        }
+                        Alg::Ctru(p) => api::kem_keygen_one(
+                            &*cpu,
+                            *p,
+                            seed.as_ref().map(|s| s[..64].try_into().expect("64 bytes")),
+                            pk.get(),
+                            sk.get(),
+                        ),
+                        Alg::SlhDsa(p) => api::slhdsa_keygen_one(
+                            &*cpu,
+                            *p,
+                            seed.as_ref().map(|s| &s[..p.seed_len()]),
+                            pk.get(),
+                            sk.get(),
+                        ),
                     }
                 }
             }

@@ -56,6 +56,8 @@ impl Key {
             (Alg::Ctru(p), KeyKind::Secret) => {
                 Form::CtruSk(ctru::ExpandedSecretKey::new(p, bytes)?)
             }
+            // SLH-DSA keys are used as bytes: the C ABI has no SLH-DSA key handles yet.
+            (Alg::SlhDsa(_), _) => return Err(Error::InvalidArgument),
         };
         Ok(Key(Arc::new(Inner {
             alg,
