@@ -225,6 +225,186 @@
 #define PQG_CTRU_PRIME_COINS_BYTES 32
 
 /**
+ * SLH-DSA-SHA2-128s public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHA2_128S_PUBLIC_KEY_BYTES 32
+
+/**
+ * SLH-DSA-SHA2-128s secret key bytes.
+ */
+#define PQG_SLH_DSA_SHA2_128S_SECRET_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHA2-128s signature bytes.
+ */
+#define PQG_SLH_DSA_SHA2_128S_SIGNATURE_BYTES 7856
+
+/**
+ * SLH-DSA-SHAKE-128s public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHAKE_128S_PUBLIC_KEY_BYTES 32
+
+/**
+ * SLH-DSA-SHAKE-128s secret key bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_128S_SECRET_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHAKE-128s signature bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_128S_SIGNATURE_BYTES 7856
+
+/**
+ * SLH-DSA-SHA2-128f public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHA2_128F_PUBLIC_KEY_BYTES 32
+
+/**
+ * SLH-DSA-SHA2-128f secret key bytes.
+ */
+#define PQG_SLH_DSA_SHA2_128F_SECRET_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHA2-128f signature bytes.
+ */
+#define PQG_SLH_DSA_SHA2_128F_SIGNATURE_BYTES 17088
+
+/**
+ * SLH-DSA-SHAKE-128f public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHAKE_128F_PUBLIC_KEY_BYTES 32
+
+/**
+ * SLH-DSA-SHAKE-128f secret key bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_128F_SECRET_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHAKE-128f signature bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_128F_SIGNATURE_BYTES 17088
+
+/**
+ * SLH-DSA-SHA2-192s public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHA2_192S_PUBLIC_KEY_BYTES 48
+
+/**
+ * SLH-DSA-SHA2-192s secret key bytes.
+ */
+#define PQG_SLH_DSA_SHA2_192S_SECRET_KEY_BYTES 96
+
+/**
+ * SLH-DSA-SHA2-192s signature bytes.
+ */
+#define PQG_SLH_DSA_SHA2_192S_SIGNATURE_BYTES 16224
+
+/**
+ * SLH-DSA-SHAKE-192s public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHAKE_192S_PUBLIC_KEY_BYTES 48
+
+/**
+ * SLH-DSA-SHAKE-192s secret key bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_192S_SECRET_KEY_BYTES 96
+
+/**
+ * SLH-DSA-SHAKE-192s signature bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_192S_SIGNATURE_BYTES 16224
+
+/**
+ * SLH-DSA-SHA2-192f public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHA2_192F_PUBLIC_KEY_BYTES 48
+
+/**
+ * SLH-DSA-SHA2-192f secret key bytes.
+ */
+#define PQG_SLH_DSA_SHA2_192F_SECRET_KEY_BYTES 96
+
+/**
+ * SLH-DSA-SHA2-192f signature bytes.
+ */
+#define PQG_SLH_DSA_SHA2_192F_SIGNATURE_BYTES 35664
+
+/**
+ * SLH-DSA-SHAKE-192f public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHAKE_192F_PUBLIC_KEY_BYTES 48
+
+/**
+ * SLH-DSA-SHAKE-192f secret key bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_192F_SECRET_KEY_BYTES 96
+
+/**
+ * SLH-DSA-SHAKE-192f signature bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_192F_SIGNATURE_BYTES 35664
+
+/**
+ * SLH-DSA-SHA2-256s public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHA2_256S_PUBLIC_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHA2-256s secret key bytes.
+ */
+#define PQG_SLH_DSA_SHA2_256S_SECRET_KEY_BYTES 128
+
+/**
+ * SLH-DSA-SHA2-256s signature bytes.
+ */
+#define PQG_SLH_DSA_SHA2_256S_SIGNATURE_BYTES 29792
+
+/**
+ * SLH-DSA-SHAKE-256s public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHAKE_256S_PUBLIC_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHAKE-256s secret key bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_256S_SECRET_KEY_BYTES 128
+
+/**
+ * SLH-DSA-SHAKE-256s signature bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_256S_SIGNATURE_BYTES 29792
+
+/**
+ * SLH-DSA-SHA2-256f public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHA2_256F_PUBLIC_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHA2-256f secret key bytes.
+ */
+#define PQG_SLH_DSA_SHA2_256F_SECRET_KEY_BYTES 128
+
+/**
+ * SLH-DSA-SHA2-256f signature bytes.
+ */
+#define PQG_SLH_DSA_SHA2_256F_SIGNATURE_BYTES 49856
+
+/**
+ * SLH-DSA-SHAKE-256f public key bytes (PK.seed || PK.root).
+ */
+#define PQG_SLH_DSA_SHAKE_256F_PUBLIC_KEY_BYTES 64
+
+/**
+ * SLH-DSA-SHAKE-256f secret key bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_256F_SECRET_KEY_BYTES 128
+
+/**
+ * SLH-DSA-SHAKE-256f signature bytes.
+ */
+#define PQG_SLH_DSA_SHAKE_256F_SIGNATURE_BYTES 49856
+
+/**
  * The longest time, in microseconds, the first item of a forming batch waits for more
  * items (default 500; 0..1000000).
  */
@@ -649,6 +829,66 @@ typedef struct {
  * CTRU-Prime-1277 KEM.
  */
 #define PQG_CTRU_PRIME_1277 18
+
+/**
+ * SLH-DSA-SHA2-128s (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHA2_128S 48
+
+/**
+ * SLH-DSA-SHAKE-128s (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHAKE_128S 49
+
+/**
+ * SLH-DSA-SHA2-128f (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHA2_128F 50
+
+/**
+ * SLH-DSA-SHAKE-128f (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHAKE_128F 51
+
+/**
+ * SLH-DSA-SHA2-192s (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHA2_192S 52
+
+/**
+ * SLH-DSA-SHAKE-192s (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHAKE_192S 53
+
+/**
+ * SLH-DSA-SHA2-192f (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHA2_192F 54
+
+/**
+ * SLH-DSA-SHAKE-192f (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHAKE_192F 55
+
+/**
+ * SLH-DSA-SHA2-256s (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHA2_256S 56
+
+/**
+ * SLH-DSA-SHAKE-256s (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHAKE_256S 57
+
+/**
+ * SLH-DSA-SHA2-256f (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHA2_256F 58
+
+/**
+ * SLH-DSA-SHAKE-256f (FIPS 205).
+ */
+#define PQG_SLH_DSA_SHAKE_256F 59
 
 /**
  * A public key (ML-DSA verification, CTRU-Prime encapsulation).
@@ -1443,6 +1683,149 @@ pqg_status pqg_kem_decaps_async(pqg_context *ctx,
                                 size_t ss_len,
                                 pqg_status *status,
                                 pqg_job **job);
+
+/**
+ * Generates an SLH-DSA key pair (FIPS 205 slh_keygen, or slh_keygen_internal from a seed).
+ *
+ * @param alg   `PQG_SLH_DSA_SHA2_128S` … `PQG_SLH_DSA_SHAKE_256F`.
+ * @param[in]  seed  3n bytes, SK.seed || SK.prf || PK.seed, or NULL for fresh randomness.
+ * @param[out] pk    `pqg_public_key_len(alg)` bytes (2n), written on success only.
+ * @param[out] sk    `pqg_secret_key_len(alg)` bytes (4n), written on success; zeroed on any
+ *                   failure except a rejected `sk_len`.
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or
+ *         non-SLH-DSA alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_PANIC`.
+ */
+pqg_status pqg_slhdsa_keygen(pqg_context *ctx,
+                             pqg_alg alg,
+                             const uint8_t *seed,
+                             uint8_t *pk,
+                             size_t pk_len,
+                             uint8_t *sk,
+                             size_t sk_len);
+
+/**
+ * Signs a message with SLH-DSA (FIPS 205 slh_sign, pure form).
+ *
+ * @param[in]  sk       the secret key, `pqg_secret_key_len(alg)` bytes.
+ * @param[in]  msg      the message (NULL allowed when `msg_len` is 0).
+ * @param[in]  context  the context string, 0..255 bytes (NULL allowed when 0).
+ * @param[in]  rnd      n bytes of opt_rand; NULL = hedged (fresh randomness); PK.seed (the
+ *                      secret key's bytes 2n..3n) = the deterministic variant.
+ * @param[out] sig      `pqg_signature_len(alg)` bytes, written on success only.
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown alg, context
+ *         over 255 bytes); `PQG_ERR_BAD_LENGTH` (sk or sig); `PQG_ERR_RNG`; `PQG_ERR_PANIC`.
+ */
+pqg_status pqg_slhdsa_sign(pqg_context *ctx,
+                           pqg_alg alg,
+                           const uint8_t *sk,
+                           size_t sk_len,
+                           const uint8_t *msg,
+                           size_t msg_len,
+                           const uint8_t *context,
+                           size_t context_len,
+                           const uint8_t *rnd,
+                           uint8_t *sig,
+                           size_t sig_len);
+
+/**
+ * Verifies an SLH-DSA signature (FIPS 205 slh_verify, pure form).
+ *
+ * @param[in] pk   the public key, `pqg_public_key_len(alg)` bytes.
+ * @param[in] sig  the signature; any length other than `pqg_signature_len(alg)` is
+ *                 `PQG_ERR_VERIFY_FAILED`.
+ * @return `PQG_OK` (valid); `PQG_ERR_VERIFY_FAILED`; `PQG_ERR_NULL_POINTER`;
+ *         `PQG_ERR_INVALID_ARGUMENT` (unknown alg, context over 255 bytes);
+ *         `PQG_ERR_BAD_LENGTH` (pk); `PQG_ERR_PANIC`.
+ */
+pqg_status pqg_slhdsa_verify(pqg_context *ctx,
+                             pqg_alg alg,
+                             const uint8_t *pk,
+                             size_t pk_len,
+                             const uint8_t *msg,
+                             size_t msg_len,
+                             const uint8_t *context,
+                             size_t context_len,
+                             const uint8_t *sig,
+                             size_t sig_len);
+
+/**
+ * Signs a pre-hashed message (FIPS 205 hash_slh_sign).
+ *
+ * @param ph          the hash function the caller used (`PQG_HASH_*`); unknown is
+ *                    `PQG_ERR_INVALID_ARGUMENT`.
+ * @param[in] digest  PH(M), exactly the hash's output length (SHAKE-128: 32 bytes,
+ *                    SHAKE-256: 64 bytes), else `PQG_ERR_BAD_LENGTH`.
+ * Other parameters, outputs and statuses as `pqg_slhdsa_sign`.
+ */
+pqg_status pqg_hash_slhdsa_sign(pqg_context *ctx,
+                                pqg_alg alg,
+                                pqg_hash ph,
+                                const uint8_t *sk,
+                                size_t sk_len,
+                                const uint8_t *digest,
+                                size_t digest_len,
+                                const uint8_t *context,
+                                size_t context_len,
+                                const uint8_t *rnd,
+                                uint8_t *sig,
+                                size_t sig_len);
+
+/**
+ * Verifies a HashSLH-DSA signature (FIPS 205 hash_slh_verify) on the digest PH(M).
+ *
+ * Parameters and statuses as `pqg_hash_slhdsa_sign` / `pqg_slhdsa_verify`.
+ */
+pqg_status pqg_hash_slhdsa_verify(pqg_context *ctx,
+                                  pqg_alg alg,
+                                  pqg_hash ph,
+                                  const uint8_t *pk,
+                                  size_t pk_len,
+                                  const uint8_t *digest,
+                                  size_t digest_len,
+                                  const uint8_t *context,
+                                  size_t context_len,
+                                  const uint8_t *sig,
+                                  size_t sig_len);
+
+/**
+ * Starts generating `n` SLH-DSA key pairs.
+ *
+ * @param[in]  seeds  `n * 3n` bytes (one SK.seed || SK.prf || PK.seed per item), or NULL.
+ * Other parameters and statuses as `pqg_mldsa_keygen_submit`.
+ */
+pqg_status pqg_slhdsa_keygen_submit(pqg_context *ctx,
+                                    pqg_alg alg,
+                                    size_t n,
+                                    const uint8_t *seeds,
+                                    uint8_t *pks,
+                                    uint8_t *sks,
+                                    pqg_status *statuses,
+                                    pqg_job **job);
+
+/**
+ * Starts signing `n` messages (slh_sign, pure form), each with its own key, context and
+ * opt_rand (n bytes, or NULL for hedged). Signatures are written into each request's `sig`.
+ *
+ * Parameters, lifetimes and statuses as `pqg_mldsa_sign_submit`.
+ */
+pqg_status pqg_slhdsa_sign_submit(pqg_context *ctx,
+                                  pqg_alg alg,
+                                  const pqg_sign_request *reqs,
+                                  size_t n,
+                                  pqg_status *statuses,
+                                  pqg_job **job);
+
+/**
+ * Starts verifying `n` SLH-DSA signatures (slh_verify, pure form).
+ *
+ * Parameters, lifetimes and statuses as `pqg_mldsa_verify_submit`.
+ */
+pqg_status pqg_slhdsa_verify_submit(pqg_context *ctx,
+                                    pqg_alg alg,
+                                    const pqg_verify_request *reqs,
+                                    size_t n,
+                                    pqg_status *statuses,
+                                    pqg_job **job);
 
 #ifdef __cplusplus
 }  // extern "C"
