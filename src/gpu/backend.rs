@@ -1,11 +1,11 @@
 //! The GPU backend: the configuration, one [`DeviceEngine`] per GPU in use with both kernel
 //! families loaded onto it, the process-wide instance, and the [`Backend`] implementation,
-//! which hands each call to its family (`gpu/mldsa`, `gpu/ctru`).
+//! which hands each call to its family (`gpu/mldsa`, `gpu/mlkem`, `gpu/ctru`).
 
 use super::config::GpuConfig;
 use super::device;
 use super::engine::{Bound, DeviceEngine, FailureInjection};
-use super::{ctru, hostmem, mldsa};
+use super::{ctru, hostmem, mldsa, mlkem};
 use crate::backend::{
     cpu_backend, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem,
 };
@@ -19,7 +19,9 @@ struct Device {
     engine: DeviceEngine,
     /// ML-DSA-44/65/87 and Dilithium2/3/5, indexed by [`mldsa::set_index`].
     mldsa: mldsa::SetKernels,
-    /// The CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay for them).
+    /// The ML-KEM and CTRU-Prime kernels, compiled on first use (ML-DSA-only users never pay
+    /// for them).
+    mlkem: OnceCell<Result<mlkem::SetKernels, String>>,
     ctru: OnceCell<Result<ctru::SetKernels, String>>,
 }
 
@@ -50,6 +52,7 @@ impl GpuBackend {
                 Ok(Device {
                     engine: e,
                     mldsa,
+                    mlkem: OnceCell::new(),
                     ctru: OnceCell::new(),
                 })
             });
@@ -121,6 +124,33 @@ impl GpuBackend {
         }
         if units.is_empty() {
             device::log("CTRU-Prime GPU kernels unavailable on every device; using the CPU");
+            return None;
+        }
+        Some(units)
+    }
+
+    /// Every device with its kernels of ML-KEM set `p`, compiled on first use; `None` (logged)
+    /// when they load on no device, which sends the call to the CPU.
+    fn mlkem_units(&self, p: crate::mlkem::ParamSet) -> Option<Vec<Bound<'_, mlkem::Kernels>>> {
+        let set = mlkem::set_index(p);
+        let mut units = Vec::with_capacity(self.devices.len());
+        for d in &self.devices {
+            match d
+                .mlkem
+                .get_or_init(|| mlkem::load(&d.engine.ctx, &self.cfg))
+            {
+                Ok(k) => units.push(Bound {
+                    engine: &d.engine,
+                    kernels: &k[set],
+                }),
+                Err(why) => device::log(&format!(
+                    "{}: ML-KEM GPU kernels unavailable ({why})",
+                    d.engine.description
+                )),
+            }
+        }
+        if units.is_empty() {
+            device::log("ML-KEM GPU kernels unavailable on every device; using the CPU");
             return None;
         }
         Some(units)
@@ -382,6 +412,62 @@ impl Backend for GpuBackend {
         };
         self.profiled("ctru decaps", true, || {
             ctru::decaps(&units, &self.cfg, p, items, sss, statuses)
+        });
+    }
+
+    fn mlkem_keygen(
+        &self,
+        p: crate::mlkem::ParamSet,
+        seeds: Option<&[u8]>,
+        eks: &mut [u8],
+        dks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.mlkem_units(p) else {
+            return cpu_backend().mlkem_keygen(p, seeds, eks, dks, statuses);
+        };
+        self.profiled("mlkem keygen", true, || {
+            mlkem::keygen(&units, &self.cfg, p, seeds, eks, dks, statuses)
+        });
+    }
+
+    fn mlkem_encaps(
+        &self,
+        p: crate::mlkem::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.mlkem_units(p) else {
+            return cpu_backend().mlkem_encaps(p, items, cts, sss, statuses);
+        };
+        self.profiled("mlkem encaps", true, || {
+            mlkem::encaps(&units, &self.cfg, p, items, cts, sss, statuses)
+        });
+    }
+
+    fn mlkem_decaps(
+        &self,
+        p: crate::mlkem::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.mlkem_units(p) else {
+            return cpu_backend().mlkem_decaps(p, items, sss, statuses);
+        };
+        self.profiled("mlkem decaps", true, || {
+            mlkem::decaps(&units, &self.cfg, p, items, sss, statuses)
         });
     }
 

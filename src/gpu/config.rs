@@ -17,6 +17,9 @@ const SIGN_CHUNK: usize = 16384;
 /// CTRU-Prime items per chunk. Measured on the H200 (batch 65,536, registered buffers): 8192
 /// beat 4096 and 16384 for every operation and set.
 const KEM_CHUNK: usize = 8192;
+/// ML-KEM items per chunk: its kernels run one thread per item (or per row), so a chunk must
+/// hold enough threads to fill the GPU with a few workers.
+const MLKEM_CHUNK: usize = 32768;
 /// Chunks in flight at once per GPU, one stream and host thread each. Measured on the H200
 /// (16-core host, batch 65,536): 8 workers made ML-DSA keygen 5-10 % slower than 4, and
 /// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
@@ -167,6 +170,8 @@ pub struct GpuConfig {
     pub chunk: usize,
     pub sign_chunk: usize,
     pub ctru_chunk: usize,
+    /// ML-KEM items per chunk (`PQGPU_CTRU_CHUNK`, the KEM chunk setting, sets it too).
+    pub mlkem_chunk: usize,
     /// Signing attempts per round at least, shared by the chunks running at once
     /// (`PQGPU_SIGN_FILL`; see `SIGN_FILL`).
     pub sign_fill: usize,
@@ -241,6 +246,7 @@ impl GpuConfig {
             chunk: chunk.unwrap_or(CHUNK),
             sign_chunk: chunk.unwrap_or(SIGN_CHUNK),
             ctru_chunk: ctru_chunk.unwrap_or(KEM_CHUNK),
+            mlkem_chunk: ctru_chunk.unwrap_or(MLKEM_CHUNK),
             mldsa_workers: workers.unwrap_or(MLDSA_WORKERS),
             kem_workers: workers.unwrap_or(KEM_WORKERS),
             fail_after,

@@ -1,6 +1,6 @@
-//! The CUDA backend: ML-DSA and CTRU-Prime in large batches on one or more NVIDIA GPUs.
+//! The CUDA backend: ML-DSA, ML-KEM and CTRU-Prime in large batches on one or more NVIDIA GPUs.
 //!
-//! One layer, two kernel families built on it as peers:
+//! One layer, three kernel families built on it as peers:
 //!
 //! * `config`: [`GpuConfig`](config::GpuConfig), read once when the engine opens.
 //! * `device`: probe and context (no GPU: a clean `NoDevice`); `driver`: which process
@@ -14,7 +14,7 @@
 //! * `engine`, `scheduler`: one engine per GPU (every visible device, or `PQGPU_DEVICES`),
 //!   all fed from one chunk queue; a chunk that fails on a GPU moves to the healthy GPUs,
 //!   and to the CPU when none is left.
-//! * `mldsa/`, `ctru/`: each family's kernels (sizes as `-D` definitions, one typed launcher
+//! * `mldsa/`, `mlkem/`, `ctru/`: each family's kernels (sizes as `-D` definitions, one typed launcher
 //!   per kernel) and its chunk pipelines.
 //! * `backend`: the [`GpuBackend`], the process-wide instance, and the
 //!   [`crate::backend::Backend`] implementation handing each call to its family.
@@ -28,11 +28,14 @@ mod config;
 mod ctru;
 mod device;
 mod driver;
+#[cfg(test)]
+mod emu;
 mod engine;
 mod hostio;
 pub(crate) mod hostmem;
 mod launch;
 mod mldsa;
+mod mlkem;
 mod nvrtc;
 mod scheduler;
 mod worker;
@@ -54,6 +57,12 @@ pub fn kernel_defines(set: &str) -> Option<Vec<String>> {
         .find(|p| p.name() == set)
     {
         return Some(mldsa::kernel_defines(p));
+    }
+    if let Some(p) = crate::mlkem::ParamSet::ALL
+        .into_iter()
+        .find(|p| p.name() == set)
+    {
+        return Some(mlkem::kernel_defines(p));
     }
     crate::ctru::ParamSet::ALL
         .into_iter()
@@ -81,6 +90,11 @@ mod tests {
                 crate::ctru::ParamSet::ALL
                     .iter()
                     .map(|p| (p.name(), super::nvrtc::CTRU.source())),
+            )
+            .chain(
+                crate::mlkem::ParamSet::ALL
+                    .iter()
+                    .map(|p| (p.name(), super::nvrtc::MLKEM.source())),
             );
         for (name, source) in sets {
             let defines = super::kernel_defines(name).unwrap();

@@ -1,5 +1,5 @@
 //! The kernel sources (embedded), NVRTC compilation per parameter set, the on-disk PTX cache,
-//! and module loading. One table of sources for both kernel families; each parameter set's
+//! and module loading. One table of sources for every kernel family; each parameter set's
 //! sizes come in as `-D` definitions computed in Rust (`gpu/mldsa/kernels.rs`,
 //! `gpu/ctru/kernels.rs`), so every size the kernels share with the host exists once.
 
@@ -35,6 +35,16 @@ pub const MLDSA: Family = Family {
         KECCAK,
         HOSTIO,
         ("kernels/mldsa.cu", include_str!("../../kernels/mldsa.cu")),
+    ],
+};
+
+pub const MLKEM: Family = Family {
+    stem: "mlkem",
+    sources: &[
+        KECCAK,
+        HOSTIO,
+        CHACHA,
+        ("kernels/mlkem.cu", include_str!("../../kernels/mlkem.cu")),
     ],
 };
 

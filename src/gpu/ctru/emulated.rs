@@ -7,79 +7,23 @@
 //! saying so, without a C++ compiler. The GPU suites compare the real kernels with the CPU
 //! backend on the H200.
 
-use super::kernels::{defines, Sizes, KEYINFO, MSG_STRIDE};
+use super::kernels::{defines as defines_of, Sizes, KEYINFO, MSG_STRIDE};
 use crate::ctru::{cbd, ParamSet};
+use crate::gpu::emu::{compiler, Harness};
 use rand::{Rng, RngCore, SeedableRng};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::{Digest, Sha3_512, Shake256};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// The first C++ compiler that answers (`CXX`, then `c++`, `g++`, `clang++`).
-fn compiler() -> Option<String> {
-    let env = std::env::var("CXX").ok();
-    env.into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from))
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
-/// A harness binary in its own directory, removed when dropped.
-struct Harness(PathBuf);
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(self.0.parent().expect("harness dir"));
-    }
-}
-
-/// The harness built for `p` (None: the host-I/O rows only) in a fresh directory.
+/// The harness built for `p` (None: the host-I/O rows only).
 fn harness(cxx: &str, p: Option<ParamSet>) -> Harness {
-    let dir = std::env::temp_dir().join(format!(
-        "pqgpu-emu-{}-{}",
-        std::process::id(),
-        p.map_or("rows".into(), |p| p.n().to_string())
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let exe = dir.join("harness");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/emu/harness.cpp");
-    let mut cmd = Command::new(cxx);
-    cmd.args(["-std=c++17", "-O1", "-w", "-DCTRU_EMU", "-o"])
-        .arg(&exe)
-        .arg(&src);
-    if let Some(p) = p {
-        cmd.args(defines(p));
-    }
-    let out = cmd.output().expect("run the C++ compiler");
-    assert!(
-        out.status.success(),
-        "{cxx} failed on {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Harness(exe)
+    let label = p.map_or("rows".into(), |p| format!("ctru{}", p.n()));
+    let mut defines = vec!["-DCTRU_EMU".to_string()];
+    defines.extend(p.map(defines_of).unwrap_or_default());
+    Harness::build(cxx, &label, &defines)
 }
 
-/// Runs the harness in `mode` on `input`; its stdout.
 fn run(h: &Harness, mode: &str, input: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(&h.0)
-        .arg(mode)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the harness");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().expect("harness output");
-    writer.join().expect("writer").expect("write input");
-    assert!(out.status.success(), "harness {mode} failed");
-    out.stdout
+    h.run(mode, input)
 }
 
 fn shake256(input: &[u8], len: usize) -> Vec<u8> {

@@ -1,0 +1,295 @@
+//! The ML-KEM kernels run on the CPU, where there is no GPU (CI): `kernels/emu`'s harness
+//! compiles `mlkem.cu` (with `keccak.cuh` and `chacha.cuh`) with the system's C++ compiler and
+//! runs a whole batch phase by phase, one thread at a time. Checked against what the kernels
+//! did not compute: NIST's ACVP vectors (keyGen, encapsulation, decapsulation with valid and
+//! modified ciphertexts, both key checks), the one-key path against the key-per-item path,
+//! implicit rejection against SHAKE256(z || c) from the `sha3` crate, and the GPU-drawn messages
+//! against `rand_chacha`. Skips, saying so, without a C++ compiler. The GPU suite
+//! (`tests/gpu_mlkem.rs`) compares the real kernels with the CPU backend on the H200.
+
+use super::kernels::{defines, Sizes};
+use crate::gpu::emu::{compiler, Harness};
+use crate::mlkem::ParamSet;
+use rand::{RngCore, SeedableRng};
+use serde_json::Value;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use std::path::PathBuf;
+
+fn vectors() -> PathBuf {
+    let dir = match std::env::var_os("PQGPU_VECTORS_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
+    };
+    dir.join("acvp")
+}
+
+/// The test groups of an ACVP file.
+fn groups(file: &str) -> Vec<Value> {
+    let path = vectors().join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (set PQGPU_VECTORS_DIR)", path.display()));
+    let v: Value = serde_json::from_str(&text).expect("ACVP JSON");
+    v["testGroups"].as_array().expect("testGroups").clone()
+}
+
+fn set_of(g: &Value) -> ParamSet {
+    let name = g["parameterSet"].as_str().expect("parameterSet");
+    ParamSet::ALL
+        .into_iter()
+        .find(|p| p.name() == name)
+        .unwrap_or_else(|| panic!("unknown set {name}"))
+}
+
+fn hex(t: &Value, field: &str) -> Vec<u8> {
+    hex::decode(t[field].as_str().unwrap_or_else(|| panic!("field {field}"))).expect("hex")
+}
+
+fn passed(t: &Value) -> bool {
+    match &t["testPassed"] {
+        Value::Bool(b) => *b,
+        Value::String(s) => s == "True" || s == "true",
+        other => panic!("testPassed {other}"),
+    }
+}
+
+/// The harness input head: n and whether every item uses key 0.
+fn head(n: usize, one_key: bool) -> Vec<u8> {
+    [(n as u32).to_le_bytes(), (one_key as u32).to_le_bytes()].concat()
+}
+
+struct Sets {
+    cxx: String,
+    built: Vec<(ParamSet, Harness)>,
+}
+
+impl Sets {
+    fn get(&mut self, p: ParamSet) -> &Harness {
+        if !self.built.iter().any(|(q, _)| *q == p) {
+            let label = format!("mlkem{}", Sizes::of(p).k);
+            let h = Harness::build(&self.cxx, &label, &defines(p));
+            self.built.push((p, h));
+        }
+        &self.built.iter().find(|(q, _)| *q == p).expect("built").1
+    }
+}
+
+/// Encaps of `n` items: (key check verdicts, ciphertexts, shared secrets).
+fn encaps(
+    h: &Harness,
+    s: &Sizes,
+    eks: &[u8],
+    m: &[u8],
+    one_key: bool,
+) -> (Vec<bool>, Vec<u8>, Vec<u8>) {
+    let n = m.len() / 32;
+    let nkeys = eks.len() / s.ek;
+    let out = h.run("mlkem_encaps", &[&head(n, one_key)[..], eks, m].concat());
+    let (ok, rest) = out.split_at(4 * nkeys);
+    let (ct, ss) = rest.split_at(n * s.ct);
+    let ok = ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
+    (ok, ct.to_vec(), ss.to_vec())
+}
+
+/// Decaps of `n` items: (key check verdicts, shared secrets).
+fn decaps(h: &Harness, s: &Sizes, dks: &[u8], cts: &[u8], one_key: bool) -> (Vec<bool>, Vec<u8>) {
+    let n = cts.len() / s.ct;
+    let nkeys = dks.len() / s.dk;
+    let out = h.run("mlkem_decaps", &[&head(n, one_key)[..], dks, cts].concat());
+    let (ok, ss) = out.split_at(4 * nkeys);
+    (
+        ok.chunks_exact(4).map(|x| x != [0; 4]).collect(),
+        ss.to_vec(),
+    )
+}
+
+fn sets() -> Option<Sets> {
+    match compiler() {
+        Some(cxx) => Some(Sets {
+            cxx,
+            built: Vec::new(),
+        }),
+        None => {
+            println!(
+                "SKIPPED: no C++ compiler (CXX, c++, g++, clang++) to run the kernels on the CPU"
+            );
+            None
+        }
+    }
+}
+
+/// Every check below on one build of each set's harness (builds dominate the time).
+#[test]
+fn mlkem_kernels_on_the_cpu() {
+    let Some(mut sets) = sets() else { return };
+    acvp_keygen(&mut sets);
+    acvp_encap_decap_and_key_checks(&mut sets);
+    one_key_path_and_implicit_rejection(&mut sets);
+    coins_match_rand_chacha(&mut sets);
+}
+
+fn acvp_keygen(sets: &mut Sets) {
+    let mut count = 0;
+    for g in groups("ML-KEM-keyGen-FIPS203/internalProjection.json") {
+        let p = set_of(&g);
+        let s = Sizes::of(p);
+        let tests = g["tests"].as_array().expect("tests");
+        let seeds: Vec<u8> = tests
+            .iter()
+            .flat_map(|t| [hex(t, "d"), hex(t, "z")].concat())
+            .collect();
+        let n = tests.len();
+        let out = sets
+            .get(p)
+            .run("mlkem_keygen", &[&head(n, false)[..], &seeds].concat());
+        let (eks, dks) = out.split_at(n * s.ek);
+        for (b, t) in tests.iter().enumerate() {
+            let id = &t["tcId"];
+            assert_eq!(
+                eks[b * s.ek..][..s.ek],
+                hex(t, "ek")[..],
+                "keyGen tcId {id}: ek"
+            );
+            assert_eq!(
+                dks[b * s.dk..][..s.dk],
+                hex(t, "dk")[..],
+                "keyGen tcId {id}: dk"
+            );
+            count += 1;
+        }
+    }
+    assert_eq!(count, 75);
+}
+
+fn acvp_encap_decap_and_key_checks(sets: &mut Sets) {
+    let mut count = 0;
+    for g in groups("ML-KEM-encapDecap-FIPS203/internalProjection.json") {
+        let p = set_of(&g);
+        let s = Sizes::of(p);
+        let h = sets.get(p);
+        let tests = g["tests"].as_array().expect("tests");
+        let function = g["function"].as_str().expect("function");
+        let cat = |f: &str| -> Vec<u8> { tests.iter().flat_map(|t| hex(t, f)).collect() };
+        match function {
+            "encapsulation" => {
+                let (ok, ct, ss) = encaps(h, &s, &cat("ek"), &cat("m"), false);
+                for (b, t) in tests.iter().enumerate() {
+                    let id = &t["tcId"];
+                    assert!(ok[b], "tcId {id}: ek check");
+                    assert_eq!(ct[b * s.ct..][..s.ct], hex(t, "c")[..], "tcId {id}: c");
+                    assert_eq!(ss[32 * b..][..32], hex(t, "k")[..], "tcId {id}: K");
+                }
+            }
+            "decapsulation" => {
+                let (ok, ss) = decaps(h, &s, &cat("dk"), &cat("c"), false);
+                for (b, t) in tests.iter().enumerate() {
+                    let id = &t["tcId"];
+                    assert!(ok[b], "tcId {id}: dk check");
+                    assert_eq!(ss[32 * b..][..32], hex(t, "k")[..], "tcId {id}: K");
+                }
+            }
+            "encapsulationKeyCheck" | "decapsulationKeyCheck" => {
+                let enc = function == "encapsulationKeyCheck";
+                let (field, len) = if enc { ("ek", s.ek) } else { ("dk", s.dk) };
+                // A key of the wrong length fails before any kernel (the host's length check).
+                let right: Vec<&Value> = tests
+                    .iter()
+                    .filter(|t| hex(t, field).len() == len)
+                    .collect();
+                for t in tests.iter().filter(|t| hex(t, field).len() != len) {
+                    assert!(
+                        !passed(t),
+                        "tcId {}: a key of the wrong length passes",
+                        t["tcId"]
+                    );
+                }
+                let keys: Vec<u8> = right.iter().flat_map(|t| hex(t, field)).collect();
+                let ok = if enc {
+                    encaps(h, &s, &keys, &vec![0; 32 * right.len()], false).0
+                } else {
+                    decaps(h, &s, &keys, &vec![0; s.ct * right.len()], false).0
+                };
+                for (b, t) in right.iter().enumerate() {
+                    assert_eq!(ok[b], passed(t), "tcId {}: {function}", t["tcId"]);
+                }
+            }
+            other => panic!("unexpected function {other}"),
+        }
+        count += tests.len();
+    }
+    assert_eq!(count, 195);
+}
+
+fn shake256(input: &[u8]) -> [u8; 32] {
+    let mut h = sha3::Shake256::default();
+    h.update(input);
+    let mut out = [0u8; 32];
+    h.finalize_xof().read(&mut out);
+    out
+}
+
+/// A server's key: every item on key 0 gives what each item on its own copy gives; tampered
+/// ciphertexts decapsulate to SHAKE256(z || c) (implicit rejection).
+fn one_key_path_and_implicit_rejection(sets: &mut Sets) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x203);
+    for p in ParamSet::ALL {
+        let s = Sizes::of(p);
+        let h = sets.get(p);
+        let mut seed = vec![0u8; 64];
+        rng.fill_bytes(&mut seed);
+        let out = h.run("mlkem_keygen", &[&head(1, false)[..], &seed].concat());
+        let (ek, dk) = out.split_at(s.ek);
+        let n = 6;
+        let mut m = vec![0u8; 32 * n];
+        rng.fill_bytes(&mut m);
+        let (ok1, ct1, ss1) = encaps(h, &s, ek, &m, true);
+        let (okn, ctn, ssn) = encaps(h, &s, &ek.repeat(n), &m, false);
+        assert!(ok1[0] && okn.iter().all(|&x| x));
+        assert_eq!(ct1, ctn, "{}: one-key ciphertexts", p.name());
+        assert_eq!(ss1, ssn, "{}: one-key shared secrets", p.name());
+        // Items 0, 2, 4 as sent; 1, 3, 5 with one bit flipped (first, middle, last byte).
+        let mut cts = ct1.clone();
+        for (b, at) in [(1, 0), (3, s.ct / 2), (5, s.ct - 1)] {
+            cts[b * s.ct + at] ^= 0x10;
+        }
+        let (okd, ssd) = decaps(h, &s, dk, &cts, true);
+        let (okn, ssn) = decaps(h, &s, &dk.repeat(n), &cts, false);
+        assert!(okd[0] && okn.iter().all(|&x| x));
+        assert_eq!(ssd, ssn, "{}: one-key decapsulation", p.name());
+        let z = &dk[s.dk - 32..];
+        for b in 0..n {
+            let got = &ssd[32 * b..][..32];
+            if b % 2 == 0 {
+                assert_eq!(got, &ss1[32 * b..][..32], "{} item {b}: K", p.name());
+            } else {
+                let kbar = shake256(&[z, &cts[b * s.ct..][..s.ct]].concat());
+                assert_eq!(got, kbar, "{} item {b}: K-bar", p.name());
+            }
+        }
+        // A dk whose H(ek) is altered fails the check; an ek coefficient of q fails the modulus
+        // check.
+        let mut bad_dk = dk.to_vec();
+        bad_dk[s.dk - 40] ^= 1;
+        assert!(!decaps(h, &s, &bad_dk, &ct1[..s.ct], false).0[0]);
+        let mut bad_ek = ek.to_vec();
+        bad_ek[0] = (3329 & 0xFF) as u8;
+        bad_ek[1] = (bad_ek[1] & 0xF0) | (3329 >> 8) as u8;
+        assert!(!encaps(h, &s, &bad_ek, &m[..32], false).0[0]);
+    }
+}
+
+/// Messages drawn on the GPU: ChaCha20 stream 0 under the chunk's key, as rand_chacha's
+/// generator gives it; an odd count ends inside a block.
+fn coins_match_rand_chacha(sets: &mut Sets) {
+    let h = sets.get(ParamSet::MlKem768);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0xC0);
+    for count in [1usize, 40, 41] {
+        let mut key = [0u8; 32];
+        rng.fill_bytes(&mut key);
+        let got = h.run("mlkem_coins", &[&head(count, false)[..], &key].concat());
+        let mut want = vec![0u8; count * 32];
+        let mut chacha = rand_chacha::ChaCha20Rng::from_seed(key);
+        chacha.set_stream(0);
+        chacha.fill_bytes(&mut want);
+        assert_eq!(got, want, "messages for {count} items");
+    }
+}

@@ -1,0 +1,214 @@
+//! ML-KEM.Encaps (FIPS 203 Algorithms 17, 20) for one chunk: the host checks lengths and finds
+//! the distinct keys; the GPU checks each distinct key once (the modulus check, 7.2) and hashes
+//! it, expands its Â, then runs (K, r) = G(m || H(ek)) and K-PKE.Encrypt one thread per item.
+//! A chunk of one key (a server's key) keeps that key's device state for the next chunk.
+
+use super::kernels::Kernels;
+use super::keys::{tag, Distinct};
+use crate::backend::EncapsItem;
+use crate::gpu::config::ChunkOp;
+use crate::gpu::hostio::{self, Rows};
+use crate::gpu::hostmem::Ranges;
+use crate::gpu::launch::Dev;
+use crate::gpu::worker::{Phase, Worker, ROWS_PER_TASK};
+use crate::mlkem::ParamSet;
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+use rayon::prelude::*;
+
+#[allow(clippy::too_many_arguments)]
+pub fn encaps_chunk(
+    w: &mut Worker,
+    k: &Kernels,
+    p: ParamSet,
+    reg: &Ranges,
+    items: &[EncapsItem<'_>],
+    cts: &mut [&mut [u8]],
+    sss: &mut [&mut [u8]],
+    st: &mut [Status],
+) -> Result<(), DriverError> {
+    w.start_chunk(ChunkOp::Kem);
+    let s = k.s;
+    let mut keys = Distinct::new();
+    let mut valid = Vec::with_capacity(items.len());
+    let mut idx = Vec::with_capacity(items.len());
+    let mut m = zeroize::Zeroizing::new(Vec::with_capacity(items.len() * 32));
+    let mut fresh = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        if it.pk.len() != s.ek || cts[i].len() != s.ct || sss[i].len() != 32 {
+            st[i] = Err(Error::BadLength);
+            continue;
+        }
+        match it.coins {
+            Some(c) => m.extend_from_slice(c),
+            None => {
+                fresh.push(valid.len());
+                m.extend_from_slice(&[0; 32]);
+            }
+        }
+        idx.push(keys.index(it.pk));
+        valid.push(i);
+    }
+    let n = valid.len();
+    if n == 0 {
+        return Ok(());
+    }
+    // When every item wants fresh coins (the server case) they are drawn on the GPU from one
+    // key of OS randomness per chunk: no 32 bytes per item drawn, staged and copied here.
+    let gpu_coins = match (fresh.len() == n).then(crate::rng::array32) {
+        None => None,
+        Some(Ok(key)) => Some(zeroize::Zeroizing::new(key)),
+        Some(Err(_)) => {
+            valid.iter().for_each(|&i| st[i] = Err(Error::Rng));
+            return Ok(());
+        }
+    };
+    if gpu_coins.is_none() && !fresh.is_empty() {
+        let mut rnd = zeroize::Zeroizing::new(vec![0u8; fresh.len() * 32]);
+        if crate::rng::fill_bulk(&mut rnd).is_err() {
+            valid.iter().for_each(|&i| st[i] = Err(Error::Rng));
+            return Ok(());
+        }
+        for (c, &j) in fresh.iter().enumerate() {
+            m[32 * j..32 * j + 32].copy_from_slice(&rnd[32 * c..32 * c + 32]);
+        }
+    }
+    let nkeys = keys.keys.len();
+    let one = (nkeys == 1).then(|| tag("encaps", p.name(), keys.keys[0]));
+    let kept_key = |w: &mut Worker, name, len| -> Result<(Dev<u8>, bool), DriverError> {
+        match &one {
+            Some(t) => w.dev_kept(name, len, t),
+            None => Ok((w.dev(name, len)?, false)),
+        }
+    };
+    let (d_eks, a) = kept_key(w, "mlkem_enc_eks", nkeys * s.ek)?;
+    let (d_hek, b) = kept_key(w, "mlkem_enc_hek", nkeys * 32)?;
+    let (amat, c) = kept_key(w, "mlkem_enc_amat", nkeys * s.k * s.k * 512)?;
+    let amat: Dev<u16> = amat.cast();
+    let kept = a && b && c;
+    // Items whose key failed its check: nothing written but a zeroed shared secret.
+    let mut live = vec![true; n];
+
+    let mut stage = w.take_host("mlkem_enc_in", n * 36 + nkeys * (s.ek + 4))?;
+    let host = stage.bytes()?;
+    let (h_m, rest) = host.split_at_mut(n * 32);
+    let (h_idx, rest) = rest.split_at_mut(n * 4);
+    let (h_ok, rest) = rest.split_at_mut(nkeys * 4);
+    let h_keys = &mut rest[..nkeys * s.ek];
+    if !kept {
+        // Check and hash each distinct key, and learn the verdicts before any output row is
+        // written (a bad key's items write nothing).
+        for (row, key) in h_keys.chunks_exact_mut(s.ek).zip(&keys.keys) {
+            row.copy_from_slice(key);
+        }
+        let d_ok: Dev<u32> = w.dev("mlkem_enc_ok", nkeys)?;
+        w.htod(d_eks, h_keys)?;
+        k.ek_prep(w, d_eks, nkeys, d_hek, d_ok)?;
+        w.dtoh(h_ok, d_ok)?;
+        k.expand_a(w, d_eks.add(s.t_len()), s.ek, nkeys, amat)?;
+        w.sync()?;
+        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
+        for (j, &i) in valid.iter().enumerate() {
+            if !good[idx[j] as usize] {
+                st[i] = Err(Error::BadKey);
+                sss[i].fill(0);
+                live[j] = false;
+            }
+        }
+        if let (Some(t), true) = (&one, good[0]) {
+            for name in ["mlkem_enc_eks", "mlkem_enc_hek", "mlkem_enc_amat"] {
+                w.keep(name, t);
+            }
+        }
+    }
+
+    let d_m = w.dev("mlkem_enc_m", n * 32)?;
+    let d_ct = w.dev("mlkem_enc_ct", n * s.ct)?;
+    let d_ss = w.dev("mlkem_enc_ss", n * 32)?;
+    let h_m = match &gpu_coins {
+        Some(key) => {
+            let h_key = &mut h_m[..32];
+            h_key.copy_from_slice(&key[..]);
+            let d_key = w.dev("mlkem_coin_key", 32)?;
+            w.htod(d_key, h_key)?;
+            k.coins(w, d_key, d_m, n)?;
+            h_key
+        }
+        None => {
+            h_m.copy_from_slice(&m);
+            w.htod(d_m, h_m)?;
+            h_m
+        }
+    };
+    let d_idx = if nkeys == n && idx.iter().enumerate().all(|(j, &x)| x as usize == j) {
+        Dev::null()
+    } else {
+        for (d, &x) in h_idx.chunks_exact_mut(4).zip(&idx) {
+            d.copy_from_slice(&x.to_le_bytes());
+        }
+        let d: Dev<u32> = w.dev("mlkem_enc_idx", n)?;
+        w.htod(d, h_idx)?;
+        d
+    };
+    k.encaps(w, d_m, d_idx, (d_eks, d_hek, amat, nkeys), d_ct, d_ss, n)?;
+
+    let rows = |len, out: &[&mut [u8]]| {
+        Rows::registered(
+            reg,
+            len,
+            valid
+                .iter()
+                .zip(&live)
+                .map(|(&i, &l)| l.then_some(&*out[i])),
+        )
+    };
+    let ct_rows = rows(s.ct, cts);
+    let ss_rows = rows(32, sss);
+    if let (Some(ct_rows), Some(ss_rows)) = (&ct_rows, &ss_rows) {
+        // Straight into the caller's registered rows: no host copy.
+        hostio::scatter(w, &k.io, d_ct, s.ct, ct_rows, "mlkem_ct_rows")?;
+        hostio::scatter(w, &k.io, d_ss, 32, ss_rows, "mlkem_ss_rows")?;
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        for (&i, &l) in valid.iter().zip(&live) {
+            if l {
+                st[i] = Ok(());
+            }
+        }
+    } else {
+        let mut out = w.take_host("mlkem_enc_out", n * (s.ct + 32))?;
+        let (o_ct, o_ss) = out.bytes()?.split_at_mut(n * s.ct);
+        let o_ss = &mut o_ss[..n * 32];
+        w.dtoh(o_ct, d_ct)?;
+        w.dtoh(o_ss, d_ss)?;
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        let mut pos = vec![u32::MAX; items.len()];
+        for (j, (&i, &l)) in valid.iter().zip(&live).enumerate() {
+            if l {
+                pos[i] = j as u32;
+            }
+        }
+        let (o_ct, o_k) = (&*o_ct, &*o_ss);
+        cts.par_iter_mut()
+            .zip(sss.par_iter_mut())
+            .zip(st.par_iter_mut())
+            .zip(pos.par_iter())
+            .with_min_len(ROWS_PER_TASK)
+            .filter(|(_, &j)| j != u32::MAX)
+            .for_each(|(((ct, ss), status), &j)| {
+                let j = j as usize;
+                ct.copy_from_slice(&o_ct[j * s.ct..(j + 1) * s.ct]);
+                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+                *status = Ok(());
+            });
+        // The shared secrets are secret: do not leave them in the staging buffer.
+        o_ss.fill(0);
+    }
+    // The messages, or their key, are secret too.
+    h_m.fill(0);
+    w.end_phase(Phase::Unpacking);
+    Ok(())
+}
