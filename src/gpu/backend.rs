@@ -282,6 +282,21 @@ pub fn kernel_throughput(p: crate::mldsa::ParamSet, op: mldsa::Op, n: usize) -> 
     mldsa::kernel_throughput(&d.engine, &d.mldsa[mldsa::set_index(p)], p, op, n)
 }
 
+/// Kernel-only throughput (ops/s) of ML-KEM `op` on `n` items on the first device, inputs
+/// resident and timed with CUDA events (see [`mlkem::KemOp`]): a per-GPU figure, for the
+/// benchmark. `n` above 131072 is measured on 131072 items.
+pub fn mlkem_kernel_throughput(
+    p: crate::mlkem::ParamSet,
+    op: mlkem::KemOp,
+    n: usize,
+) -> Result<f64, Error> {
+    let b = engine()?;
+    let Some(units) = b.mlkem_units(p) else {
+        return Err(Error::Device);
+    };
+    mlkem::kernel_throughput(units[0].engine, units[0].kernels, op, n)
+}
+
 /// Number of GPUs the backend spreads batches over (0 when no GPU is usable).
 pub fn device_count() -> usize {
     engine().map_or(0, |b| b.device_count())

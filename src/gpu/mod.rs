@@ -41,12 +41,14 @@ mod scheduler;
 mod worker;
 
 pub use backend::{
-    backend, device_count, device_description, kernel_throughput, unavailable_reason, GpuBackend,
+    backend, device_count, device_description, kernel_throughput, mlkem_kernel_throughput,
+    unavailable_reason, GpuBackend,
 };
 pub use driver::initialised_by as cuda_initialised_by;
 #[doc(hidden)]
 pub use driver::simulate_initialised as simulate_cuda_initialised;
 pub use mldsa::Op;
+pub use mlkem::KemOp;
 
 /// The NVRTC `-D` definitions of the parameter set named `set` (e.g. `ML-DSA-65`,
 /// `CTRU-Prime-761`), as the engine compiles it; `None` for an unknown name. For building the

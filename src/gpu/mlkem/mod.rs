@@ -4,11 +4,13 @@
 //!   module of one parameter set and a typed launcher per kernel.
 //! * [`keys`]: the distinct keys of a chunk (checked and expanded on the device once each).
 //! * [`keygen`], [`encaps`], [`decaps`]: one chunk end to end on a worker's stream.
+//! * [`bench`]: kernel-only throughput (inputs resident on the device).
 //!
 //! Hashing, sampling, the NTTs, compression, encoding, the key checks (FIPS 203 7.2, 7.3) and
 //! the implicit rejection all run on the GPU; the host only validates lengths, finds the
 //! distinct keys and copies. A chunk that fails on the GPU is redone on the CPU.
 
+mod bench;
 mod decaps;
 #[cfg(test)]
 mod emulated;
@@ -27,6 +29,7 @@ use crate::Status;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
+pub use bench::{kernel_throughput, KemOp};
 pub use kernels::Kernels;
 
 /// The NVRTC -D definitions of `p`.
