@@ -3,8 +3,8 @@
 //! runs a whole batch phase by phase, one thread at a time. Checked against what the kernels
 //! did not compute: NIST's ACVP vectors (keyGen, encapsulation, decapsulation with valid and
 //! modified ciphertexts, both key checks), the one-key path against the key-per-item path,
-//! implicit rejection against SHAKE256(z || c) from the `sha3` crate, and the GPU-drawn messages
-//! against `rand_chacha`. Skips, saying so, without a C++ compiler. The GPU suite
+//! implicit rejection against SHAKE256(z || c) from the `sha3` crate, the GPU-drawn messages
+//! against `rand_chacha`, and random items against the CPU implementation (`crate::mlkem`). Skips, saying so, without a C++ compiler. The GPU suite
 //! (`tests/gpu_mlkem.rs`) compares the real kernels with the CPU backend on the H200.
 
 use super::kernels::{defines, Sizes};
@@ -125,6 +125,7 @@ fn mlkem_kernels_on_the_cpu() {
     acvp_encap_decap_and_key_checks(&mut sets);
     one_key_path_and_implicit_rejection(&mut sets);
     coins_match_rand_chacha(&mut sets);
+    random_items_match_the_cpu(&mut sets);
 }
 
 fn acvp_keygen(sets: &mut Sets) {
@@ -291,5 +292,52 @@ fn coins_match_rand_chacha(sets: &mut Sets) {
         chacha.set_stream(0);
         chacha.fill_bytes(&mut want);
         assert_eq!(got, want, "messages for {count} items");
+    }
+}
+
+/// Random items against the CPU implementation (`crate::mlkem`, an independent code base):
+/// keys from random d || z, encapsulations of random m under them, decapsulations of honest and
+/// bit-flipped ciphertexts.
+fn random_items_match_the_cpu(sets: &mut Sets) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0xD1FF);
+    for p in ParamSet::ALL {
+        let s = Sizes::of(p);
+        let h = sets.get(p);
+        let n = 12;
+        let mut seeds = vec![0u8; 64 * n];
+        rng.fill_bytes(&mut seeds);
+        let out = h.run("mlkem_keygen", &[&head(n, false)[..], &seeds].concat());
+        let (eks, dks) = out.split_at(n * s.ek);
+        let mut m = vec![0u8; 32 * n];
+        rng.fill_bytes(&mut m);
+        let (ok, cts, sss) = encaps(h, &s, eks, &m, false);
+        let mut tampered = cts.clone();
+        for b in (0..n).filter(|b| b % 2 == 1) {
+            tampered[b * s.ct + (b * 97) % s.ct] ^= 1 << (b % 8);
+        }
+        let (okd, ssd) = decaps(h, &s, dks, &tampered, false);
+        for b in 0..n {
+            let (d, z) = seeds[64 * b..64 * b + 64].split_at(32);
+            let (mut ek, mut dk) = (vec![0u8; s.ek], vec![0u8; s.dk]);
+            crate::mlkem::keygen_internal(
+                p,
+                d.try_into().unwrap(),
+                z.try_into().unwrap(),
+                &mut ek,
+                &mut dk,
+            )
+            .expect("CPU keygen");
+            assert_eq!(eks[b * s.ek..][..s.ek], ek[..], "{} ek {b}", p.name());
+            assert_eq!(dks[b * s.dk..][..s.dk], dk[..], "{} dk {b}", p.name());
+            let (mut ct, mut ss) = (vec![0u8; s.ct], [0u8; 32]);
+            let mb: &[u8; 32] = m[32 * b..32 * b + 32].try_into().unwrap();
+            crate::mlkem::encaps_internal(p, &ek, mb, &mut ct, &mut ss).expect("CPU encaps");
+            assert!(ok[b] && okd[b]);
+            assert_eq!(cts[b * s.ct..][..s.ct], ct[..], "{} ct {b}", p.name());
+            assert_eq!(sss[32 * b..][..32], ss, "{} K {b}", p.name());
+            crate::mlkem::decaps(p, &dk, &tampered[b * s.ct..][..s.ct], &mut ss)
+                .expect("CPU decaps");
+            assert_eq!(ssd[32 * b..][..32], ss, "{} decaps {b}", p.name());
+        }
     }
 }
