@@ -14,7 +14,7 @@ pub use cpu::CpuBackend;
 pub(crate) use cpu::{in_pool, pool_threads, spawn_in_pool};
 
 use crate::mldsa::{self, Message};
-use crate::{ctru, slhdsa, Error, Status};
+use crate::{ctru, mlkem, slhdsa, Error, Status};
 use std::sync::Arc;
 
 /// Which backend runs the work (`pqg_backend`).
@@ -174,6 +174,96 @@ pub trait Backend: Send + Sync {
         sss: &mut [&mut [u8]],
         statuses: &mut [Status],
     );
+
+    /// ML-KEM.KeyGen (FIPS 203) for `statuses.len()` items. `seeds`: n*64 bytes of d || z
+    /// (KeyGen_internal), or `None` for fresh randomness; `eks`/`dks`: n*ek_len and n*dk_len
+    /// bytes, contiguous. The default runs the CPU code on all cores.
+    fn mlkem_keygen(
+        &self,
+        p: mlkem::ParamSet,
+        seeds: Option<&[u8]>,
+        eks: &mut [u8],
+        dks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        use rayon::prelude::*;
+        let n = statuses.len();
+        let (el, dl) = (p.encaps_key_len(), p.decaps_key_len());
+        if seeds.is_some_and(|s| s.len() != n * mlkem::SEED_LEN)
+            || eks.len() != n * el
+            || dks.len() != n * dl
+        {
+            return statuses.fill(Err(Error::BadLength));
+        }
+        eks.par_chunks_mut(el)
+            .zip(dks.par_chunks_mut(dl))
+            .zip(statuses.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, ((ek, dk), st))| {
+                *st = match seeds {
+                    Some(s) => {
+                        let seed = s[i * mlkem::SEED_LEN..(i + 1) * mlkem::SEED_LEN]
+                            .try_into()
+                            .expect("64-byte seed");
+                        mlkem::keygen_seeded(p, seed, ek, dk)
+                    }
+                    None => mlkem::keygen(p, ek, dk),
+                };
+                if st.is_err() {
+                    dk.fill(0);
+                }
+            });
+    }
+
+    /// ML-KEM.Encaps with the modulus check; `coins` is m (Encaps_internal) or `None` for
+    /// fresh randomness. `cts[i]`, `sss[i]` receive item i's ciphertext and shared secret. The
+    /// default runs the CPU code on all cores.
+    fn mlkem_encaps(
+        &self,
+        p: mlkem::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        use rayon::prelude::*;
+        items
+            .par_iter()
+            .zip(cts.par_iter_mut())
+            .zip(sss.par_iter_mut())
+            .zip(statuses.par_iter_mut())
+            .for_each(|(((it, ct), ss), st)| {
+                *st = match it.coins {
+                    Some(m) => mlkem::encaps_internal(p, it.pk, m, ct, ss),
+                    None => mlkem::encaps(p, it.pk, ct, ss),
+                };
+                if st.is_err() && ss.len() == mlkem::SHARED_SECRET_LEN {
+                    ss.fill(0);
+                }
+            });
+    }
+
+    /// ML-KEM.Decaps with the hash check; `sss[i]` receives item i's shared secret (K-bar for a
+    /// wrong ciphertext of the right length). The default runs the CPU code on all cores.
+    fn mlkem_decaps(
+        &self,
+        p: mlkem::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        use rayon::prelude::*;
+        items
+            .par_iter()
+            .zip(sss.par_iter_mut())
+            .zip(statuses.par_iter_mut())
+            .for_each(|((it, ss), st)| {
+                *st = mlkem::decaps(p, it.sk, it.ct, ss);
+                if st.is_err() && ss.len() == mlkem::SHARED_SECRET_LEN {
+                    ss.fill(0);
+                }
+            });
+    }
 
     /// Registers the caller's buffer for direct transfers: on the GPU backend it is
     /// page-locked and mapped into every GPU, and batch buffers (keys, signatures, ciphertexts,

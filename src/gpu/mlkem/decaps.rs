@@ -34,6 +34,9 @@ pub fn decaps_chunk(
     for (i, it) in items.iter().enumerate() {
         if it.sk.len() != s.dk || it.ct.len() != s.ct || sss[i].len() != 32 {
             st[i] = Err(Error::BadLength);
+            if sss[i].len() == 32 {
+                sss[i].fill(0);
+            }
             continue;
         }
         idx.push(keys.index(it.sk));

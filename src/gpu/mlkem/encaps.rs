@@ -37,6 +37,9 @@ pub fn encaps_chunk(
     for (i, it) in items.iter().enumerate() {
         if it.pk.len() != s.ek || cts[i].len() != s.ct || sss[i].len() != 32 {
             st[i] = Err(Error::BadLength);
+            if sss[i].len() == 32 {
+                sss[i].fill(0);
+            }
             continue;
         }
         match it.coins {
