@@ -44,6 +44,7 @@ pub use backend::{
     backend, device_count, device_description, kernel_throughput, mlkem_kernel_throughput,
     unavailable_reason, GpuBackend,
 };
+pub use driver::inherited_reason as cuda_inherited_reason;
 pub use driver::initialised_by as cuda_initialised_by;
 #[doc(hidden)]
 pub use driver::simulate_initialised as simulate_cuda_initialised;

@@ -475,6 +475,10 @@ impl Dispatcher {
                 drop(item);
                 return waiter.wait();
             }
+            // Inherited across fork() from a process that initialised CUDA: see run_batch.
+            Route::Gpu if crate::gpu::cuda_inherited_reason().is_some() => {
+                return Err(Error::NoDevice)
+            }
             Route::Gpu => {}
         }
         let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
@@ -627,6 +631,11 @@ fn run_batch(sh: &Shared, mut segs: Vec<Segment>, inline: bool) {
     let crossover = sh.cfg.get(Opt::CpuCrossover) as usize;
     match sh.route {
         Route::Cpu => exec::run_cpu(&mut items),
+        // A GPU context inherited from a parent that initialised CUDA: refused, not run on the
+        // CPU behind the caller's back (below the crossover or as a retry).
+        Route::Gpu if crate::gpu::cuda_inherited_reason().is_some() => {
+            exec::refuse(&mut items, Error::NoDevice)
+        }
         Route::Gpu if items.len() < crossover => exec::run_cpu(&mut items),
         Route::Gpu => exec::run_backend(&*sh.backend, items, true),
         Route::Other => exec::run_backend(&*sh.backend, items, false),

@@ -41,6 +41,12 @@ fn engine_failure(st: Status) -> bool {
     matches!(st, Err(Error::Device | Error::Panic | Error::NoDevice))
 }
 
+/// Ends every item with `error` (a GPU context inherited across `fork()`: see
+/// [`crate::gpu::cuda_inherited_reason`]).
+pub fn refuse(items: &mut [&mut Item], error: Error) {
+    items.iter_mut().for_each(|it| it.finish(Err(error)));
+}
+
 /// Runs the items through `backend`, one batch call per class (in order of first
 /// appearance); with `retry_on_cpu`, items the backend failed with an engine error (or never
 /// finished: a panic) have their outputs cleared and run again on the CPU.
