@@ -1,7 +1,10 @@
-/* CTRU-Prime through the C API, for each parameter set: keygen, encaps and decaps agree;
+/* The KEMs through the C API (ML-KEM, FIPS 203, and CTRU-Prime), for each parameter set:
+ * keygen, encaps and decaps agree;
  * seeded keygen and encaps are deterministic; a tampered ciphertext decapsulates (PQG_OK,
  * implicit rejection) to a different key; a batch of encapsulations to one shared public key
- * and the matching decapsulation batch agree item by item.
+ * and the matching decapsulation batch agree item by item. For ML-KEM also FIPS 203's input
+ * checks: an encapsulation key with a coefficient >= q and a decapsulation key whose H(ek) is
+ * wrong are PQG_ERR_BAD_KEY, for the plain calls and for pqg_key_new.
  *
  * Usage: kem [batch]   (default 64 items per batch) */
 #include "example.h"
@@ -83,9 +86,41 @@ static void one_set(pqg_context *ctx, pqg_alg alg, const char *name, size_t n) {
   free(st);
 }
 
+/* FIPS 203 §7.2 / §7.3: the ek modulus check and the dk hash check. */
+static void mlkem_key_checks(pqg_context *ctx, pqg_alg alg, const char *name, size_t rank) {
+  const size_t pk_len = pqg_public_key_len(alg), sk_len = pqg_secret_key_len(alg);
+  const size_t ct_len = pqg_ciphertext_len(alg);
+  uint8_t *ek = xmalloc(pk_len), *dk = xmalloc(sk_len), *ct = xmalloc(ct_len);
+  uint8_t ss[32];
+  pqg_key *key = NULL;
+
+  EXPECT(pqg_kem_keygen(ctx, alg, NULL, ek, pk_len, dk, sk_len), PQG_OK);
+  EXPECT(pqg_kem_encaps(ctx, alg, ek, pk_len, NULL, ct, ct_len, ss, sizeof ss), PQG_OK);
+  ek[0] = 0x01; /* first coefficient := 3329 = q (12 bits, low byte 0x01, high nibble 0xD) */
+  ek[1] = (uint8_t)((ek[1] & 0xF0) | 0x0D);
+  EXPECT(pqg_kem_encaps(ctx, alg, ek, pk_len, NULL, ct, ct_len, ss, sizeof ss), PQG_ERR_BAD_KEY);
+  EXPECT(pqg_key_new(alg, PQG_KEY_PUBLIC, ek, pk_len, &key), PQG_ERR_BAD_KEY);
+  CHECK(key == NULL, "no handle for a bad ek");
+  dk[768 * rank + 32] ^= 0x01; /* the stored H(ek) */
+  EXPECT(pqg_kem_decaps(ctx, alg, dk, sk_len, ct, ct_len, ss, sizeof ss), PQG_ERR_BAD_KEY);
+  EXPECT(pqg_key_new(alg, PQG_KEY_SECRET, dk, sk_len, &key), PQG_ERR_BAD_KEY);
+  CHECK(key == NULL, "no handle for a bad dk");
+  printf("%s: an ek with a coefficient >= q and a dk with a wrong H(ek) are PQG_ERR_BAD_KEY\n",
+         name);
+  free(ek);
+  free(dk);
+  free(ct);
+}
+
 int main(int argc, char **argv) {
   size_t n = (size_t)arg_or(argc, argv, 1, 64);
   pqg_context *ctx = new_context();
+  one_set(ctx, PQG_ML_KEM_512, "ML-KEM-512", n);
+  one_set(ctx, PQG_ML_KEM_768, "ML-KEM-768", n);
+  one_set(ctx, PQG_ML_KEM_1024, "ML-KEM-1024", n);
+  mlkem_key_checks(ctx, PQG_ML_KEM_512, "ML-KEM-512", 2);
+  mlkem_key_checks(ctx, PQG_ML_KEM_768, "ML-KEM-768", 3);
+  mlkem_key_checks(ctx, PQG_ML_KEM_1024, "ML-KEM-1024", 4);
   one_set(ctx, PQG_CTRU_PRIME_653, "CTRU-Prime-653", n);
   one_set(ctx, PQG_CTRU_PRIME_761, "CTRU-Prime-761", n);
   one_set(ctx, PQG_CTRU_PRIME_1277, "CTRU-Prime-1277", n);

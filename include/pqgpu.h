@@ -405,6 +405,76 @@
 #define PQG_SLH_DSA_SHAKE_256F_SIGNATURE_BYTES 49856
 
 /**
+ * ML-KEM-512 encapsulation key (ek) bytes.
+ */
+#define PQG_ML_KEM_512_PUBLIC_KEY_BYTES 800
+
+/**
+ * ML-KEM-512 decapsulation key (dk) bytes.
+ */
+#define PQG_ML_KEM_512_SECRET_KEY_BYTES 1632
+
+/**
+ * ML-KEM-512 ciphertext bytes.
+ */
+#define PQG_ML_KEM_512_CIPHERTEXT_BYTES 768
+
+/**
+ * ML-KEM-512 shared secret bytes.
+ */
+#define PQG_ML_KEM_512_SHARED_SECRET_BYTES 32
+
+/**
+ * ML-KEM-768 encapsulation key (ek) bytes.
+ */
+#define PQG_ML_KEM_768_PUBLIC_KEY_BYTES 1184
+
+/**
+ * ML-KEM-768 decapsulation key (dk) bytes.
+ */
+#define PQG_ML_KEM_768_SECRET_KEY_BYTES 2400
+
+/**
+ * ML-KEM-768 ciphertext bytes.
+ */
+#define PQG_ML_KEM_768_CIPHERTEXT_BYTES 1088
+
+/**
+ * ML-KEM-768 shared secret bytes.
+ */
+#define PQG_ML_KEM_768_SHARED_SECRET_BYTES 32
+
+/**
+ * ML-KEM-1024 encapsulation key (ek) bytes.
+ */
+#define PQG_ML_KEM_1024_PUBLIC_KEY_BYTES 1568
+
+/**
+ * ML-KEM-1024 decapsulation key (dk) bytes.
+ */
+#define PQG_ML_KEM_1024_SECRET_KEY_BYTES 3168
+
+/**
+ * ML-KEM-1024 ciphertext bytes.
+ */
+#define PQG_ML_KEM_1024_CIPHERTEXT_BYTES 1568
+
+/**
+ * ML-KEM-1024 shared secret bytes.
+ */
+#define PQG_ML_KEM_1024_SHARED_SECRET_BYTES 32
+
+/**
+ * ML-KEM key generation seed (d || z) bytes.
+ */
+#define PQG_ML_KEM_SEED_BYTES 64
+
+/**
+ * ML-KEM encapsulation coins (m) bytes.
+ */
+#define PQG_ML_KEM_COINS_BYTES 32
+
+/**
  * The longest time, in microseconds, the first item of a forming batch waits for more
  * items (default 500; 0..1000000).
  */
@@ -891,12 +961,27 @@ typedef struct {
 #define PQG_SLH_DSA_SHAKE_256F 59
 
 /**
- * A public key (ML-DSA verification, CTRU-Prime encapsulation).
+ * ML-KEM-512 (FIPS 203).
+ */
+#define PQG_ML_KEM_512 32
+
+/**
+ * ML-KEM-768 (FIPS 203).
+ */
+#define PQG_ML_KEM_768 33
+
+/**
+ * ML-KEM-1024 (FIPS 203).
+ */
+#define PQG_ML_KEM_1024 34
+
+/**
+ * A public key (ML-DSA verification, KEM encapsulation: CTRU-Prime pk, ML-KEM ek).
  */
 #define PQG_KEY_PUBLIC 1
 
 /**
- * A secret key (ML-DSA signing, CTRU-Prime decapsulation).
+ * A secret key (ML-DSA signing, KEM decapsulation: CTRU-Prime sk, ML-KEM dk).
  */
 #define PQG_KEY_SECRET 2
 
@@ -1076,11 +1161,12 @@ pqg_status pqg_job_wait(pqg_job *job, int64_t timeout_ms);
 void pqg_job_free(pqg_job *job);
 
 /**
- * Generates a CTRU-Prime key pair.
+ * Generates a KEM key pair (CTRU-Prime, or ML-KEM's ek and dk).
  *
  * @param ctx   a context (any thread).
- * @param alg   `PQG_CTRU_PRIME_653`, `PQG_CTRU_PRIME_761` or `PQG_CTRU_PRIME_1277`.
- * @param[in]  seed  64 bytes (d || z) for deterministic generation, or NULL for fresh randomness.
+ * @param alg   `PQG_CTRU_PRIME_653`, `_761`, `_1277`, or `PQG_ML_KEM_512`, `_768`, `_1024`.
+ * @param[in]  seed  64 bytes (d || z; ML-KEM: KeyGen_internal(d, z)) for deterministic
+ *                   generation, or NULL for fresh randomness.
  * @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
  * @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
  *                   failure except a rejected `sk_len` (then nothing is written to it).
@@ -1096,15 +1182,17 @@ pqg_status pqg_kem_keygen(pqg_context *ctx,
                           size_t sk_len);
 
 /**
- * Encapsulates a fresh shared secret to a CTRU-Prime public key.
+ * Encapsulates a fresh shared secret to a KEM public key (ML-KEM: the encapsulation key ek).
  *
  * @param[in]  pk     the public key, `pqg_public_key_len(alg)` bytes.
- * @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
+ * @param[in]  coins  32 bytes for deterministic encapsulation (ML-KEM: m of
+ *                    Encaps_internal(ek, m)), or NULL for fresh randomness.
  * @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
  * @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
  *                    failure except a rejected `ss_len` (then nothing is written to it).
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
- *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode); `PQG_ERR_RNG`;
+ *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode; ML-KEM: ek fails
+ *         the FIPS 203 modulus check); `PQG_ERR_RNG`;
  *         `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
  */
 pqg_status pqg_kem_encaps(pqg_context *ctx,
@@ -1118,7 +1206,7 @@ pqg_status pqg_kem_encaps(pqg_context *ctx,
                           size_t ss_len);
 
 /**
- * Decapsulates a CTRU-Prime ciphertext.
+ * Decapsulates a KEM ciphertext (ML-KEM: with the decapsulation key dk).
  *
  * A well-formed but wrong ciphertext is not an error: it gives `PQG_OK` and the
  * implicit-rejection key, which differs from the sender's key.
@@ -1128,7 +1216,8 @@ pqg_status pqg_kem_encaps(pqg_context *ctx,
  * @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
  *                 failure except a rejected `ss_len` (then nothing is written to it).
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
- *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk); `PQG_ERR_DEVICE`;
+ *         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk; ML-KEM: dk fails the
+ *         FIPS 203 hash check); `PQG_ERR_DEVICE`;
  *         `PQG_ERR_PANIC`. Thread-safe.
  */
 pqg_status pqg_kem_decaps(pqg_context *ctx,
@@ -1141,7 +1230,7 @@ pqg_status pqg_kem_decaps(pqg_context *ctx,
                           size_t ss_len);
 
 /**
- * Starts generating `n` CTRU-Prime key pairs.
+ * Starts generating `n` KEM key pairs (CTRU-Prime or ML-KEM).
  *
  * @param[in]  seeds  `n * 64` bytes (d || z per item), or NULL for fresh randomness.
  * @param[out] pks    `n * pqg_public_key_len(alg)` bytes; item i at offset i * pk_len.
@@ -1197,14 +1286,15 @@ pqg_status pqg_kem_decaps_submit(pqg_context *ctx,
 /**
  * Creates a key handle: checks the encoded key once and expands it.
  *
- * @param alg   any `PQG_ML_DSA_*` or `PQG_CTRU_PRIME_*`.
+ * @param alg   any `PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*` or `PQG_ML_KEM_*`.
  * @param kind  `PQG_KEY_PUBLIC` or `PQG_KEY_SECRET`.
  * @param[in]  key      the encoded key, `pqg_public_key_len(alg)` or `pqg_secret_key_len(alg)`
  *                      bytes; copied, so it may be freed once this returns.
  * @param[out] out      receives the handle (free it with `pqg_key_free`); NULL on failure.
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (key or out); `PQG_ERR_INVALID_ARGUMENT` (unknown
  *         alg or kind); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (ML-DSA secret key with s1/s2
- *         out of range, CTRU-Prime key not canonically encoded); `PQG_ERR_PANIC`. Thread-safe.
+ *         out of range, CTRU-Prime key not canonically encoded, ML-KEM ek failing the FIPS 203
+ *         modulus check or dk the hash check); `PQG_ERR_PANIC`. Thread-safe.
  */
 pqg_status pqg_key_new(pqg_alg alg,
                        pqg_key_kind kind,
@@ -1260,13 +1350,13 @@ pqg_status pqg_mldsa_verify_key(pqg_context *ctx,
                                 size_t sig_len);
 
 /**
- * Encapsulates to a CTRU-Prime public-key handle.
+ * Encapsulates to a KEM (CTRU-Prime or ML-KEM) public-key handle.
  *
- * @param key  a `PQG_KEY_PUBLIC` handle of a CTRU-Prime algorithm.
+ * @param key  a `PQG_KEY_PUBLIC` handle of a KEM algorithm.
  * @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
  * @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
  * @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on failure.
- * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a CTRU-Prime
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a KEM
  *         public-key handle); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`;
  *         `PQG_ERR_PANIC`. Thread-safe.
  */
@@ -1279,12 +1369,12 @@ pqg_status pqg_kem_encaps_key(pqg_context *ctx,
                               size_t ss_len);
 
 /**
- * Decapsulates with a CTRU-Prime secret-key handle (implicit rejection as `pqg_kem_decaps`).
+ * Decapsulates with a KEM (CTRU-Prime or ML-KEM) secret-key handle (implicit rejection as `pqg_kem_decaps`).
  *
- * @param key  a `PQG_KEY_SECRET` handle of a CTRU-Prime algorithm.
+ * @param key  a `PQG_KEY_SECRET` handle of a KEM algorithm.
  * @param[in]  ct  `pqg_ciphertext_len(alg)` bytes.
  * @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on failure.
- * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a CTRU-Prime
+ * @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a KEM
  *         secret-key handle); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
  *         Thread-safe.
  */
@@ -1589,9 +1679,9 @@ pqg_status pqg_mldsa_verify_key_submit(pqg_context *ctx,
                                        pqg_job **job);
 
 /**
- * Starts `n` encapsulations to one CTRU-Prime public-key handle.
+ * Starts `n` encapsulations to one KEM public-key handle.
  *
- * @param key  a `PQG_KEY_PUBLIC` CTRU-Prime handle.
+ * @param key  a `PQG_KEY_PUBLIC` KEM handle.
  * Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.
  */
 pqg_status pqg_kem_encaps_key_submit(pqg_context *ctx,
@@ -1602,7 +1692,7 @@ pqg_status pqg_kem_encaps_key_submit(pqg_context *ctx,
                                      pqg_job **job);
 
 /**
- * Starts `n` decapsulations with one CTRU-Prime secret-key handle.
+ * Starts `n` decapsulations with one KEM secret-key handle.
  *
  * @param key  a `PQG_KEY_SECRET` CTRU-Prime handle.
  * Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.

@@ -31,5 +31,5 @@ pub mod settings;
 pub mod simd;
 pub mod slhdsa;
 
-pub use alg::Alg;
+pub use alg::{Alg, Kem};
 pub use error::{Error, Status};

@@ -14,7 +14,7 @@ use pqgpu::backend::{
 use pqgpu::ffi::*;
 use pqgpu::mldsa::Message;
 use pqgpu::serve::{Key, KeyArg, KeyKind, Opt, Serve};
-use pqgpu::{ctru, mldsa, slhdsa, Alg, Error, Status};
+use pqgpu::{ctru, mldsa, mlkem, slhdsa, Alg, Error, Status};
 use rayon::prelude::*;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,6 +31,7 @@ const M65: mldsa::ParamSet = mldsa::ParamSet::MlDsa65;
 const M87: mldsa::ParamSet = mldsa::ParamSet::MlDsa87;
 const C653: ctru::ParamSet = ctru::ParamSet::Ctru653;
 const C761: ctru::ParamSet = ctru::ParamSet::Ctru761;
+const K768: mlkem::ParamSet = mlkem::ParamSet::MlKem768;
 
 struct Pair {
     alg: Alg,
@@ -47,6 +48,9 @@ fn pair(alg: Alg, seed: u8) -> Pair {
         Alg::MlDsa(p) => mldsa::keygen_internal(p, &[seed; 32], &mut pk, &mut sk).unwrap(),
         Alg::Ctru(p) => ctru::keygen_derand(p, &[seed; 64], &mut pk, &mut sk).unwrap(),
         Alg::SlhDsa(_) => unreachable!("SLH-DSA has no key handles"),
+        Alg::MlKem(p) => {
+            mlkem::keygen_internal(p, &[seed; 32], &[!seed; 32], &mut pk, &mut sk).unwrap()
+        }
     }
     Pair {
         alg,
@@ -65,6 +69,7 @@ fn keyring() -> Vec<Pair> {
         Alg::MlDsa(M87),
         Alg::Ctru(C653),
         Alg::Ctru(C761),
+        Alg::MlKem(K768),
     ]
     .into_iter()
     .enumerate()
@@ -124,6 +129,18 @@ fn case(ring: &[Pair], i: usize) -> Case {
             }
         }
         Alg::SlhDsa(_) => unreachable!("SLH-DSA has no key handles"),
+        Alg::MlKem(p) => {
+            if i % 2 == 0 {
+                (2, vec![])
+            } else {
+                let (mut ct, mut ss) = (vec![0u8; p.ciphertext_len()], vec![0u8; 32]);
+                mlkem::encaps_internal(p, &kp.pk, &[i as u8; 32], &mut ct, &mut ss).unwrap();
+                if i % 3 == 0 {
+                    ct[i % 50] ^= 4;
+                }
+                (3, ct)
+            }
+        }
     };
     Case {
         key,
@@ -167,6 +184,16 @@ fn expected(ring: &[Pair], c: &Case) -> Outcome {
         (Alg::Ctru(p), 3) => {
             let mut ss = vec![0u8; 32];
             (ctru::decaps(p, &kp.sk, &c.input, &mut ss), ss)
+        }
+        (Alg::MlKem(p), 2) => {
+            let (mut ct, mut ss) = (vec![0u8; p.ciphertext_len()], vec![0u8; 32]);
+            let st = mlkem::encaps_internal(p, &kp.pk, &c.rnd, &mut ct, &mut ss);
+            ct.extend_from_slice(&ss);
+            (st, ct)
+        }
+        (Alg::MlKem(p), 3) => {
+            let mut ss = vec![0u8; 32];
+            (mlkem::decaps(p, &kp.sk, &c.input, &mut ss), ss)
         }
         _ => unreachable!(),
     }
@@ -382,6 +409,44 @@ impl Backend for FakeGpu {
         self.enter(items.len());
         self.saw(sss);
         self.cpu.kem_decaps(p, items, sss, st);
+        self.spoil(st, sss);
+    }
+    fn mlkem_keygen(
+        &self,
+        p: mlkem::ParamSet,
+        s: Option<&[u8]>,
+        eks: &mut [u8],
+        dks: &mut [u8],
+        st: &mut [Status],
+    ) {
+        self.enter(st.len());
+        self.cpu.mlkem_keygen(p, s, eks, dks, st);
+        self.spoil(st, &mut [eks, dks]);
+    }
+    fn mlkem_encaps(
+        &self,
+        p: mlkem::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
+        self.enter(items.len());
+        self.saw(cts);
+        self.saw(sss);
+        self.cpu.mlkem_encaps(p, items, cts, sss, st);
+        self.spoil(st, sss);
+    }
+    fn mlkem_decaps(
+        &self,
+        p: mlkem::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
+        self.enter(items.len());
+        self.saw(sss);
+        self.cpu.mlkem_decaps(p, items, sss, st);
         self.spoil(st, sss);
     }
 }
@@ -711,6 +776,16 @@ fn plain_keygen(alg: Alg, seed: &[u8]) -> (Vec<u8>, Vec<u8>) {
         Alg::MlDsa(p) => mldsa::keygen_internal(p, seed.try_into().unwrap(), &mut pk, &mut sk),
         Alg::Ctru(p) => ctru::keygen_derand(p, seed.try_into().unwrap(), &mut pk, &mut sk),
         Alg::SlhDsa(p) => slhdsa::keygen_internal(p, seed, &mut pk, &mut sk),
+        Alg::MlKem(p) => {
+            let (d, z) = seed.split_at(32);
+            mlkem::keygen_internal(
+                p,
+                d.try_into().unwrap(),
+                z.try_into().unwrap(),
+                &mut pk,
+                &mut sk,
+            )
+        }
     }
     .unwrap();
     (pk, sk)
@@ -744,6 +819,12 @@ fn assert_pair_works(alg: Alg, pk: &[u8], sk: &[u8]) {
             slhdsa::sign(p, sk, &m, None, &mut sig).unwrap();
             assert_eq!(slhdsa::verify(p, pk, &m, &sig), Ok(()));
         }
+        Alg::MlKem(p) => {
+            let (mut ct, mut ss, mut ss2) = (vec![0u8; p.ciphertext_len()], [0u8; 32], [0u8; 32]);
+            mlkem::encaps(p, pk, &mut ct, &mut ss).unwrap();
+            mlkem::decaps(p, sk, &ct, &mut ss2).unwrap();
+            assert_eq!(ss, ss2);
+        }
     }
 }
 
@@ -754,6 +835,7 @@ fn single_keygen_calls_are_coalesced_and_correct() {
         Alg::MlDsa(M87),
         Alg::Ctru(C653),
         Alg::Ctru(C761),
+        Alg::MlKem(K768),
     ];
     // Seeded and fresh calls of four sets from 12 threads on a GPU-like context (merged into
     // batches, split by set and by seeded-or-not), also with failures injected.

@@ -17,7 +17,7 @@
 
 use pqgpu::ffi::*;
 use pqgpu::mldsa::{self, Message};
-use pqgpu::{ctru, Alg};
+use pqgpu::{ctru, mlkem, Alg};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -231,6 +231,23 @@ fn keys(ctx: *mut pqg_context, code: pqg_alg) -> Result<Keys, String> {
             Alg::SlhDsa(_) => {
                 return Err(format!("{} has no key handles to serve yet", alg.name()));
             }
+            Alg::MlKem(p) => {
+                check(
+                    pqg_kem_keygen(
+                        ctx,
+                        code,
+                        null(),
+                        pk.as_mut_ptr(),
+                        pk.len(),
+                        sk.as_mut_ptr(),
+                        sk.len(),
+                    ),
+                    "keygen",
+                )?;
+                ct = vec![0u8; p.ciphertext_len()];
+                ss = vec![0u8; p.shared_secret_len()];
+                mlkem::encaps(p, &pk, &mut ct, &mut ss).map_err(|e| e.to_string())?;
+            }
         }
         let (mut pk_h, mut sk_h) = (null_mut(), null_mut());
         check(
@@ -396,6 +413,11 @@ impl Bufs {
                 ctru::decaps(p, &k.sk, &self.out[..p.ciphertext_len()], &mut ss).is_ok()
                     && ss[..] == self.ss[..]
             }
+            (Op::Encaps, Alg::MlKem(p)) => {
+                let mut ss = [0u8; 32];
+                mlkem::decaps(p, &k.sk, &self.out[..p.ciphertext_len()], &mut ss).is_ok()
+                    && ss[..] == self.ss[..]
+            }
             (Op::Decaps, _) => self.ss[..] == k.ss[..],
             // A fresh pair: sign and verify with it (ML-DSA), or both sides share a secret.
             (Op::Keygen, Alg::MlDsa(p)) => {
@@ -411,6 +433,12 @@ impl Bufs {
                 let (mut ct, mut a, mut b) = (vec![0u8; p.ciphertext_len()], [0u8; 32], [1u8; 32]);
                 ctru::encaps(p, &self.out[..p.public_key_len()], &mut ct, &mut a).is_ok()
                     && ctru::decaps(p, &self.sk, &ct, &mut b).is_ok()
+                    && a == b
+            }
+            (Op::Keygen, Alg::MlKem(p)) => {
+                let (mut ct, mut a, mut b) = (vec![0u8; p.ciphertext_len()], [0u8; 32], [1u8; 32]);
+                mlkem::encaps(p, &self.out[..p.encaps_key_len()], &mut ct, &mut a).is_ok()
+                    && mlkem::decaps(p, &self.sk, &ct, &mut b).is_ok()
                     && a == b
             }
             _ => true,
@@ -478,7 +506,7 @@ unsafe fn call(ctx: *mut pqg_context, k: &Keys, op: Op, b: &mut Bufs) -> pqg_sta
                     Alg::MlDsa(_) => {
                         pqg_mldsa_keygen(ctx, k.alg.code(), null(), pk, pk_len, sk, sk_len)
                     }
-                    Alg::Ctru(_) => {
+                    Alg::Ctru(_) | Alg::MlKem(_) => {
                         pqg_kem_keygen(ctx, k.alg.code(), null(), pk, pk_len, sk, sk_len)
                     }
                     Alg::SlhDsa(_) => {

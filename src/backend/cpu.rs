@@ -12,7 +12,7 @@ use super::registry::{InFlight, Registry};
 use super::{
     Backend, BackendKind, DecapsItem, EncapsItem, SignItem, SlhSignItem, SlhVerifyItem, VerifyItem,
 };
-use crate::{ctru, mldsa, slhdsa, Error, Status};
+use crate::{ctru, mldsa, mlkem, slhdsa, Error, Status};
 use once_cell::race::OnceBox;
 use once_cell::sync::OnceCell;
 use rayon::prelude::*;
@@ -454,6 +454,85 @@ impl Backend for CpuBackend {
         let _batch = self.live().registry.hold();
         let work: Vec<_> = items.iter().zip(sss.iter_mut()).collect();
         for_each(work, statuses, |(it, ss)| ctru::decaps(p, it.sk, it.ct, ss));
+    }
+
+    fn mlkem_keygen(
+        &self,
+        p: mlkem::ParamSet,
+        seeds: Option<&[u8]>,
+        eks: &mut [u8],
+        dks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        let _batch = self.live().registry.hold();
+        let n = statuses.len();
+        let mut store = None;
+        let seeds = match seeds_or_drawn(seeds, n, mlkem::SEED_LEN, &mut store) {
+            Ok(s) => Some(s),
+            Err(e) => return statuses.fill(Err(e)),
+        };
+        match keygen_items(
+            n,
+            seeds,
+            mlkem::SEED_LEN,
+            eks,
+            p.encaps_key_len(),
+            dks,
+            p.decaps_key_len(),
+        ) {
+            Err(e) => statuses.iter_mut().for_each(|s| *s = Err(e)),
+            Ok(items) => for_each(items, statuses, |(seed, ek, dk)| {
+                let seed = seed.expect("seeds given or drawn");
+                mlkem::keygen_seeded(p, seed.try_into().expect("64-byte chunk"), ek, dk)
+            }),
+        }
+    }
+
+    fn mlkem_encaps(
+        &self,
+        p: mlkem::ParamSet,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        let _batch = self.live().registry.hold();
+        let unseeded = items.iter().filter(|it| it.coins.is_none()).count();
+        let coins = match drawn(unseeded, mlkem::COINS_LEN) {
+            Ok(c) => c,
+            Err(e) => return statuses.fill(Err(e)),
+        };
+        let mut fresh = coins
+            .chunks_exact(mlkem::COINS_LEN)
+            .map(|c| c.try_into().expect("32-byte row"));
+        let work: Vec<_> = items
+            .iter()
+            .map(|it| {
+                (
+                    it.pk,
+                    it.coins.or_else(|| fresh.next()).expect("coins drawn"),
+                )
+            })
+            .zip(cts.iter_mut())
+            .zip(sss.iter_mut())
+            .collect();
+        for_each(work, statuses, |(((ek, m), ct), ss)| {
+            mlkem::encaps_internal(p, ek, m, ct, ss)
+        });
+    }
+
+    fn mlkem_decaps(
+        &self,
+        p: mlkem::ParamSet,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        let _batch = self.live().registry.hold();
+        let work: Vec<_> = items.iter().zip(sss.iter_mut()).collect();
+        for_each(work, statuses, |(it, ss)| {
+            mlkem::decaps(p, it.sk, it.ct, ss)
+        });
     }
 
     fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {

@@ -1,4 +1,5 @@
-//! CTRU-Prime KEM entry points: one-shot keygen / encaps / decaps and their batch forms.
+//! KEM entry points (CTRU-Prime and ML-KEM): one-shot keygen / encaps / decaps and their batch
+//! forms.
 //!
 //! Same conventions as the ML-DSA functions; the secret outputs are `sk` and the shared
 //! secret `ss`, zeroed on failure.
@@ -40,11 +41,12 @@ pub struct pqg_decaps_request {
     pub ss: *mut u8,
 }
 
-/// Generates a CTRU-Prime key pair.
+/// Generates a KEM key pair (CTRU-Prime, or ML-KEM's ek and dk).
 ///
 /// @param ctx   a context (any thread).
-/// @param alg   `PQG_CTRU_PRIME_653`, `PQG_CTRU_PRIME_761` or `PQG_CTRU_PRIME_1277`.
-/// @param[in]  seed  64 bytes (d || z) for deterministic generation, or NULL for fresh randomness.
+/// @param alg   `PQG_CTRU_PRIME_653`, `_761`, `_1277`, or `PQG_ML_KEM_512`, `_768`, `_1024`.
+/// @param[in]  seed  64 bytes (d || z; ML-KEM: KeyGen_internal(d, z)) for deterministic
+///                   generation, or NULL for fresh randomness.
 /// @param[out] pk    `pqg_public_key_len(alg)` bytes, written on success only.
 /// @param[out] sk    `pqg_secret_key_len(alg)` bytes, written on success; zeroed on any
 ///                   failure except a rejected `sk_len` (then nothing is written to it).
@@ -69,20 +71,22 @@ pub unsafe extern "C" fn pqg_kem_keygen(
             pk_len,
             sk,
             sk_len,
-            kem_params(alg).map(Alg::Ctru),
+            kem_params(alg).map(Alg::from),
         )
     }
 }
 
-/// Encapsulates a fresh shared secret to a CTRU-Prime public key.
+/// Encapsulates a fresh shared secret to a KEM public key (ML-KEM: the encapsulation key ek).
 ///
 /// @param[in]  pk     the public key, `pqg_public_key_len(alg)` bytes.
-/// @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
+/// @param[in]  coins  32 bytes for deterministic encapsulation (ML-KEM: m of
+///                    Encaps_internal(ek, m)), or NULL for fresh randomness.
 /// @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
 /// @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
 ///                    failure except a rejected `ss_len` (then nothing is written to it).
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
-///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode); `PQG_ERR_RNG`;
+///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (pk does not decode; ML-KEM: ek fails
+///         the FIPS 203 modulus check); `PQG_ERR_RNG`;
 ///         `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_kem_encaps(
@@ -121,8 +125,7 @@ pub unsafe extern "C" fn pqg_kem_encaps(
         // overlap neither each other nor an input (checked above).
         let (ct, ss) = unsafe { (ct.slice(), ss.slice()) };
         // Concurrent single calls on a GPU context are coalesced into batches (`serve`).
-        ctx.serve
-            .encaps(KeyArg::Bytes(Alg::Ctru(p), pk), coins, ct, ss)
+        ctx.serve.encaps(KeyArg::Bytes(p.alg(), pk), coins, ct, ss)
     });
     if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
@@ -137,7 +140,7 @@ fn shared_secret_len(alg: pqg_alg) -> Option<usize> {
     kem_params(alg).ok().map(|p| p.shared_secret_len())
 }
 
-/// Decapsulates a CTRU-Prime ciphertext.
+/// Decapsulates a KEM ciphertext (ML-KEM: with the decapsulation key dk).
 ///
 /// A well-formed but wrong ciphertext is not an error: it gives `PQG_OK` and the
 /// implicit-rejection key, which differs from the sender's key.
@@ -147,7 +150,8 @@ fn shared_secret_len(alg: pqg_alg) -> Option<usize> {
 /// @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on any
 ///                 failure except a rejected `ss_len` (then nothing is written to it).
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (unknown or non-KEM
-///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk); `PQG_ERR_DEVICE`;
+///         alg); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (malformed sk; ML-KEM: dk fails the
+///         FIPS 203 hash check); `PQG_ERR_DEVICE`;
 ///         `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_kem_decaps(
@@ -178,7 +182,7 @@ pub unsafe extern "C" fn pqg_kem_decaps(
         }
         // SAFETY: ss is writable for its checked length during this call and overlaps no input.
         ctx.serve
-            .decaps(KeyArg::Bytes(Alg::Ctru(p), sk), ct, unsafe { ss.slice() })
+            .decaps(KeyArg::Bytes(p.alg(), sk), ct, unsafe { ss.slice() })
     });
     if status != PQG_OK && Some(ss_len) == shared_secret_len(alg) {
         // SAFETY: ss is NULL or ss_len writable bytes (caller's promise).
@@ -187,7 +191,7 @@ pub unsafe extern "C" fn pqg_kem_decaps(
     status
 }
 
-/// Starts generating `n` CTRU-Prime key pairs.
+/// Starts generating `n` KEM key pairs (CTRU-Prime or ML-KEM).
 ///
 /// @param[in]  seeds  `n * 64` bytes (d || z per item), or NULL for fresh randomness.
 /// @param[out] pks    `n * pqg_public_key_len(alg)` bytes; item i at offset i * pk_len.
@@ -204,7 +208,7 @@ pub unsafe extern "C" fn pqg_kem_keygen_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    let alg = kem_params(alg).map(Alg::Ctru);
+    let alg = kem_params(alg).map(Alg::from);
     // SAFETY: the pointers carry the promises of this function's documentation.
     unsafe { keygen::submit(ctx, n, seeds, pks, sks, statuses, job, alg) }
 }

@@ -22,9 +22,9 @@ pub struct pqg_key {
 /// Which half of a key pair a handle holds (`PQG_KEY_PUBLIC`, `PQG_KEY_SECRET`).
 pub type pqg_key_kind = i32;
 
-/// A public key (ML-DSA verification, CTRU-Prime encapsulation).
+/// A public key (ML-DSA verification, KEM encapsulation: CTRU-Prime pk, ML-KEM ek).
 pub const PQG_KEY_PUBLIC: pqg_key_kind = 1;
-/// A secret key (ML-DSA signing, CTRU-Prime decapsulation).
+/// A secret key (ML-DSA signing, KEM decapsulation: CTRU-Prime sk, ML-KEM dk).
 pub const PQG_KEY_SECRET: pqg_key_kind = 2;
 
 /// The handle behind a C pointer: NULL is `NullPointer`.
@@ -65,14 +65,15 @@ pub(crate) unsafe fn output<'a>(
 
 /// Creates a key handle: checks the encoded key once and expands it.
 ///
-/// @param alg   any `PQG_ML_DSA_*` or `PQG_CTRU_PRIME_*`.
+/// @param alg   any `PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*` or `PQG_ML_KEM_*`.
 /// @param kind  `PQG_KEY_PUBLIC` or `PQG_KEY_SECRET`.
 /// @param[in]  key      the encoded key, `pqg_public_key_len(alg)` or `pqg_secret_key_len(alg)`
 ///                      bytes; copied, so it may be freed once this returns.
 /// @param[out] out      receives the handle (free it with `pqg_key_free`); NULL on failure.
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (key or out); `PQG_ERR_INVALID_ARGUMENT` (unknown
 ///         alg or kind); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (ML-DSA secret key with s1/s2
-///         out of range, CTRU-Prime key not canonically encoded); `PQG_ERR_PANIC`. Thread-safe.
+///         out of range, CTRU-Prime key not canonically encoded, ML-KEM ek failing the FIPS 203
+///         modulus check or dk the hash check); `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_key_new(
     alg: pqg_alg,
@@ -186,13 +187,13 @@ pub unsafe extern "C" fn pqg_mldsa_verify_key(
     })
 }
 
-/// Encapsulates to a CTRU-Prime public-key handle.
+/// Encapsulates to a KEM (CTRU-Prime or ML-KEM) public-key handle.
 ///
-/// @param key  a `PQG_KEY_PUBLIC` handle of a CTRU-Prime algorithm.
+/// @param key  a `PQG_KEY_PUBLIC` handle of a KEM algorithm.
 /// @param[in]  coins  32 bytes for deterministic encapsulation, or NULL for fresh randomness.
 /// @param[out] ct     `pqg_ciphertext_len(alg)` bytes, written on success only.
 /// @param[out] ss     `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on failure.
-/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a CTRU-Prime
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a KEM
 ///         public-key handle); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_RNG`; `PQG_ERR_DEVICE`;
 ///         `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
@@ -227,12 +228,12 @@ pub unsafe extern "C" fn pqg_kem_encaps_key(
     st
 }
 
-/// Decapsulates with a CTRU-Prime secret-key handle (implicit rejection as `pqg_kem_decaps`).
+/// Decapsulates with a KEM (CTRU-Prime or ML-KEM) secret-key handle (implicit rejection as `pqg_kem_decaps`).
 ///
-/// @param key  a `PQG_KEY_SECRET` handle of a CTRU-Prime algorithm.
+/// @param key  a `PQG_KEY_SECRET` handle of a KEM algorithm.
 /// @param[in]  ct  `pqg_ciphertext_len(alg)` bytes.
 /// @param[out] ss  `pqg_shared_secret_len(alg)` bytes, written on success; zeroed on failure.
-/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a CTRU-Prime
+/// @return `PQG_OK`; `PQG_ERR_NULL_POINTER`; `PQG_ERR_INVALID_ARGUMENT` (not a KEM
 ///         secret-key handle); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_DEVICE`; `PQG_ERR_PANIC`.
 ///         Thread-safe.
 #[no_mangle]

@@ -26,10 +26,10 @@ impl Shape {
                 pk_len: p.public_key_len(),
                 sk_len: p.secret_key_len(),
             },
-            Alg::Ctru(p) => Shape {
-                seed_len: 64,
-                pk_len: p.public_key_len(),
-                sk_len: p.secret_key_len(),
+            Alg::Ctru(_) | Alg::MlKem(_) => Shape {
+                seed_len: alg.seed_len(),
+                pk_len: alg.public_key_len(),
+                sk_len: alg.secret_key_len(),
             },
             Alg::SlhDsa(p) => Shape {
                 seed_len: p.seed_len(),
@@ -53,6 +53,7 @@ fn generate(
         Alg::MlDsa(p) => api::mldsa_keygen(b, p, seeds, pks, sks, st),
         Alg::Ctru(p) => api::kem_keygen(b, p, seeds, pks, sks, st),
         Alg::SlhDsa(p) => api::slhdsa_keygen(b, p, seeds, pks, sks, st),
+        Alg::MlKem(p) => api::kem_keygen(b, p, seeds, pks, sks, st),
     }
 }
 

@@ -132,6 +132,12 @@ pub const PQG_SLH_DSA_SHAKE_256S: pqg_alg = 57;
 pub const PQG_SLH_DSA_SHA2_256F: pqg_alg = 58;
 /// SLH-DSA-SHAKE-256f (FIPS 205).
 pub const PQG_SLH_DSA_SHAKE_256F: pqg_alg = 59;
+/// ML-KEM-512 (FIPS 203).
+pub const PQG_ML_KEM_512: pqg_alg = 32;
+/// ML-KEM-768 (FIPS 203).
+pub const PQG_ML_KEM_768: pqg_alg = 33;
+/// ML-KEM-1024 (FIPS 203).
+pub const PQG_ML_KEM_1024: pqg_alg = 34;
 
 /// Library version, major part.
 pub const PQG_VERSION_MAJOR: u32 = 0;
@@ -340,6 +346,34 @@ const _: () = {
     assert!(PQG_SLH_DSA_SHAKE_256F_SECRET_KEY_BYTES == S::Shake256f.secret_key_len());
     assert!(PQG_SLH_DSA_SHAKE_256F_SIGNATURE_BYTES == S::Shake256f.signature_len());
 };
+/// ML-KEM-512 encapsulation key (ek) bytes.
+pub const PQG_ML_KEM_512_PUBLIC_KEY_BYTES: usize = 800;
+/// ML-KEM-512 decapsulation key (dk) bytes.
+pub const PQG_ML_KEM_512_SECRET_KEY_BYTES: usize = 1632;
+/// ML-KEM-512 ciphertext bytes.
+pub const PQG_ML_KEM_512_CIPHERTEXT_BYTES: usize = 768;
+/// ML-KEM-512 shared secret bytes.
+pub const PQG_ML_KEM_512_SHARED_SECRET_BYTES: usize = 32;
+/// ML-KEM-768 encapsulation key (ek) bytes.
+pub const PQG_ML_KEM_768_PUBLIC_KEY_BYTES: usize = 1184;
+/// ML-KEM-768 decapsulation key (dk) bytes.
+pub const PQG_ML_KEM_768_SECRET_KEY_BYTES: usize = 2400;
+/// ML-KEM-768 ciphertext bytes.
+pub const PQG_ML_KEM_768_CIPHERTEXT_BYTES: usize = 1088;
+/// ML-KEM-768 shared secret bytes.
+pub const PQG_ML_KEM_768_SHARED_SECRET_BYTES: usize = 32;
+/// ML-KEM-1024 encapsulation key (ek) bytes.
+pub const PQG_ML_KEM_1024_PUBLIC_KEY_BYTES: usize = 1568;
+/// ML-KEM-1024 decapsulation key (dk) bytes.
+pub const PQG_ML_KEM_1024_SECRET_KEY_BYTES: usize = 3168;
+/// ML-KEM-1024 ciphertext bytes.
+pub const PQG_ML_KEM_1024_CIPHERTEXT_BYTES: usize = 1568;
+/// ML-KEM-1024 shared secret bytes.
+pub const PQG_ML_KEM_1024_SHARED_SECRET_BYTES: usize = 32;
+/// ML-KEM key generation seed (d || z) bytes.
+pub const PQG_ML_KEM_SEED_BYTES: usize = 64;
+/// ML-KEM encapsulation coins (m) bytes.
+pub const PQG_ML_KEM_COINS_BYTES: usize = 32;
 
 const _: () = {
     use crate::mldsa::ParamSet as M;
@@ -374,6 +408,21 @@ const _: () = {
     assert!(PQG_CTRU_PRIME_1277_SECRET_KEY_BYTES == C::Ctru1277.secret_key_len());
     assert!(PQG_CTRU_PRIME_1277_CIPHERTEXT_BYTES == C::Ctru1277.ciphertext_len());
     assert!(PQG_CTRU_PRIME_1277_SHARED_SECRET_BYTES == C::Ctru1277.shared_secret_len());
+    use crate::mlkem::ParamSet as K;
+    assert!(PQG_ML_KEM_512_PUBLIC_KEY_BYTES == K::MlKem512.encaps_key_len());
+    assert!(PQG_ML_KEM_512_SECRET_KEY_BYTES == K::MlKem512.decaps_key_len());
+    assert!(PQG_ML_KEM_512_CIPHERTEXT_BYTES == K::MlKem512.ciphertext_len());
+    assert!(PQG_ML_KEM_512_SHARED_SECRET_BYTES == K::MlKem512.shared_secret_len());
+    assert!(PQG_ML_KEM_768_PUBLIC_KEY_BYTES == K::MlKem768.encaps_key_len());
+    assert!(PQG_ML_KEM_768_SECRET_KEY_BYTES == K::MlKem768.decaps_key_len());
+    assert!(PQG_ML_KEM_768_CIPHERTEXT_BYTES == K::MlKem768.ciphertext_len());
+    assert!(PQG_ML_KEM_768_SHARED_SECRET_BYTES == K::MlKem768.shared_secret_len());
+    assert!(PQG_ML_KEM_1024_PUBLIC_KEY_BYTES == K::MlKem1024.encaps_key_len());
+    assert!(PQG_ML_KEM_1024_SECRET_KEY_BYTES == K::MlKem1024.decaps_key_len());
+    assert!(PQG_ML_KEM_1024_CIPHERTEXT_BYTES == K::MlKem1024.ciphertext_len());
+    assert!(PQG_ML_KEM_1024_SHARED_SECRET_BYTES == K::MlKem1024.shared_secret_len());
+    assert!(PQG_ML_KEM_SEED_BYTES == crate::mlkem::SEED_LEN);
+    assert!(PQG_ML_KEM_COINS_BYTES == crate::mlkem::COINS_LEN);
 };
 
 /// Returns a static, human-readable description of a status code.
@@ -449,16 +498,14 @@ pub extern "C" fn pqg_shared_secret_len(alg: pqg_alg) -> usize {
 fn mldsa_params(alg: pqg_alg) -> Result<crate::mldsa::ParamSet, Error> {
     match Alg::from_code(alg)? {
         Alg::MlDsa(p) => Ok(p),
-        Alg::Ctru(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
+        _ => Err(Error::InvalidArgument),
     }
 }
 
-/// The CTRU-Prime parameter set of `alg`; a signature scheme or unknown value is `InvalidArgument`.
-fn kem_params(alg: pqg_alg) -> Result<ctru::ParamSet, Error> {
-    match Alg::from_code(alg)? {
-        Alg::Ctru(p) => Ok(p),
-        Alg::MlDsa(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
-    }
+/// The KEM parameter set of `alg` (CTRU-Prime or ML-KEM); a signature scheme or unknown value
+/// is `InvalidArgument`.
+fn kem_params(alg: pqg_alg) -> Result<crate::Kem, Error> {
+    Alg::from_code(alg)?.kem()
 }
 
 #[cfg(test)]

@@ -542,9 +542,9 @@ pub unsafe extern "C" fn pqg_mldsa_verify_key_submit(
     })
 }
 
-/// Starts `n` encapsulations to one CTRU-Prime public-key handle.
+/// Starts `n` encapsulations to one KEM public-key handle.
 ///
-/// @param key  a `PQG_KEY_PUBLIC` CTRU-Prime handle.
+/// @param key  a `PQG_KEY_PUBLIC` KEM handle.
 /// Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_kem_encaps_key_submit(
@@ -572,7 +572,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_key_submit(
     })
 }
 
-/// Starts `n` decapsulations with one CTRU-Prime secret-key handle.
+/// Starts `n` decapsulations with one KEM secret-key handle.
 ///
 /// @param key  a `PQG_KEY_SECRET` CTRU-Prime handle.
 /// Other parameters and statuses as `pqg_mldsa_sign_key_submit`; a failed item's `ss` is zeroed.

@@ -166,6 +166,7 @@ unsafe fn keygen(
         Alg::MlDsa(p) => api::mldsa_keygen(b, p, seeds, &mut pks, &mut sks, st)?,
         Alg::Ctru(p) => api::kem_keygen(b, p, seeds, &mut pks, &mut sks, st)?,
         Alg::SlhDsa(p) => api::slhdsa_keygen(b, p, seeds, &mut pks, &mut sks, st)?,
+        Alg::MlKem(p) => api::kem_keygen(b, p, seeds, &mut pks, &mut sks, st)?,
     }
     for (i, it) in items.iter().enumerate() {
         match st[i] {

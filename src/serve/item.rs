@@ -9,7 +9,7 @@
 use super::key::{Key, Lent};
 use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
 use crate::mldsa::{self, Message, PreHash};
-use crate::{api, ctru, Alg, Error, Status};
+use crate::{api, ctru, mlkem, Alg, Error, Kem, Status};
 use std::sync::Arc;
 use zeroize::{Zeroize, Zeroizing};
 
@@ -232,15 +232,12 @@ impl KeyArg<'_> {
     fn mldsa(&self) -> Result<mldsa::ParamSet, Error> {
         match self.alg() {
             Alg::MlDsa(p) => Ok(p),
-            Alg::Ctru(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
+            _ => Err(Error::InvalidArgument),
         }
     }
 
-    fn ctru(&self) -> Result<ctru::ParamSet, Error> {
-        match self.alg() {
-            Alg::Ctru(p) => Ok(p),
-            Alg::MlDsa(_) | Alg::SlhDsa(_) => Err(Error::InvalidArgument),
-        }
+    fn kem(&self) -> Result<Kem, Error> {
+        self.alg().kem()
     }
 }
 
@@ -260,14 +257,14 @@ pub enum Op {
         sig: RawIn,
     },
     Encaps {
-        p: ctru::ParamSet,
+        p: Kem,
         key: KeyRef,
         coins: Option<Zeroizing<[u8; 32]>>,
         ct: RawOut,
         ss: RawOut,
     },
     Decaps {
-        p: ctru::ParamSet,
+        p: Kem,
         key: KeyRef,
         ct: RawIn,
         ss: RawOut,
@@ -287,8 +284,8 @@ pub enum Op {
 pub enum Class {
     Sign(mldsa::ParamSet),
     Verify(mldsa::ParamSet),
-    Encaps(ctru::ParamSet),
-    Decaps(ctru::ParamSet),
+    Encaps(Kem),
+    Decaps(Kem),
     /// Key generation of one algorithm, seeded or not (the backends take seeds for all items
     /// of a batch or for none).
     Keygen(Alg, bool),
@@ -341,7 +338,7 @@ impl Op {
         // SAFETY: forwarded.
         unsafe {
             Ok(Op::Encaps {
-                p: key.ctru()?,
+                p: key.kem()?,
                 key: key.raw(),
                 coins: coins.map(|c| Zeroizing::new(*c)),
                 ct: RawOut::new(ct),
@@ -356,7 +353,7 @@ impl Op {
         // SAFETY: forwarded.
         unsafe {
             Ok(Op::Decaps {
-                p: key.ctru()?,
+                p: key.kem()?,
                 key: key.raw(),
                 ct: RawIn::new(ct),
                 ss: RawOut::new(ss),
@@ -373,11 +370,7 @@ impl Op {
         pk: &mut [u8],
         sk: &mut [u8],
     ) -> Result<Op, Error> {
-        let want = match alg {
-            Alg::MlDsa(_) => 32,
-            Alg::Ctru(_) => 64,
-            Alg::SlhDsa(p) => p.seed_len(),
-        };
+        let want = alg.seed_len();
         let seed = match seed {
             None => None,
             Some(s) if s.len() == want => {
@@ -493,14 +486,14 @@ impl Op {
                 Ok(())
             }
             Op::Encaps { p, key, ct, ss, .. } => {
-                key_ok(key, Alg::Ctru(*p), false)?;
+                key_ok(key, p.alg(), false)?;
                 if ct.len() != p.ciphertext_len() || ss.len() != p.shared_secret_len() {
                     return Err(Error::BadLength);
                 }
                 Ok(())
             }
             Op::Decaps { p, key, ct, ss } => {
-                key_ok(key, Alg::Ctru(*p), true)?;
+                key_ok(key, p.alg(), true)?;
                 if ct.len() != p.ciphertext_len() || ss.len() != p.shared_secret_len() {
                     return Err(Error::BadLength);
                 }
@@ -545,16 +538,33 @@ impl Op {
                     coins,
                     ct,
                     ss,
-                } => match (key, coins.as_deref()) {
-                    (KeyRef::Handle(k), c) => k.ctru_pk()?.encaps(c, ct.get(), ss.get()),
-                    (KeyRef::Bytes(b), Some(c)) => {
-                        ctru::encaps_derand(*p, b.get(), c, ct.get(), ss.get())
+                } => match (*p, key, coins.as_deref()) {
+                    (Kem::Ctru(_), KeyRef::Handle(k), c) => {
+                        k.ctru_pk()?.encaps(c, ct.get(), ss.get())
                     }
-                    (KeyRef::Bytes(b), None) => ctru::encaps(*p, b.get(), ct.get(), ss.get()),
+                    (Kem::Ctru(p), KeyRef::Bytes(b), Some(c)) => {
+                        ctru::encaps_derand(p, b.get(), c, ct.get(), ss.get())
+                    }
+                    (Kem::Ctru(p), KeyRef::Bytes(b), None) => {
+                        ctru::encaps(p, b.get(), ct.get(), ss.get())
+                    }
+                    (Kem::MlKem(p), key, Some(m)) => {
+                        mlkem::encaps_internal(p, key.bytes(), m, ct.get(), ss.get())
+                    }
+                    (Kem::MlKem(p), key, None) => mlkem::encaps(p, key.bytes(), ct.get(), ss.get()),
                 },
-                Op::Decaps { p, key, ct, ss } => match key {
-                    KeyRef::Handle(k) => k.ctru_sk()?.decaps(ct.get(), ss.get()),
-                    KeyRef::Bytes(b) => ctru::decaps(*p, b.get(), ct.get(), ss.get()),
+                Op::Decaps { p, key, ct, ss } => match (*p, key) {
+                    (Kem::Ctru(_), KeyRef::Handle(k)) => k.ctru_sk()?.decaps(ct.get(), ss.get()),
+                    (Kem::Ctru(p), KeyRef::Bytes(b)) => {
+                        ctru::decaps(p, b.get(), ct.get(), ss.get())
+                    }
+                    // A handle's dk passed the hash check when it was made.
+                    (Kem::MlKem(p), KeyRef::Handle(k)) => {
+                        mlkem::decaps_checked(p, k.mlkem_dk()?, ct.get(), ss.get())
+                    }
+                    (Kem::MlKem(p), KeyRef::Bytes(b)) => {
+                        mlkem::decaps(p, b.get(), ct.get(), ss.get())
+                    }
                 },
                 Op::Keygen { alg, seed, pk, sk } => {
                     // The CPU backend's own single-item path (its randomness, its zeroing).
@@ -579,6 +589,13 @@ impl Op {
                             &*cpu,
                             *p,
                             seed.as_ref().map(|s| &s[..p.seed_len()]),
+                            pk.get(),
+                            sk.get(),
+                        ),
+                        Alg::MlKem(p) => api::kem_keygen_one(
+                            &*cpu,
+                            *p,
+                            seed.as_ref().map(|s| s[..64].try_into().expect("64 bytes")),
                             pk.get(),
                             sk.get(),
                         ),

@@ -7,7 +7,7 @@
 //! reference zeroizes the secret parts.
 
 use super::uncounted::Uncounted;
-use crate::{ctru, mldsa, Alg, Error};
+use crate::{ctru, mldsa, mlkem, Alg, Error};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -23,6 +23,9 @@ enum Form {
     MlDsaSk(mldsa::ExpandedSecretKey),
     CtruPk(ctru::ExpandedPublicKey),
     CtruSk(ctru::ExpandedSecretKey),
+    /// An ML-KEM key that passed FIPS 203's check (ek modulus, dk hash); its bytes are the
+    /// handle's encoded key.
+    MlKem(KeyKind),
 }
 
 /// Aligned past a cache line: the `Arc`'s reference count (written by every call that queues
@@ -41,7 +44,8 @@ pub struct Key(Arc<Inner>);
 
 impl Key {
     /// Checks and expands `bytes`. Errors: `BadLength` (wrong length for alg and kind),
-    /// `BadKey` (ML-DSA s1/s2 out of range; CTRU-Prime non-canonical pk or malformed f).
+    /// `BadKey` (ML-DSA s1/s2 out of range; CTRU-Prime non-canonical pk or malformed f; ML-KEM ek
+    /// failing the modulus check or dk the hash check).
     pub fn new(alg: Alg, kind: KeyKind, bytes: &[u8]) -> Result<Key, Error> {
         let form = match (alg, kind) {
             (Alg::MlDsa(p), KeyKind::Public) => {
@@ -58,6 +62,14 @@ impl Key {
             }
             // SLH-DSA keys are used as bytes: the C ABI has no SLH-DSA key handles yet.
             (Alg::SlhDsa(_), _) => return Err(Error::InvalidArgument),
+            (Alg::MlKem(p), KeyKind::Public) => {
+                mlkem::check_encaps_key(p, bytes)?;
+                Form::MlKem(kind)
+            }
+            (Alg::MlKem(p), KeyKind::Secret) => {
+                mlkem::check_decaps_key(p, bytes)?;
+                Form::MlKem(kind)
+            }
         };
         Ok(Key(Arc::new(Inner {
             alg,
@@ -74,6 +86,7 @@ impl Key {
         match self.0.form {
             Form::MlDsaPk(_) | Form::CtruPk(_) => KeyKind::Public,
             Form::MlDsaSk(_) | Form::CtruSk(_) => KeyKind::Secret,
+            Form::MlKem(kind) => kind,
         }
     }
 
@@ -121,6 +134,14 @@ impl Key {
     pub(crate) fn ctru_sk(&self) -> Result<&ctru::ExpandedSecretKey, Error> {
         match &self.0.form {
             Form::CtruSk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
+    /// An ML-KEM secret-key handle's dk (checked when the handle was made).
+    pub(crate) fn mlkem_dk(&self) -> Result<&[u8], Error> {
+        match self.0.form {
+            Form::MlKem(KeyKind::Secret) => Ok(&self.0.bytes),
             _ => Err(Error::InvalidArgument),
         }
     }
