@@ -316,7 +316,7 @@ fn batches_with_good_and_bad_items() {
         let bad = bad_ek(ek0);
         let m = [4u8; 32];
         let mut cts = vec![vec![CANARY; cl]; 4];
-        let mut sss = vec![[CANARY; 32]; 4];
+        let mut sss = [[CANARY; 32]; 4];
         let keys = [ek0.as_ptr(), eks[el..].as_ptr(), bad.as_ptr(), ek0.as_ptr()];
         let mut reqs: Vec<pqg_encaps_request> = (0..4)
             .map(|i| pqg_encaps_request {
@@ -349,7 +349,7 @@ fn batches_with_good_and_bad_items() {
         let bad_d = bad_dk(p, dk0);
         let mut tampered = cts[0].clone();
         tampered[0] ^= 1;
-        let mut out = vec![[CANARY; 32]; 4];
+        let mut out = [[CANARY; 32]; 4];
         let dreqs = [
             (dk0.as_ptr(), cts[0].as_ptr()),
             (dk0.as_ptr(), tampered.as_ptr()),
