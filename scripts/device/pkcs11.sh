@@ -9,7 +9,8 @@
 #         Python packages of $PQGPU_PKCS11_VENV into target/device/pkcs11, with this script
 #         as run.sh)
 # There:  bash target/device/pkcs11/run.sh          (carry target/device/pkcs11)
-#         RUNS (default 3), SECS (default 10), THREADS (default 256) adjust the bench.
+#         RUNS (default 3), SECS (default 10), THREADS (default 256) adjust the bench;
+#         P11_OPTS adds serving options to its configuration ("max_in_flight = 8;...").
 # Results: one "ML-DSA-44 C_SignInit+C_Sign threads=... rate=.../s p50=... p99=..." line per
 # run in $OUT/bench-*.log; the suites' pytest summaries in $OUT/suite-*.log.
 set -u
@@ -56,6 +57,8 @@ bench() { # NAME BACKEND THREADS
   local d
   d=$(mktemp -d)
   printf 'token_dir = %s/token\nbackend = %s\n' "$d" "$2" > "$d/pkcs11.conf"
+  # Serving options to try, e.g. P11_OPTS="max_in_flight = 8;max_wait_us = 200".
+  [ -n "${P11_OPTS:-}" ] && tr ';' '\n' <<< "$P11_OPTS" >> "$d/pkcs11.conf"
   echo "=== $1"
   PQGPU_PKCS11_CONF=$d/pkcs11.conf timeout 300 ./p11_bench "$PWD/libpqgpu_pkcs11.so" "$3" "$SECS" \
     > "$OUT/$1.log" 2>&1
