@@ -17,8 +17,6 @@
 //!   and always on the CPU (one key; and loading a key expands its seed, which must never
 //!   reach for the GPU).
 //! - with a trace file, the dispatcher's observer traces every run (so tests see batches).
-//!
-//! ML-KEM is the exception: it runs on pqgpu's CPU code (see its section below).
 
 use crate::async_job::{self, Done};
 use crate::guard::guard;
@@ -580,8 +578,10 @@ fn decaps_async(r: DecapsReq, done: Done<Zeroizing<Vec<u8>>>) {
 
 // ---- ML-KEM ---------------------------------------------------------------------------------
 //
-// ML-KEM runs on pqgpu's CPU code (`pqgpu::mlkem`) in the calling thread, or inside an async
-// job on a helper thread (its key and matrix state want more stack than a job has).
+// Encapsulation and decapsulation go through the dispatcher (`kem_encaps`, `kem_decaps` with
+// `Alg::MlKem`). Key generation and FIPS 203's key checks run here on pqgpu's CPU code
+// (loading a key never reaches for the GPU), in the calling thread, or inside an async job on
+// a helper thread (its key and matrix state want more stack than a job has).
 
 /// ML-KEM.KeyGen_internal(d, z) from `seed` = d || z, or KeyGen with fresh randomness: (ek, dk).
 pub fn mlkem_keygen(
@@ -597,39 +597,6 @@ pub fn mlkem_keygen(
         }
         trace_on("keygen", p.name(), BackendKind::Cpu);
         Ok((ek, Arc::new(dk)))
-    })
-}
-
-/// ML-KEM.Encaps (with `coins` = m: Encaps_internal): (ciphertext, shared secret); an ek that
-/// fails FIPS 203's modulus check is `BadKey`.
-pub fn mlkem_encaps(
-    p: mlkem::ParamSet,
-    ek: Arc<Vec<u8>>,
-    coins: Option<Zeroizing<[u8; 32]>>,
-) -> Result<Encapsulated, Error> {
-    run(move || {
-        let mut ct = vec![0u8; p.ciphertext_len()];
-        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-        match &coins {
-            Some(m) => mlkem::encaps_internal(p, &ek, m, &mut ct, &mut ss)?,
-            None => mlkem::encaps(p, &ek, &mut ct, &mut ss)?,
-        }
-        trace_on("encaps", p.name(), BackendKind::Cpu);
-        Ok((ct, ss))
-    })
-}
-
-/// ML-KEM.Decaps: the shared secret (K-bar for a wrong ciphertext of the right length).
-pub fn mlkem_decaps(
-    p: mlkem::ParamSet,
-    dk: SecretKey,
-    ct: Vec<u8>,
-) -> Result<Zeroizing<Vec<u8>>, Error> {
-    run(move || {
-        let mut ss = Zeroizing::new(vec![0u8; p.shared_secret_len()]);
-        mlkem::decaps(p, &dk, &ct, &mut ss)?;
-        trace_on("decaps", p.name(), BackendKind::Cpu);
-        Ok(ss)
     })
 }
 

@@ -16,7 +16,7 @@ use crate::guard::guard;
 use crate::mlkem_key::{self, GenCtx};
 use crate::params::{octet_param, status, Params};
 use pqgpu::mlkem::ParamSet;
-use pqgpu::Error;
+use pqgpu::{Alg, Error};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use x25519_dalek::{PublicKey, StaticSecret};
@@ -152,7 +152,7 @@ impl crate::kem::KemKey for Key {
         };
         let eph = x25519_secret()?;
         let xss = x25519(&eph, &peer)?;
-        let (mut ct, mss) = engine::mlkem_encaps(SET, ek, None)?;
+        let (mut ct, mss) = engine::kem_encaps(Alg::MlKem(SET), ek, None)?;
         ct.extend_from_slice(PublicKey::from(&eph).as_bytes());
         Ok((ct, concat_secrets(&mss, &xss[..])))
     }
@@ -167,7 +167,7 @@ impl crate::kem::KemKey for Key {
         let (mct, xct) = ct.split_at(ct_len() - X_LEN);
         let peer = PublicKey::from(<[u8; 32]>::try_from(xct).map_err(|_| Error::BadLength)?);
         let xss = x25519(sk, &peer)?;
-        let mss = engine::mlkem_decaps(SET, dk, mct.to_vec())?;
+        let mss = engine::kem_decaps(Alg::MlKem(SET), dk, mct.to_vec())?;
         Ok(concat_secrets(&mss, &xss[..]))
     }
 }

@@ -13,7 +13,7 @@ use crate::entry;
 use crate::guard::guard;
 use crate::params::{octet_param, status, Params};
 use pqgpu::mlkem::ParamSet;
-use pqgpu::Error;
+use pqgpu::{Alg, Error};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::Arc;
@@ -155,12 +155,12 @@ impl crate::kem::KemKey for Key {
 
     fn encaps(&self, coins: Option<Zeroizing<[u8; 32]>>) -> Result<engine::Encapsulated, Error> {
         let ek = self.ek.clone().ok_or(Error::InvalidArgument)?;
-        engine::mlkem_encaps(self.set, ek, coins)
+        engine::kem_encaps(Alg::MlKem(self.set), ek, coins)
     }
 
     fn decaps(&self, ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
         let dk = self.dk.clone().ok_or(Error::InvalidArgument)?;
-        engine::mlkem_decaps(self.set, dk, ct.to_vec())
+        engine::kem_decaps(Alg::MlKem(self.set), dk, ct.to_vec())
     }
 }
 
