@@ -109,6 +109,12 @@ pub fn build(
     // (A capability of the other half of the pair, e.g. CKA_SIGN for a public key, is not an
     // attribute of this class: CKR_ATTRIBUTE_TYPE_INVALID above.)
     let mine = if public { uses.public } else { uses.private };
+    // The class's other capability (e.g. CKA_ENCAPSULATE for an ML-DSA public key) is false.
+    for ty in [CKA_VERIFY, CKA_ENCAPSULATE, CKA_SIGN, CKA_DECAPSULATE] {
+        if own.contains(&ty) && ty != mine && g.bool(ty)? == Some(true) {
+            return Err(CKR_TEMPLATE_INCONSISTENT);
+        }
+    }
     let b = |ty, default| -> Rv<Vec<u8>> { Ok(attr::bool_(g.bool(ty)?.unwrap_or(default))) };
     let mut a = Attrs::new();
     a.insert(CKA_CLASS, attr::ulong(class));
@@ -127,6 +133,11 @@ pub fn build(
     }
     for ty in NEVER {
         a.insert(ty, attr::bool_(false));
+    }
+    for ty in [CKA_VERIFY, CKA_ENCAPSULATE, CKA_SIGN, CKA_DECAPSULATE] {
+        if own.contains(&ty) {
+            a.insert(ty, attr::bool_(false));
+        }
     }
     a.insert(mine, b(mine, true)?);
     let (local, mech) = match origin {
@@ -155,5 +166,85 @@ pub fn build(
         a.insert(CKA_WRAP_WITH_TRUSTED, b(CKA_WRAP_WITH_TRUSTED, false)?);
         a.insert(CKA_ALWAYS_AUTHENTICATE, attr::bool_(false));
     }
+    Ok(a)
+}
+
+/// Capabilities a secret key made by this module never has (its only use is to be read, or
+/// handed to another token): asking for them contradicts the key.
+const SECRET_NEVER: [CK_ATTRIBUTE_TYPE; 11] = [
+    CKA_ENCRYPT,
+    CKA_DECRYPT,
+    CKA_WRAP,
+    CKA_UNWRAP,
+    CKA_SIGN,
+    CKA_VERIFY,
+    CKA_DERIVE,
+    CKA_ENCAPSULATE,
+    CKA_DECAPSULATE,
+    CKA_TRUSTED,
+    CKA_WRAP_WITH_TRUSTED,
+];
+
+/// The clear attributes of a CKK_GENERIC_SECRET key of `len` bytes made by `mechanism` (a
+/// KEM's shared secret), from the caller's template: CKA_VALUE is the token's to set.
+pub fn secret(g: &Given, mechanism: CK_MECHANISM_TYPE, len: usize) -> Rv<Attrs> {
+    for ty in g.0.keys() {
+        if READ_ONLY.contains(ty) || *ty == CKA_VALUE {
+            return Err(CKR_ATTRIBUTE_READ_ONLY);
+        }
+        if SECRET_NEVER.contains(ty) {
+            if g.bool(*ty)? == Some(true) {
+                return Err(CKR_TEMPLATE_INCONSISTENT);
+            }
+            continue;
+        }
+        let allowed = (COMMON.contains(ty) && *ty != CKA_PARAMETER_SET)
+            || matches!(*ty, CKA_SENSITIVE | CKA_EXTRACTABLE | CKA_VALUE_LEN);
+        if !allowed {
+            return Err(CKR_ATTRIBUTE_TYPE_INVALID);
+        }
+    }
+    if g.ulong(CKA_CLASS)?.is_some_and(|c| c != CKO_SECRET_KEY) {
+        return Err(CKR_TEMPLATE_INCONSISTENT);
+    }
+    if g.ulong(CKA_KEY_TYPE)?
+        .is_some_and(|k| k != CKK_GENERIC_SECRET)
+    {
+        return Err(CKR_TEMPLATE_INCONSISTENT);
+    }
+    if g.ulong(CKA_VALUE_LEN)?
+        .is_some_and(|n| n != len as CK_ULONG)
+    {
+        return Err(CKR_TEMPLATE_INCONSISTENT);
+    }
+    if g.bool(CKA_COPYABLE)? == Some(true) || g.bool(CKA_PRIVATE)? == Some(false) {
+        // Like a private key, a secret is only ever readable under the user's login.
+        return Err(CKR_TEMPLATE_INCONSISTENT);
+    }
+    let b = |ty, default| -> Rv<Vec<u8>> { Ok(attr::bool_(g.bool(ty)?.unwrap_or(default))) };
+    let mut a = Attrs::new();
+    a.insert(CKA_CLASS, attr::ulong(CKO_SECRET_KEY));
+    a.insert(CKA_KEY_TYPE, attr::ulong(CKK_GENERIC_SECRET));
+    a.insert(CKA_VALUE_LEN, attr::ulong(len as CK_ULONG));
+    a.insert(CKA_TOKEN, b(CKA_TOKEN, false)?);
+    a.insert(CKA_PRIVATE, attr::bool_(true));
+    a.insert(CKA_MODIFIABLE, b(CKA_MODIFIABLE, true)?);
+    a.insert(CKA_COPYABLE, attr::bool_(false));
+    a.insert(CKA_DESTROYABLE, b(CKA_DESTROYABLE, true)?);
+    for ty in [CKA_LABEL, CKA_ID, CKA_SUBJECT, CKA_START_DATE, CKA_END_DATE] {
+        a.insert(ty, g.bytes(ty).unwrap_or_default().to_vec());
+    }
+    for ty in SECRET_NEVER {
+        a.insert(ty, attr::bool_(false));
+    }
+    let sensitive = g.bool(CKA_SENSITIVE)?.unwrap_or(true);
+    let extractable = g.bool(CKA_EXTRACTABLE)?.unwrap_or(false);
+    a.insert(CKA_SENSITIVE, attr::bool_(sensitive));
+    a.insert(CKA_EXTRACTABLE, attr::bool_(extractable));
+    a.insert(CKA_ALWAYS_SENSITIVE, attr::bool_(sensitive));
+    a.insert(CKA_NEVER_EXTRACTABLE, attr::bool_(!extractable));
+    a.insert(CKA_LOCAL, attr::bool_(false));
+    a.insert(CKA_KEY_GEN_MECHANISM, attr::ulong(mechanism));
+    a.insert(CKA_ALWAYS_AUTHENTICATE, attr::bool_(false));
     Ok(a)
 }

@@ -59,6 +59,11 @@ impl Object {
         attr::get_bool(&self.attrs, ty)
     }
 
+    /// A private or secret key: its CKA_VALUE (and CKA_SEED) are secret.
+    pub fn holds_secret(&self) -> bool {
+        matches!(self.class(), CKO_PRIVATE_KEY | CKO_SECRET_KEY)
+    }
+
     pub fn is_token(&self) -> bool {
         self.flag(CKA_TOKEN)
     }
@@ -125,7 +130,10 @@ impl Object {
             let t: CK_ATTRIBUTE_TYPE = t.parse().ok()?;
             attrs.insert(t, hex::decode(val.as_str()?).ok()?);
         }
-        let private = attr::get_ulong(&attrs, CKA_CLASS) == Some(CKO_PRIVATE_KEY);
+        let private = matches!(
+            attr::get_ulong(&attrs, CKA_CLASS),
+            Some(CKO_PRIVATE_KEY | CKO_SECRET_KEY)
+        );
         if private && SECRET_ATTRS.iter().any(|t| attrs.contains_key(t)) {
             return None; // a private key's secret is only ever stored sealed
         }

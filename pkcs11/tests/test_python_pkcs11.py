@@ -1,6 +1,8 @@
 """The module driven end to end by python-pkcs11 0.10 (a client no one here wrote), through
 the PKCS#11 3.2 interface it asks for with C_GetInterface."""
 
+import json
+import os
 import threading
 
 import pkcs11
@@ -225,3 +227,127 @@ def test_wrong_pin_then_locked_then_reset_by_so(token):
         so.init_pin(USER_PIN)
     with token.open(user_pin=USER_PIN) as s:
         assert s.get_key(ObjectClass.PRIVATE_KEY, KeyType.ML_DSA, label="login")
+
+
+# ---- ML-KEM (FIPS 203): CKM_ML_KEM through C_EncapsulateKey / C_DecapsulateKey ----
+
+KEM_SETS = [1, 2, 3]  # CKP_ML_KEM_512, _768, _1024
+KEM_NAMES = {"ML-KEM-512": 1, "ML-KEM-768": 2, "ML-KEM-1024": 3}
+CT_LEN = {1: 768, 2: 1088, 3: 1568}
+# The shared secret as a key object whose value the test may read.
+READABLE = {Attribute.SENSITIVE: False, Attribute.EXTRACTABLE: True}
+
+
+def kem_keypair(session, ckp, label):
+    return session.generate_keypair(
+        KeyType.ML_KEM, public_template={Attribute.PARAMETER_SET: ckp}, label=label
+    )
+
+
+def kem_vectors():
+    """The NIST ACVP ML-KEM encapDecap vectors (../shared/vectors or PQGPU_VECTORS_DIR)."""
+    root = os.environ.get("PQGPU_VECTORS_DIR") or os.path.join(
+        os.path.dirname(MODULE), "..", "..", "..", "shared", "vectors"
+    )
+    path = os.path.join(root, "acvp", "ML-KEM-encapDecap-FIPS203", "internalProjection.json")
+    if not os.path.exists(path):
+        pytest.skip(f"no ACVP vectors at {path}")
+    with open(path) as f:
+        return json.load(f)["testGroups"]
+
+
+def test_kem_mechanisms(token):
+    mechs = token.slot.get_mechanisms()
+    assert {Mechanism.ML_KEM_KEY_PAIR_GEN, Mechanism.ML_KEM} <= mechs
+    info = token.slot.get_mechanism_info(Mechanism.ML_KEM)
+    assert (info.min_key_length, info.max_key_length) == (800, 1568)
+    assert pkcs11.MechanismFlag.ENCAPSULATE in info.flags
+    assert pkcs11.MechanismFlag.DECAPSULATE in info.flags
+
+
+@pytest.mark.parametrize("ckp", KEM_SETS)
+def test_kem_encapsulate_decapsulate_every_set(session, ckp):
+    pub, priv = kem_keypair(session, ckp, f"kem{ckp}")
+    assert pub[Attribute.ENCAPSULATE] and priv[Attribute.DECAPSULATE]
+    assert not pub[Attribute.VERIFY] and not priv[Attribute.SIGN]
+    assert priv[Attribute.KEY_GEN_MECHANISM] == Mechanism.ML_KEM_KEY_PAIR_GEN
+    ct, sent = pub.encapsulate_key(KeyType.GENERIC_SECRET, template=READABLE)
+    assert len(ct) == CT_LEN[ckp]
+    got = priv.decapsulate_key(ct, KeyType.GENERIC_SECRET, template=READABLE)
+    assert sent[Attribute.VALUE_LEN] == 32 and got[Attribute.CLASS] == ObjectClass.SECRET_KEY
+    assert len(sent[Attribute.VALUE]) == 32
+    assert sent[Attribute.VALUE] == got[Attribute.VALUE]
+    # Implicit rejection: a changed ciphertext decapsulates to another secret, no error.
+    bad = bytes([ct[0] ^ 1]) + ct[1:]
+    other = priv.decapsulate_key(bad, KeyType.GENERIC_SECRET, template=READABLE)
+    assert other[Attribute.VALUE] != sent[Attribute.VALUE]
+    with pytest.raises(ex.PKCS11Error):
+        priv.decapsulate_key(ct[:-1], KeyType.GENERIC_SECRET, template=READABLE)
+
+
+def test_kem_secret_is_sensitive_by_default(session):
+    pub, _ = kem_keypair(session, 2, "kem-sens")
+    _, ss = pub.encapsulate_key(KeyType.GENERIC_SECRET)
+    with pytest.raises(ex.AttributeSensitive):
+        ss[Attribute.VALUE]
+    assert ss[Attribute.SENSITIVE] and not ss[Attribute.EXTRACTABLE]
+    assert ss[Attribute.PRIVATE]
+
+
+def test_kem_acvp_decapsulation_of_imported_keys(session):
+    """dk imported through C_CreateObject decapsulates NIST's ciphertexts to NIST's k (the
+    invalid-ciphertext cases give the implicit-rejection k)."""
+    n = 0
+    for g in kem_vectors():
+        if g["function"] != "decapsulation":
+            continue
+        ckp = KEM_NAMES[g["parameterSet"]]
+        for t in g["tests"][:3]:
+            priv = session.create_object({
+                Attribute.CLASS: ObjectClass.PRIVATE_KEY,
+                Attribute.KEY_TYPE: KeyType.ML_KEM,
+                Attribute.PARAMETER_SET: ckp,
+                Attribute.VALUE: bytes.fromhex(t["dk"]),
+                Attribute.DECAPSULATE: True,
+            })
+            k = priv.decapsulate_key(bytes.fromhex(t["c"]), KeyType.GENERIC_SECRET,
+                                     template=READABLE)
+            assert k[Attribute.VALUE].hex().upper() == t["k"].upper(), t["tcId"]
+            n += 1
+    assert n >= 9
+
+
+def test_kem_acvp_key_checks_on_import(session):
+    """FIPS 203 §7.2/§7.3 on import: NIST's failing keys are CKR_ATTRIBUTE_VALUE_INVALID."""
+    seen = {True: 0, False: 0}
+    for g in kem_vectors():
+        if g["function"] not in ("encapsulationKeyCheck", "decapsulationKeyCheck"):
+            continue
+        public = g["function"] == "encapsulationKeyCheck"
+        for t in g["tests"]:
+            tpl = {
+                Attribute.CLASS: ObjectClass.PUBLIC_KEY if public else ObjectClass.PRIVATE_KEY,
+                Attribute.KEY_TYPE: KeyType.ML_KEM,
+                Attribute.PARAMETER_SET: KEM_NAMES[g["parameterSet"]],
+                Attribute.VALUE: bytes.fromhex(t["ek"] if public else t["dk"]),
+            }
+            if t["testPassed"]:
+                session.create_object(tpl)
+            else:
+                with pytest.raises(ex.AttributeValueInvalid):
+                    session.create_object(tpl)
+            seen[t["testPassed"]] += 1
+    assert seen[True] > 0 and seen[False] > 0
+
+
+def test_kem_key_use_is_checked(session):
+    pub, priv = kem_keypair(session, 1, "kem-use")
+    sig_pub, _ = keypair(session, MLDSAParameterSet.ML_DSA_44, "not-kem")
+    with pytest.raises(ex.KeyTypeInconsistent):
+        sig_pub.encapsulate_key(KeyType.GENERIC_SECRET, mechanism=Mechanism.ML_KEM)
+    with pytest.raises(ex.TemplateInconsistent):
+        pub.encapsulate_key(KeyType.GENERIC_SECRET, template={Attribute.VALUE_LEN: 16})
+    with pytest.raises(ex.PKCS11Error):
+        session.generate_keypair(
+            KeyType.ML_KEM, public_template={Attribute.PARAMETER_SET: 4}, label="bad-set"
+        )

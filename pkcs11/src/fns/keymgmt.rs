@@ -3,14 +3,14 @@
 use super::{guard, input, put};
 use crate::attr::{read_template, Given};
 use crate::ck::*;
-use crate::fns::object::{may_write, MLDSA_USES};
+use crate::fns::object::{may_write, MLDSA_USES, MLKEM_USES};
 use crate::keys::{self, Origin};
-use crate::mech::mldsa;
+use crate::mech::{mldsa, mlkem};
 use crate::module;
 use crate::object::{Object, Secret};
 use zeroize::Zeroizing;
 
-/// CKM_ML_DSA_KEY_PAIR_GEN: the parameter set comes from the public template (the private
+/// CKM_ML_DSA_KEY_PAIR_GEN and CKM_ML_KEM_KEY_PAIR_GEN: the parameter set comes from the public template (the private
 /// template may repeat it, not contradict it).
 ///
 /// # Safety
@@ -34,9 +34,11 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
         }
         // SAFETY: the caller's promise.
         let mech = unsafe { std::ptr::read_unaligned(mech) };
-        if mech.mechanism != CKM_ML_DSA_KEY_PAIR_GEN {
-            return Err(CKR_MECHANISM_INVALID);
-        }
+        let (key_type, uses) = match mech.mechanism {
+            CKM_ML_DSA_KEY_PAIR_GEN => (CKK_ML_DSA, &MLDSA_USES),
+            CKM_ML_KEM_KEY_PAIR_GEN => (CKK_ML_KEM, &MLKEM_USES),
+            _ => return Err(CKR_MECHANISM_INVALID),
+        };
         if !mech.pParameter.is_null() || mech.ulParameterLen != 0 {
             return Err(CKR_MECHANISM_PARAM_INVALID);
         }
@@ -51,26 +53,15 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
         let ckp = gp
             .ulong(CKA_PARAMETER_SET)?
             .ok_or(CKR_TEMPLATE_INCOMPLETE)?;
-        let set = mldsa::set_of(ckp)?;
-        let origin = Origin::Generated(CKM_ML_DSA_KEY_PAIR_GEN);
-        let mut pa = keys::build(
-            CKO_PUBLIC_KEY,
-            CKK_ML_DSA,
-            ckp,
-            &MLDSA_USES,
-            &gp,
-            origin,
-            &[],
-        )?;
-        let sa = keys::build(
-            CKO_PRIVATE_KEY,
-            CKK_ML_DSA,
-            ckp,
-            &MLDSA_USES,
-            &gs,
-            origin,
-            &[],
-        )?;
+        // Checked before anything is made: an unknown set is CKR_PARAMETER_SET_NOT_SUPPORTED.
+        if key_type == CKK_ML_KEM {
+            mlkem::set_of(ckp)?;
+        } else {
+            mldsa::set_of(ckp)?;
+        }
+        let origin = Origin::Generated(mech.mechanism);
+        let mut pa = keys::build(CKO_PUBLIC_KEY, key_type, ckp, uses, &gp, origin, &[])?;
+        let sa = keys::build(CKO_PRIVATE_KEY, key_type, ckp, uses, &gs, origin, &[])?;
         {
             let t = m.token_read();
             let pub_obj = Object::new(pa.clone(), Secret::None);
@@ -78,9 +69,15 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
             may_write(&t, rw, pub_obj.is_token(), pub_obj.is_private())?;
             may_write(&t, rw, priv_obj.is_token(), priv_obj.is_private())?;
         }
-        let (pk, sk, seed) = mldsa::generate(set)?;
+        let (pk, secret) = if key_type == CKK_ML_KEM {
+            let (ek, dk) = mlkem::generate(mlkem::set_of(ckp)?)?;
+            (ek, vec![(CKA_VALUE, dk)])
+        } else {
+            let (pk, sk, seed) = mldsa::generate(mldsa::set_of(ckp)?)?;
+            (pk, vec![(CKA_VALUE, sk), (CKA_SEED, seed)])
+        };
         pa.insert(CKA_VALUE, pk);
-        let secret = Secret::Clear(Zeroizing::new(vec![(CKA_VALUE, sk), (CKA_SEED, seed)]));
+        let secret = Secret::Clear(Zeroizing::new(secret));
         let mut t = m.token_write();
         let hp = t.add(Object::new(pa, Secret::None), s)?;
         let hs = match t.add(Object::new(sa, secret), s) {

@@ -4,7 +4,7 @@ use super::{guard, put};
 use crate::attr::{read_template, Given};
 use crate::ck::*;
 use crate::keys::{self, Origin, Uses};
-use crate::mech::mldsa;
+use crate::mech::{mldsa, mlkem};
 use crate::module;
 use crate::object::{Object, Secret, SECRET_ATTRS};
 use crate::token::{Login, Token};
@@ -14,6 +14,11 @@ use zeroize::Zeroizing;
 pub const MLDSA_USES: Uses = Uses {
     public: CKA_VERIFY,
     private: CKA_SIGN,
+};
+
+pub const MLKEM_USES: Uses = Uses {
+    public: CKA_ENCAPSULATE,
+    private: CKA_DECAPSULATE,
 };
 
 /// May this session create, change or destroy an object with these flags?
@@ -55,44 +60,16 @@ pub unsafe extern "C" fn C_CreateObject(
         }
         let class = g.ulong(CKA_CLASS)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
         let key_type = g.ulong(CKA_KEY_TYPE)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
-        if key_type != CKK_ML_DSA || !matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY) {
+        if !matches!(key_type, CKK_ML_DSA | CKK_ML_KEM)
+            || !matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY)
+        {
             return Err(CKR_ATTRIBUTE_VALUE_INVALID);
         }
         let ckp = g.ulong(CKA_PARAMETER_SET)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
-        let set = mldsa::set_of(ckp)?;
-        let obj = if class == CKO_PUBLIC_KEY {
-            let value = g.bytes(CKA_VALUE).ok_or(CKR_TEMPLATE_INCOMPLETE)?;
-            mldsa::check_public(set, value)?;
-            let mut a = keys::build(
-                class,
-                key_type,
-                ckp,
-                &MLDSA_USES,
-                &g,
-                Origin::Imported,
-                &[CKA_VALUE],
-            )?;
-            a.insert(CKA_VALUE, value.to_vec());
-            Object::new(a, Secret::None)
+        let obj = if key_type == CKK_ML_KEM {
+            import_mlkem(&m, &g, class, ckp)?
         } else {
-            if !m.token_read().import_private_keys {
-                return Err(CKR_ACTION_PROHIBITED);
-            }
-            let a = keys::build(
-                class,
-                key_type,
-                ckp,
-                &MLDSA_USES,
-                &g,
-                Origin::Imported,
-                &[CKA_VALUE, CKA_SEED],
-            )?;
-            let (sk, seed) = mldsa::import_private(set, g.bytes(CKA_VALUE), g.bytes(CKA_SEED))?;
-            let mut secret = vec![(CKA_VALUE, sk)];
-            if let Some(seed) = seed {
-                secret.push((CKA_SEED, seed));
-            }
-            Object::new(a, Secret::Clear(Zeroizing::new(secret)))
+            import_mldsa(&m, &g, class, ckp)?
         };
         let mut tok = m.token_write();
         may_write(&tok, rw, obj.is_token(), obj.is_private())?;
@@ -100,6 +77,75 @@ pub unsafe extern "C" fn C_CreateObject(
         // SAFETY: checked non-NULL; the caller's promise.
         unsafe { put(ph, h) }
     })
+}
+
+/// An ML-DSA key from C_CreateObject: a public key's CKA_VALUE is checked; a private key
+/// gives CKA_VALUE (checked) and/or CKA_SEED (the key is regenerated from it).
+fn import_mldsa(m: &crate::Module, g: &Given, class: CK_OBJECT_CLASS, ckp: CK_ULONG) -> Rv<Object> {
+    let set = mldsa::set_of(ckp)?;
+    if class == CKO_PUBLIC_KEY {
+        let value = g.bytes(CKA_VALUE).ok_or(CKR_TEMPLATE_INCOMPLETE)?;
+        mldsa::check_public(set, value)?;
+        let mut a = keys::build(
+            class,
+            CKK_ML_DSA,
+            ckp,
+            &MLDSA_USES,
+            g,
+            Origin::Imported,
+            &[CKA_VALUE],
+        )?;
+        a.insert(CKA_VALUE, value.to_vec());
+        return Ok(Object::new(a, Secret::None));
+    }
+    if !m.token_read().import_private_keys {
+        return Err(CKR_ACTION_PROHIBITED);
+    }
+    let a = keys::build(
+        class,
+        CKK_ML_DSA,
+        ckp,
+        &MLDSA_USES,
+        g,
+        Origin::Imported,
+        &[CKA_VALUE, CKA_SEED],
+    )?;
+    let (sk, seed) = mldsa::import_private(set, g.bytes(CKA_VALUE), g.bytes(CKA_SEED))?;
+    let mut secret = vec![(CKA_VALUE, sk)];
+    if let Some(seed) = seed {
+        secret.push((CKA_SEED, seed));
+    }
+    Ok(Object::new(a, Secret::Clear(Zeroizing::new(secret))))
+}
+
+/// An ML-KEM key from C_CreateObject, in FIPS 203's encoding: ek passes the modulus check
+/// (§7.2), dk the hash check (§7.3), else CKR_ATTRIBUTE_VALUE_INVALID.
+fn import_mlkem(m: &crate::Module, g: &Given, class: CK_OBJECT_CLASS, ckp: CK_ULONG) -> Rv<Object> {
+    let set = mlkem::set_of(ckp)?;
+    let private = class == CKO_PRIVATE_KEY;
+    if private && !m.token_read().import_private_keys {
+        return Err(CKR_ACTION_PROHIBITED);
+    }
+    let a = keys::build(
+        class,
+        CKK_ML_KEM,
+        ckp,
+        &MLKEM_USES,
+        g,
+        Origin::Imported,
+        &[CKA_VALUE],
+    )?;
+    let value = g.bytes(CKA_VALUE).ok_or(CKR_TEMPLATE_INCOMPLETE)?;
+    if private {
+        mlkem::check_private(set, value)?;
+        let secret = vec![(CKA_VALUE, Zeroizing::new(value.to_vec()))];
+        Ok(Object::new(a, Secret::Clear(Zeroizing::new(secret))))
+    } else {
+        mlkem::check_public(set, value)?;
+        let mut a = a;
+        a.insert(CKA_VALUE, value.to_vec());
+        Ok(Object::new(a, Secret::None))
+    }
 }
 
 #[no_mangle]
@@ -157,19 +203,19 @@ pub unsafe extern "C" fn C_GetAttributeValue(
         for i in 0..n as usize {
             // SAFETY: the caller's promise: `n` attributes.
             let a = unsafe { &mut *tpl.add(i) };
-            let value: Result<&[u8], CK_RV> =
-                if SECRET_ATTRS.contains(&a.type_) && o.class() == CKO_PRIVATE_KEY {
-                    if o.flag(CKA_SENSITIVE) || !o.flag(CKA_EXTRACTABLE) {
-                        Err(CKR_ATTRIBUTE_SENSITIVE)
-                    } else {
-                        o.secret_value(a.type_).ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
-                    }
+            let value: Result<&[u8], CK_RV> = if SECRET_ATTRS.contains(&a.type_) && o.holds_secret()
+            {
+                if o.flag(CKA_SENSITIVE) || !o.flag(CKA_EXTRACTABLE) {
+                    Err(CKR_ATTRIBUTE_SENSITIVE)
                 } else {
-                    o.attrs
-                        .get(&a.type_)
-                        .map(|v| v.as_slice())
-                        .ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
-                };
+                    o.secret_value(a.type_).ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
+                }
+            } else {
+                o.attrs
+                    .get(&a.type_)
+                    .map(|v| v.as_slice())
+                    .ok_or(CKR_ATTRIBUTE_TYPE_INVALID)
+            };
             match value {
                 Err(e) => {
                     a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
@@ -223,13 +269,13 @@ pub unsafe extern "C" fn C_SetAttributeValue(
                 CKA_LABEL | CKA_ID | CKA_SUBJECT | CKA_START_DATE | CKA_END_DATE => {
                     attrs.insert(*ty, v.clone());
                 }
-                CKA_SENSITIVE if o.class() == CKO_PRIVATE_KEY => {
+                CKA_SENSITIVE if o.holds_secret() => {
                     if g.bool(*ty)? != Some(true) && o.flag(CKA_SENSITIVE) {
                         return Err(CKR_ATTRIBUTE_READ_ONLY);
                     }
                     attrs.insert(*ty, v.clone());
                 }
-                CKA_EXTRACTABLE if o.class() == CKO_PRIVATE_KEY => {
+                CKA_EXTRACTABLE if o.holds_secret() => {
                     if g.bool(*ty)? != Some(false) && !o.flag(CKA_EXTRACTABLE) {
                         return Err(CKR_ATTRIBUTE_READ_ONLY);
                     }

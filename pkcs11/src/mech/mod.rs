@@ -2,6 +2,7 @@
 //! `C_GetMechanismList` and `C_GetMechanismInfo`.
 
 pub mod mldsa;
+pub mod mlkem;
 
 use crate::ck::*;
 
@@ -13,6 +14,9 @@ pub fn table() -> Vec<(CK_MECHANISM_TYPE, CK_ULONG, CK_ULONG, CK_FLAGS)> {
     for m in mldsa::SIGN_MECHANISMS {
         v.push((m, lo, hi, CKF_SIGN | CKF_VERIFY));
     }
+    let (lo, hi) = mlkem::key_size_range();
+    v.push((CKM_ML_KEM_KEY_PAIR_GEN, lo, hi, CKF_GENERATE_KEY_PAIR));
+    v.push((CKM_ML_KEM, lo, hi, CKF_ENCAPSULATE | CKF_DECAPSULATE));
     v
 }
 
@@ -37,6 +41,7 @@ pub fn alg_of(o: &Object) -> Rv<Alg> {
         crate::attr::get_ulong(&o.attrs, CKA_PARAMETER_SET).ok_or(CKR_KEY_TYPE_INCONSISTENT)?;
     match o.key_type() {
         CKK_ML_DSA => Ok(Alg::MlDsa(mldsa::set_of(set)?)),
+        CKK_ML_KEM => Ok(Alg::MlKem(mlkem::set_of(set)?)),
         _ => Err(CKR_KEY_TYPE_INCONSISTENT),
     }
 }
