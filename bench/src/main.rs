@@ -1,4 +1,5 @@
-//! pqgpu's main job: batched keygen/sign/verify (ML-DSA) and keygen/encaps/decaps (CTRU-Prime)
+//! pqgpu's main job: batched keygen/sign/verify (ML-DSA) and keygen/encaps/decaps (CTRU-Prime,
+//! ML-KEM)
 //! on the GPU and the CPU, side by side, every result checked.
 //!
 //! Every end-to-end figure goes through the exported C ABI (`pqg_*_submit` + `pqg_job_wait`,
@@ -26,7 +27,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use pqgpu::backend::BackendKind;
 use pqgpu::ffi::pqg_backend_values::{PQG_BACKEND_CPU, PQG_BACKEND_GPU};
-use pqgpu::{ctru, gpu, mldsa};
+use pqgpu::{ctru, gpu, mldsa, mlkem, Alg};
 use report::{Latency, Memory, Row};
 use std::io::Write;
 use std::time::Duration;
@@ -44,12 +45,14 @@ enum BackendArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Family {
-    /// ML-DSA-44/65/87 and CTRU-Prime-653/761/1277.
+    /// ML-DSA-44/65/87, CTRU-Prime-653/761/1277 and ML-KEM-512/768/1024.
     All,
     /// ML-DSA-44/65/87.
     Mldsa,
     /// CTRU-Prime-653/761/1277 (keygen, encaps, decaps).
     Ctru,
+    /// ML-KEM-512/768/1024 (keygen, encaps, decaps).
+    Mlkem,
     /// ML-DSA-44/65/87 and round-3 Dilithium2/3/5, side by side.
     Dilithium,
 }
@@ -95,7 +98,7 @@ struct Args {
     /// library), or both, one after the other.
     #[arg(long, value_enum, default_value_t = HostMemory::Both)]
     host_memory: HostMemory,
-    /// CTRU-Prime encaps/decaps batches cycle through this many key pairs (1: one server key;
+    /// KEM (CTRU-Prime, ML-KEM) encaps/decaps batches cycle through this many key pairs (1: one server key;
     /// the batch size: every item its own key).
     #[arg(long, default_value_t = 1, value_parser = positive, allow_negative_numbers = true)]
     kem_keys: usize,
@@ -217,8 +220,20 @@ enum HostMemory {
 fn mldsa_sets(f: Family) -> &'static [mldsa::ParamSet] {
     match f {
         Family::All | Family::Mldsa => &mldsa::ParamSet::ALL,
-        Family::Ctru => &[],
+        Family::Ctru | Family::Mlkem => &[],
         Family::Dilithium => &mldsa::ParamSet::EVERY,
+    }
+}
+
+/// The KEM sets of `--alg`.
+fn kem_sets(f: Family) -> Vec<Alg> {
+    let ctru = ctru::ParamSet::ALL.map(Alg::Ctru);
+    let mlkem = mlkem::ParamSet::ALL.map(Alg::MlKem);
+    match f {
+        Family::All => ctru.into_iter().chain(mlkem).collect(),
+        Family::Ctru => ctru.to_vec(),
+        Family::Mlkem => mlkem.to_vec(),
+        Family::Mldsa | Family::Dilithium => Vec::new(),
     }
 }
 
@@ -274,7 +289,10 @@ fn main() {
         s.algs.retain(|&a| match args.alg {
             Family::All => true,
             Family::Mldsa | Family::Dilithium => a < pqgpu::ffi::PQG_CTRU_PRIME_653,
-            Family::Ctru => a >= pqgpu::ffi::PQG_CTRU_PRIME_653,
+            Family::Ctru => {
+                (pqgpu::ffi::PQG_CTRU_PRIME_653..pqgpu::ffi::PQG_ML_KEM_512).contains(&a)
+            }
+            Family::Mlkem => a >= pqgpu::ffi::PQG_ML_KEM_512,
         });
         if let Err(e) = serve::run(&s) {
             eprintln!("pqgpu-bench: CHECK FAILED: {e}");
@@ -293,9 +311,7 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
-    let steps = targets.len()
-        * (mldsa_sets(args.alg).len()
-            + usize::from(matches!(args.alg, Family::All | Family::Ctru)) * 3);
+    let steps = targets.len() * (mldsa_sets(args.alg).len() + kem_sets(args.alg).len());
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}] {msg}")
@@ -315,12 +331,10 @@ fn main() {
             fail_on_error(&bar, r);
             bar.inc(1);
         }
-        if matches!(args.alg, Family::All | Family::Ctru) {
-            for p in ctru::ParamSet::ALL {
-                step(&bar, format!("{} {}", t.label, p.name()));
-                fail_on_error(&bar, run_kem(&args, t, p, &mut rows, &mut latencies));
-                bar.inc(1);
-            }
+        for p in kem_sets(args.alg) {
+            step(&bar, format!("{} {}", t.label, p.name()));
+            fail_on_error(&bar, run_kem(&args, t, p, &mut rows, &mut latencies));
+            bar.inc(1);
         }
     }
     bar.finish_and_clear();
@@ -431,7 +445,7 @@ fn print_environment(threads: usize, targets: &[Target], host_memory: HostMemory
         say!("gpu host buffers: {host_memory:?} (--host-memory)");
     }
     if kem_keys > 1 {
-        say!("ctru encaps/decaps: {kem_keys} key pairs per batch (--kem-keys)");
+        say!("kem encaps/decaps: {kem_keys} key pairs per batch (--kem-keys)");
     }
 }
 
@@ -549,7 +563,7 @@ fn run_mldsa(
 fn run_kem(
     args: &Args,
     t: &Target,
-    p: ctru::ParamSet,
+    p: Alg,
     rows: &mut Vec<Row>,
     lat: &mut Vec<Latency>,
 ) -> Result<(), String> {
@@ -565,6 +579,21 @@ fn run_kem(
             figures[0].set(mem, median_rate(args.reps, n, || w.keygen(&t.ctx))?);
             figures[1].set(mem, median_rate(args.reps, n, || w.encaps(&t.ctx))?);
             figures[2].set(mem, median_rate(args.reps, n, || w.decaps(&t.ctx))?);
+        }
+        if let (true, Alg::MlKem(m)) = (t.is_gpu, p) {
+            // Kernel-only (internal), ML-KEM only (CTRU-Prime has none): one shared key for
+            // `--kem-keys 1`, else a key per item. A failure, including secrets that differ,
+            // aborts.
+            let (enc, dec) = if args.kem_keys == 1 {
+                (gpu::KemOp::EncapsOneKey, gpu::KemOp::DecapsOneKey)
+            } else {
+                (gpu::KemOp::Encaps, gpu::KemOp::Decaps)
+            };
+            for (row, op) in figures.iter_mut().zip([gpu::KemOp::Keygen, enc, dec]) {
+                let k = gpu::mlkem_kernel_throughput(m, op, n)
+                    .map_err(|e| format!("{} kernel-only {op:?}: {e}", p.name()))?;
+                row.kernel = Some(k);
+            }
         }
         rows.extend(figures);
     }

@@ -8,7 +8,7 @@
 //! requests arrive.
 
 use pqgpu::ffi::*;
-use pqgpu::{ctru, mldsa, Alg};
+use pqgpu::{mldsa, Alg};
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
 
@@ -332,10 +332,10 @@ impl MlDsaBatch {
     }
 }
 
-/// Keys, ciphertexts and shared secrets for one CTRU-Prime parameter set. Encapsulation and
+/// Keys, ciphertexts and shared secrets for one KEM parameter set (CTRU-Prime or ML-KEM). Encapsulation and
 /// decapsulation cycle through the first `keys` key pairs (1: the server case).
 pub struct KemBatch {
-    pub p: ctru::ParamSet,
+    pub p: Alg,
     pub n: usize,
     alg: pqg_alg,
     keys: usize,
@@ -348,11 +348,11 @@ pub struct KemBatch {
 }
 
 impl KemBatch {
-    pub fn new(p: ctru::ParamSet, n: usize, keys: usize) -> Self {
+    pub fn new(p: Alg, n: usize, keys: usize) -> Self {
         KemBatch {
             p,
             n,
-            alg: Alg::Ctru(p).code(),
+            alg: p.code(),
             keys: keys.clamp(1, n),
             pks: vec![0; n * p.public_key_len()],
             sks: vec![0; n * p.secret_key_len()],
