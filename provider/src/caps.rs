@@ -4,9 +4,8 @@
 //! same provider, so when pqgpu is preferred it must announce the schemes itself.
 
 use crate::abi::{self, Callback, Param, Table};
+use crate::static_param::{num, text, TLS1_3_VERSION};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-
-pub(crate) const TLS1_3_VERSION: c_int = 0x0304;
 
 /// The numbers of one scheme, in the C types OpenSSL reads them as.
 struct Numbers {
@@ -44,26 +43,6 @@ static NUMBERS: [Numbers; 3] = [
         max_dtls: -1,
     },
 ];
-
-pub(crate) const fn text(key: &'static CStr, v: &'static CStr) -> Param {
-    Param {
-        key: key.as_ptr(),
-        data_type: abi::PARAM_UTF8_STRING,
-        data: v.as_ptr() as *mut c_void,
-        data_size: v.to_bytes_with_nul().len(),
-        return_size: abi::PARAM_UNMODIFIED,
-    }
-}
-
-pub(crate) const fn num<T>(key: &'static CStr, data_type: c_uint, v: &'static T) -> Param {
-    Param {
-        key: key.as_ptr(),
-        data_type,
-        data: v as *const T as *mut c_void,
-        data_size: size_of::<T>(),
-        return_size: abi::PARAM_UNMODIFIED,
-    }
-}
 
 const fn entry(
     iana: &'static CStr,

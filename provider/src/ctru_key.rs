@@ -123,7 +123,7 @@ impl Key {
     }
 }
 
-impl crate::kem::KemKey for Key {
+impl crate::kem_key::KemKey for Key {
     const TAKES_IKME: bool = true;
 
     fn index(&self) -> usize {

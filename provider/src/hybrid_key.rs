@@ -122,7 +122,7 @@ impl Key {
     }
 }
 
-impl crate::kem::KemKey for Key {
+impl crate::kem_key::KemKey for Key {
     /// OpenSSL's hybrids take no coins: half a reproducible encapsulation would mislead.
     const TAKES_IKME: bool = false;
 
@@ -234,7 +234,7 @@ unsafe extern "C" fn free(k: *mut c_void) {
 }
 
 fn has_parts(k: &Key, selection: c_int) -> bool {
-    use crate::kem::KemKey;
+    use crate::kem_key::KemKey;
     (selection & abi::SELECT_PRIVATE_KEY == 0 || k.can_decaps())
         && (selection & abi::SELECT_PUBLIC_KEY == 0 || k.can_encaps())
 }
@@ -513,7 +513,7 @@ pub static KEYMGMT: Table<Dispatch, 20> = Table([
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kem::KemKey;
+    use crate::kem_key::KemKey;
 
     #[test]
     fn layout_is_mlkem_first_and_each_part_checks_out() {

@@ -28,11 +28,13 @@ pub mod engine;
 pub mod guard;
 pub mod hybrid_key;
 mod kem;
+mod kem_key;
 pub mod keymgmt;
 pub mod mlkem_key;
 pub mod params;
 mod pool;
 pub mod signature;
+mod static_param;
 mod tls_group;
 
 use abi::{Algorithm, Dispatch, Param, Table};

@@ -130,7 +130,7 @@ impl Key {
     }
 }
 
-impl crate::kem::KemKey for Key {
+impl crate::kem_key::KemKey for Key {
     const TAKES_IKME: bool = true;
 
     fn index(&self) -> usize {
@@ -403,7 +403,7 @@ unsafe extern "C" fn settable_params(_provctx: *mut c_void) -> *const Param {
 /// Valid: FIPS 203's checks pass, a seed (if any) regenerates the key, and an encapsulation
 /// to the key decapsulates to the same secret (pairwise test).
 pub fn valid(k: &Key, selection: c_int) -> bool {
-    use crate::kem::KemKey;
+    use crate::kem_key::KemKey;
     let Some(ek) = &k.ek else { return false };
     let private = selection & abi::SELECT_PRIVATE_KEY != 0;
     let dk = if private { k.dk.clone() } else { None };

@@ -7,7 +7,7 @@
 //! configuration (`ml_kem = no`).
 
 use crate::abi::{self, Callback, Param, Table};
-use crate::caps::{num, text, TLS1_3_VERSION};
+use crate::static_param::{num, text, TLS1_3_VERSION};
 use std::ffi::{c_int, c_uint, c_void, CStr};
 
 /// The numbers of one group, in the C types OpenSSL reads them as.
