@@ -3,6 +3,7 @@
 //! do not reach), checked against single-part verification.
 
 use pqgpu_pkcs11::ck::*;
+use pqgpu_pkcs11::fns::list::{C_GetFunctionList, C_GetInterface, C_GetInterfaceList};
 use pqgpu_pkcs11::fns::{general::*, keymgmt::*, session::*, sign::*, slot::*};
 use std::ptr::null_mut;
 

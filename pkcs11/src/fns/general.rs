@@ -1,7 +1,7 @@
 //! General-purpose functions: C_Initialize, C_Finalize, C_GetInfo, and the ways to the
 //! function lists (C_GetFunctionList, C_GetInterfaceList, C_GetInterface).
 
-use super::{guard, list, put};
+use super::{guard, put};
 use crate::ck::*;
 use crate::{config, engine, token, Module, MODULE};
 use std::sync::{Arc, RwLock};
@@ -97,64 +97,5 @@ pub unsafe extern "C" fn C_GetInfo(info: *mut CK_INFO) -> CK_RV {
         };
         // SAFETY: the caller's promise.
         unsafe { put(info, i) }
-    })
-}
-
-/// The 2.x entry point: the 2.40 function list (its version says 2.40).
-///
-/// # Safety
-/// `pp` is valid for a write of a pointer.
-#[no_mangle]
-pub unsafe extern "C" fn C_GetFunctionList(pp: *mut *mut CK_FUNCTION_LIST) -> CK_RV {
-    guard(|| {
-        // SAFETY: the caller's promise.
-        unsafe { put(pp, list::v2()) }
-    })
-}
-
-/// # Safety
-/// `p` is NULL or holds `*n` CK_INTERFACEs; `n` is valid.
-#[no_mangle]
-pub unsafe extern "C" fn C_GetInterfaceList(p: *mut CK_INTERFACE, n: *mut CK_ULONG) -> CK_RV {
-    guard(|| {
-        let all = list::interfaces();
-        // SAFETY: the caller's promise.
-        unsafe { super::put_list(&all, p, n) }
-    })
-}
-
-/// The interface named `name` ("PKCS 11", or NULL for the default, 3.2) of version `version`
-/// (NULL: the newest). `flags` asks for interface flags the module must have.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string; `version` NULL or valid; `pp` valid.
-#[no_mangle]
-pub unsafe extern "C" fn C_GetInterface(
-    name: *mut CK_UTF8CHAR,
-    version: *mut CK_VERSION,
-    pp: *mut *mut CK_INTERFACE,
-    flags: CK_FLAGS,
-) -> CK_RV {
-    guard(|| {
-        if pp.is_null() {
-            return Err(CKR_ARGUMENTS_BAD);
-        }
-        if !name.is_null() {
-            // SAFETY: the caller's promise: NUL-terminated.
-            let n = unsafe { std::ffi::CStr::from_ptr(name as *const std::ffi::c_char) };
-            if n.to_bytes() != b"PKCS 11" {
-                return Err(CKR_ARGUMENTS_BAD);
-            }
-        }
-        let want = if version.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's promise.
-            Some(unsafe { std::ptr::read_unaligned(version) })
-        };
-        let found = list::interface(want, flags).ok_or(CKR_ARGUMENTS_BAD)?;
-        // SAFETY: checked non-NULL above; the interface is a static.
-        unsafe { *pp = found };
-        Ok(())
     })
 }

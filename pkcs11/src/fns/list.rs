@@ -1,4 +1,5 @@
-//! The function lists and interfaces: the 3.2 list (through C_GetInterface), the 3.0 list
+//! The function lists and interfaces, and the entry points that hand them out: the 3.2 list
+//! (through C_GetInterface), the 3.0 list
 //! and the 2.40 list (C_GetFunctionList). Functions the module does not offer answer
 //! CKR_FUNCTION_NOT_SUPPORTED; the stubs have each function's own C signature.
 //!
@@ -7,6 +8,7 @@
 
 #![allow(non_snake_case)]
 
+use super::{guard, put, put_list};
 use crate::ck::*;
 use std::ffi::c_void;
 
@@ -89,7 +91,7 @@ static V3_2: CK_FUNCTION_LIST_3_2 = CK_FUNCTION_LIST_3_2 {
     C_Initialize: Some(super::general::C_Initialize),
     C_Finalize: Some(super::general::C_Finalize),
     C_GetInfo: Some(super::general::C_GetInfo),
-    C_GetFunctionList: Some(super::general::C_GetFunctionList),
+    C_GetFunctionList: Some(C_GetFunctionList),
     C_GetSlotList: Some(super::slot::C_GetSlotList),
     C_GetSlotInfo: Some(super::slot::C_GetSlotInfo),
     C_GetTokenInfo: Some(super::slot::C_GetTokenInfo),
@@ -154,8 +156,8 @@ static V3_2: CK_FUNCTION_LIST_3_2 = CK_FUNCTION_LIST_3_2 {
     C_GetFunctionStatus: Some(unsupported::C_GetFunctionStatus),
     C_CancelFunction: Some(unsupported::C_CancelFunction),
     C_WaitForSlotEvent: Some(unsupported::C_WaitForSlotEvent),
-    C_GetInterfaceList: Some(super::general::C_GetInterfaceList),
-    C_GetInterface: Some(super::general::C_GetInterface),
+    C_GetInterfaceList: Some(C_GetInterfaceList),
+    C_GetInterface: Some(C_GetInterface),
     C_LoginUser: Some(unsupported::C_LoginUser),
     C_SessionCancel: Some(unsupported::C_SessionCancel),
     C_MessageEncryptInit: Some(unsupported::C_MessageEncryptInit),
@@ -197,7 +199,7 @@ static V3_0: CK_FUNCTION_LIST_3_0 = CK_FUNCTION_LIST_3_0 {
     C_Initialize: Some(super::general::C_Initialize),
     C_Finalize: Some(super::general::C_Finalize),
     C_GetInfo: Some(super::general::C_GetInfo),
-    C_GetFunctionList: Some(super::general::C_GetFunctionList),
+    C_GetFunctionList: Some(C_GetFunctionList),
     C_GetSlotList: Some(super::slot::C_GetSlotList),
     C_GetSlotInfo: Some(super::slot::C_GetSlotInfo),
     C_GetTokenInfo: Some(super::slot::C_GetTokenInfo),
@@ -262,8 +264,8 @@ static V3_0: CK_FUNCTION_LIST_3_0 = CK_FUNCTION_LIST_3_0 {
     C_GetFunctionStatus: Some(unsupported::C_GetFunctionStatus),
     C_CancelFunction: Some(unsupported::C_CancelFunction),
     C_WaitForSlotEvent: Some(unsupported::C_WaitForSlotEvent),
-    C_GetInterfaceList: Some(super::general::C_GetInterfaceList),
-    C_GetInterface: Some(super::general::C_GetInterface),
+    C_GetInterfaceList: Some(C_GetInterfaceList),
+    C_GetInterface: Some(C_GetInterface),
     C_LoginUser: Some(unsupported::C_LoginUser),
     C_SessionCancel: Some(unsupported::C_SessionCancel),
     C_MessageEncryptInit: Some(unsupported::C_MessageEncryptInit),
@@ -296,7 +298,7 @@ static V2: CK_FUNCTION_LIST = CK_FUNCTION_LIST {
     C_Initialize: Some(super::general::C_Initialize),
     C_Finalize: Some(super::general::C_Finalize),
     C_GetInfo: Some(super::general::C_GetInfo),
-    C_GetFunctionList: Some(super::general::C_GetFunctionList),
+    C_GetFunctionList: Some(C_GetFunctionList),
     C_GetSlotList: Some(super::slot::C_GetSlotList),
     C_GetSlotInfo: Some(super::slot::C_GetSlotInfo),
     C_GetTokenInfo: Some(super::slot::C_GetTokenInfo),
@@ -425,4 +427,63 @@ pub fn interface(version: Option<CK_VERSION>, flags: CK_FLAGS) -> Option<*mut CK
                 && i.0.flags & flags == flags
         })
         .map(|(i, _)| &i.0 as *const CK_INTERFACE as *mut CK_INTERFACE)
+}
+
+/// The 2.x entry point: the 2.40 function list (its version says 2.40).
+///
+/// # Safety
+/// `pp` is valid for a write of a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetFunctionList(pp: *mut *mut CK_FUNCTION_LIST) -> CK_RV {
+    guard(|| {
+        // SAFETY: the caller's promise.
+        unsafe { put(pp, v2()) }
+    })
+}
+
+/// # Safety
+/// `p` is NULL or holds `*n` CK_INTERFACEs; `n` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetInterfaceList(p: *mut CK_INTERFACE, n: *mut CK_ULONG) -> CK_RV {
+    guard(|| {
+        let all = interfaces();
+        // SAFETY: the caller's promise.
+        unsafe { put_list(&all, p, n) }
+    })
+}
+
+/// The interface named `name` ("PKCS 11", or NULL for the default, 3.2) of version `version`
+/// (NULL: the newest). `flags` asks for interface flags the module must have.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `version` NULL or valid; `pp` valid.
+#[no_mangle]
+pub unsafe extern "C" fn C_GetInterface(
+    name: *mut CK_UTF8CHAR,
+    version: *mut CK_VERSION,
+    pp: *mut *mut CK_INTERFACE,
+    flags: CK_FLAGS,
+) -> CK_RV {
+    guard(|| {
+        if pp.is_null() {
+            return Err(CKR_ARGUMENTS_BAD);
+        }
+        if !name.is_null() {
+            // SAFETY: the caller's promise: NUL-terminated.
+            let n = unsafe { std::ffi::CStr::from_ptr(name as *const std::ffi::c_char) };
+            if n.to_bytes() != b"PKCS 11" {
+                return Err(CKR_ARGUMENTS_BAD);
+            }
+        }
+        let want = if version.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's promise.
+            Some(unsafe { std::ptr::read_unaligned(version) })
+        };
+        let found = interface(want, flags).ok_or(CKR_ARGUMENTS_BAD)?;
+        // SAFETY: checked non-NULL above; the interface is a static.
+        unsafe { *pp = found };
+        Ok(())
+    })
 }
