@@ -8,13 +8,13 @@
 #
 # Build host (from the repository root):
 #   cargo build --release --tests --examples && cargo build --release -p pqgpu-bench
-#   D=.device/mlkem; rm -rf $D; mkdir -p $D/vectors/acvp
+#   D=target/device/mlkem; rm -rf $D; mkdir -p $D/vectors/acvp
 #   cp $(ls -t target/release/deps/gpu_mlkem-* | grep -v '\.d$' | head -1) $D/gpu_mlkem
 #   cp target/release/examples/mlkem_kernels target/release/pqgpu-bench $D/
 #   strip $D/gpu_mlkem $D/mlkem_kernels $D/pqgpu-bench
 #   cp -r ../shared/vectors/acvp/ML-KEM-* $D/vectors/acvp/; cp scripts/device/mlkem.sh $D/run.sh
 #   du -sh $D   # well under 64 MiB
-# GPU machine: bash .device/mlkem/run.sh   (carry: .device/mlkem)
+# GPU machine: bash target/device/mlkem/run.sh   (carry: target/device/mlkem)
 cd "$(dirname "$0")"
 export PQGPU_CACHE_DIR=/tmp/pqc PQGPU_VECTORS_DIR=$PWD/vectors RUST_BACKTRACE=1
 OUT=${OUT:-/tmp/mlkem-out}; mkdir -p "$OUT"
