@@ -4,7 +4,7 @@
 # A control run that branches on a secret on purpose must fail, the real run must pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$(cargo test --release --lib --no-run --message-format=json 2>/dev/null |
+bin=$(cargo test --release -p pqgpu --lib --no-run --message-format=json 2>/dev/null |
   python3 -c 'import sys, json
 for l in sys.stdin:
     m = json.loads(l)
