@@ -129,6 +129,32 @@ fn read() -> Settings {
     }
 }
 
+/// The environment the library's own unit tests read (never the library itself): where the
+/// shared vectors are, which C++ compiler runs the kernels' per-thread code, and where to dump
+/// the kernels' final sources.
+#[cfg(test)]
+pub mod test_env {
+    use std::env::{var, var_os};
+    use std::path::PathBuf;
+
+    /// `PQGPU_VECTORS_DIR`, else `../shared/vectors` beside the repository.
+    pub fn vectors_dir() -> PathBuf {
+        var_os("PQGPU_VECTORS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"))
+    }
+
+    /// `CXX`: the C++ compiler to try before `c++`, `g++` and `clang++`.
+    pub fn cxx() -> Option<String> {
+        var("CXX").ok()
+    }
+
+    /// `PQGPU_DUMP_KERNELS`: the directory for the kernels' final sources.
+    pub fn dump_kernels() -> Option<PathBuf> {
+        var_os("PQGPU_DUMP_KERNELS").map(PathBuf::from)
+    }
+}
+
 /// This process's settings.
 pub fn get() -> &'static Settings {
     static SETTINGS: Lazy<Settings> = Lazy::new(read);

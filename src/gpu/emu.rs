@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The first C++ compiler that answers (`CXX`, then `c++`, `g++`, `clang++`).
 pub fn compiler() -> Option<String> {
-    let env = std::env::var("CXX").ok();
+    let env = crate::settings::test_env::cxx();
     env.into_iter()
         .chain(["c++", "g++", "clang++"].map(String::from))
         .find(|c| {

@@ -81,10 +81,9 @@ mod tests {
     #[test]
     #[ignore]
     fn dump_kernel_sources() {
-        let Some(dir) = std::env::var_os("PQGPU_DUMP_KERNELS") else {
+        let Some(dir) = crate::settings::test_env::dump_kernels() else {
             return;
         };
-        let dir = std::path::PathBuf::from(dir);
         std::fs::create_dir_all(&dir).unwrap();
         let sets = crate::mldsa::ParamSet::EVERY
             .iter()

@@ -16,11 +16,7 @@ use sha3::digest::{ExtendableOutput, Update, XofReader};
 use std::path::PathBuf;
 
 fn vectors() -> PathBuf {
-    let dir = match std::env::var_os("PQGPU_VECTORS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
-    };
-    dir.join("acvp")
+    crate::settings::test_env::vectors_dir().join("acvp")
 }
 
 /// The test groups of an ACVP file.
