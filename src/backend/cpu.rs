@@ -165,48 +165,49 @@ pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// `given`, or `n * len` bytes from one fresh draw (kept alive in `store`).
-fn seeds_or_drawn<'a>(
-    given: Option<&'a [u8]>,
-    n: usize,
-    len: usize,
-    store: &'a mut Option<Zeroizing<Vec<u8>>>,
-) -> Result<&'a [u8], Error> {
-    match given {
-        Some(s) => Ok(s),
-        None => Ok(&store.insert(drawn(n, len)?)[..]),
-    }
+/// The lengths of one key generation: seed, public key and secret key.
+struct KeyLens {
+    seed: usize,
+    pk: usize,
+    sk: usize,
 }
 
-/// One keygen item: its seed (or `None` for fresh randomness) and its pk and sk outputs.
-type KeygenItem<'a> = (Option<&'a [u8]>, &'a mut [u8], &'a mut [u8]);
-
-/// Splits `seeds` (n * seed_len bytes or none) and the contiguous outputs into per-item pieces.
-fn keygen_items<'a>(
-    n: usize,
-    seeds: Option<&'a [u8]>,
-    seed_len: usize,
-    pks: &'a mut [u8],
-    pk_len: usize,
-    sks: &'a mut [u8],
-    sk_len: usize,
-) -> Result<Vec<KeygenItem<'a>>, Error> {
-    if pks.len() != n * pk_len
-        || sks.len() != n * sk_len
-        || seeds.is_some_and(|s| s.len() != n * seed_len)
+/// A batch of key generations on the pool: each item's seed (the caller's, or all drawn in one
+/// fresh draw) and its pk and sk pieces of the contiguous outputs handed to `keygen`.
+fn keygen_batch<F>(
+    seeds: Option<&[u8]>,
+    lens: KeyLens,
+    pks: &mut [u8],
+    sks: &mut [u8],
+    statuses: &mut [Status],
+    keygen: F,
+) where
+    F: Fn(&[u8], &mut [u8], &mut [u8]) -> Status + Sync + Send,
+{
+    let n = statuses.len();
+    if pks.len() != n * lens.pk
+        || sks.len() != n * lens.sk
+        || seeds.is_some_and(|s| s.len() != n * lens.seed)
     {
-        return Err(Error::BadLength);
+        return statuses.fill(Err(Error::BadLength));
     }
-    let seeds: Vec<Option<&[u8]>> = match seeds {
-        Some(s) => s.chunks_exact(seed_len).map(Some).collect(),
-        None => vec![None; n],
+    let store;
+    let seeds = match seeds {
+        Some(s) => s,
+        None => match drawn(n, lens.seed) {
+            Ok(d) => {
+                store = d;
+                &store[..]
+            }
+            Err(e) => return statuses.fill(Err(e)),
+        },
     };
-    Ok(seeds
-        .into_iter()
-        .zip(pks.chunks_exact_mut(pk_len))
-        .zip(sks.chunks_exact_mut(sk_len))
-        .map(|((s, p), k)| (s, p, k))
-        .collect())
+    let items: Vec<_> = seeds
+        .chunks_exact(lens.seed)
+        .zip(pks.chunks_exact_mut(lens.pk))
+        .zip(sks.chunks_exact_mut(lens.sk))
+        .collect();
+    for_each(items, statuses, |((seed, pk), sk)| keygen(seed, pk, sk));
 }
 
 /// slh_keygen on the CPU pool (the trait's default for every backend).
@@ -217,27 +218,14 @@ pub(super) fn slhdsa_keygen(
     sks: &mut [u8],
     statuses: &mut [Status],
 ) {
-    let n = statuses.len();
-    let mut store = None;
-    let seeds = match seeds_or_drawn(seeds, n, p.seed_len(), &mut store) {
-        Ok(s) => Some(s),
-        Err(e) => return statuses.fill(Err(e)),
+    let lens = KeyLens {
+        seed: p.seed_len(),
+        pk: p.public_key_len(),
+        sk: p.secret_key_len(),
     };
-    match keygen_items(
-        n,
-        seeds,
-        p.seed_len(),
-        pks,
-        p.public_key_len(),
-        sks,
-        p.secret_key_len(),
-    ) {
-        Err(e) => statuses.fill(Err(e)),
-        Ok(items) => for_each(items, statuses, |(seed, pk, sk)| match seed {
-            Some(s) => slhdsa::keygen_internal(p, s, pk, sk),
-            None => slhdsa::keygen(p, pk, sk),
-        }),
-    }
+    keygen_batch(seeds, lens, pks, sks, statuses, |seed, pk, sk| {
+        slhdsa::keygen_internal(p, seed, pk, sk)
+    })
 }
 
 /// SLH-DSA signing on the CPU pool; hedged items' opt_rand drawn in one bulk draw.
@@ -289,27 +277,14 @@ impl Backend for CpuBackend {
         statuses: &mut [Status],
     ) {
         let _batch = self.live().registry.hold();
-        let n = statuses.len();
-        let mut store = None;
-        let seeds = match seeds_or_drawn(seeds, n, 32, &mut store) {
-            Ok(s) => Some(s),
-            Err(e) => return statuses.fill(Err(e)),
+        let lens = KeyLens {
+            seed: 32,
+            pk: p.public_key_len(),
+            sk: p.secret_key_len(),
         };
-        match keygen_items(
-            n,
-            seeds,
-            32,
-            pks,
-            p.public_key_len(),
-            sks,
-            p.secret_key_len(),
-        ) {
-            Err(e) => statuses.iter_mut().for_each(|s| *s = Err(e)),
-            Ok(items) => for_each(items, statuses, |(seed, pk, sk)| match seed {
-                Some(s) => mldsa::keygen_internal(p, s.try_into().expect("32-byte chunk"), pk, sk),
-                None => mldsa::keygen(p, pk, sk),
-            }),
-        }
+        keygen_batch(seeds, lens, pks, sks, statuses, |seed, pk, sk| {
+            mldsa::keygen_internal(p, seed.try_into().expect("32-byte seed"), pk, sk)
+        })
     }
 
     fn mldsa_sign(
@@ -388,27 +363,14 @@ impl Backend for CpuBackend {
         statuses: &mut [Status],
     ) {
         let _batch = self.live().registry.hold();
-        let n = statuses.len();
-        let mut store = None;
-        let seeds = match seeds_or_drawn(seeds, n, 64, &mut store) {
-            Ok(s) => Some(s),
-            Err(e) => return statuses.fill(Err(e)),
+        let lens = KeyLens {
+            seed: 64,
+            pk: p.public_key_len(),
+            sk: p.secret_key_len(),
         };
-        match keygen_items(
-            n,
-            seeds,
-            64,
-            pks,
-            p.public_key_len(),
-            sks,
-            p.secret_key_len(),
-        ) {
-            Err(e) => statuses.iter_mut().for_each(|s| *s = Err(e)),
-            Ok(items) => for_each(items, statuses, |(seed, pk, sk)| match seed {
-                Some(s) => ctru::keygen_derand(p, s.try_into().expect("64-byte chunk"), pk, sk),
-                None => ctru::keygen(p, pk, sk),
-            }),
-        }
+        keygen_batch(seeds, lens, pks, sks, statuses, |seed, pk, sk| {
+            ctru::keygen_derand(p, seed.try_into().expect("64-byte seed"), pk, sk)
+        })
     }
 
     fn kem_encaps(
@@ -465,27 +427,14 @@ impl Backend for CpuBackend {
         statuses: &mut [Status],
     ) {
         let _batch = self.live().registry.hold();
-        let n = statuses.len();
-        let mut store = None;
-        let seeds = match seeds_or_drawn(seeds, n, mlkem::SEED_LEN, &mut store) {
-            Ok(s) => Some(s),
-            Err(e) => return statuses.fill(Err(e)),
+        let lens = KeyLens {
+            seed: mlkem::SEED_LEN,
+            pk: p.encaps_key_len(),
+            sk: p.decaps_key_len(),
         };
-        match keygen_items(
-            n,
-            seeds,
-            mlkem::SEED_LEN,
-            eks,
-            p.encaps_key_len(),
-            dks,
-            p.decaps_key_len(),
-        ) {
-            Err(e) => statuses.iter_mut().for_each(|s| *s = Err(e)),
-            Ok(items) => for_each(items, statuses, |(seed, ek, dk)| {
-                let seed = seed.expect("seeds given or drawn");
-                mlkem::keygen_seeded(p, seed.try_into().expect("64-byte chunk"), ek, dk)
-            }),
-        }
+        keygen_batch(seeds, lens, eks, dks, statuses, |seed, ek, dk| {
+            mlkem::keygen_seeded(p, seed.try_into().expect("64-byte seed"), ek, dk)
+        })
     }
 
     fn mlkem_encaps(
