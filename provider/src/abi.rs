@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// `OSSL_DISPATCH`: a function id and an untyped function pointer.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct Dispatch {
     pub id: c_int,
     pub function: Option<unsafe extern "C" fn()>,

@@ -27,6 +27,7 @@ use pqgpu::mldsa::{Message, ParamSet};
 use pqgpu::mlkem;
 use pqgpu::process::PerProcess;
 use pqgpu::serve::{Class, Completion, KeyArg, KeyKind, Op, Opt, Serve};
+use pqgpu::slhdsa;
 
 /// A pqgpu key handle (decoded, checked and expanded once).
 pub use pqgpu::serve::Key as Handle;
@@ -615,4 +616,111 @@ pub fn mlkem_check(
         }
         Ok(())
     })
+}
+
+// ---- SLH-DSA --------------------------------------------------------------------------------
+//
+// Key generation and the pairwise check run on pqgpu's CPU code (as every single key here).
+// Signing and verification run on this process's backend (the GPU's SLH-DSA engine on a GPU
+// context), in the calling thread, or inside an async job on a helper thread while the job
+// pauses (a signature's trees want more stack than a job has). The request is copied first:
+// a helper thread must not read OpenSSL's buffers, and an SLH-DSA signature costs far more
+// than the copy.
+
+/// slh_keygen_internal from `seed` = SK.seed || SK.prf || PK.seed (3n bytes), or slh_keygen
+/// with fresh seeds: (pk, sk).
+pub fn slh_keygen(
+    p: slhdsa::ParamSet,
+    seed: Option<Zeroizing<Vec<u8>>>,
+) -> Result<(Vec<u8>, SecretKey), Error> {
+    run(move || {
+        let mut pk = vec![0u8; p.public_key_len()];
+        let mut sk = Zeroizing::new(vec![0u8; p.secret_key_len()]);
+        match &seed {
+            Some(s) => slhdsa::keygen_internal(p, s, &mut pk, &mut sk)?,
+            None => slhdsa::keygen(p, &mut pk, &mut sk)?,
+        }
+        trace_on("keygen", p.name(), BackendKind::Cpu);
+        Ok((pk, Arc::new(sk)))
+    })
+}
+
+/// What is signed or verified, owned: M (pure, with its context) or M' (internal).
+struct SlhMessage {
+    pure: bool,
+    context: Vec<u8>,
+    data: Vec<u8>,
+}
+
+impl SlhMessage {
+    fn new(msg: &slhdsa::Message<'_>) -> Result<SlhMessage, Error> {
+        match *msg {
+            slhdsa::Message::Pure { ctx, msg } => Ok(SlhMessage {
+                pure: true,
+                context: ctx.to_vec(),
+                data: msg.to_vec(),
+            }),
+            slhdsa::Message::Internal(m) => Ok(SlhMessage {
+                pure: false,
+                context: Vec::new(),
+                data: m.to_vec(),
+            }),
+            // OpenSSL 3.5 has no HashSLH-DSA; nothing here asks for it.
+            slhdsa::Message::PreHashed { .. } => Err(Error::InvalidArgument),
+        }
+    }
+
+    fn get(&self) -> slhdsa::Message<'_> {
+        if self.pure {
+            slhdsa::Message::Pure {
+                ctx: &self.context,
+                msg: &self.data,
+            }
+        } else {
+            slhdsa::Message::Internal(&self.data)
+        }
+    }
+}
+
+/// Signs `msg` with the 4n-byte secret key into `sig` (exactly the signature's length).
+/// `rnd`: opt_rand (n bytes; PK.seed for the deterministic variant), or `None` for fresh.
+pub fn slh_sign(
+    p: slhdsa::ParamSet,
+    sk: SecretKey,
+    msg: &slhdsa::Message<'_>,
+    rnd: Option<Zeroizing<Vec<u8>>>,
+    sig: &mut [u8],
+) -> Status {
+    let m = SlhMessage::new(msg)?;
+    let out = reported(run(move || {
+        let b = engine()?.0;
+        let mut out = vec![0u8; p.signature_len()];
+        let r = rnd.as_deref().map(|r| &r[..]);
+        let st = pqgpu::api::slhdsa_sign_one(&*b, p, &sk, m.get(), r, &mut out);
+        trace("sign", p.name(), &*b);
+        st.map(|()| out)
+    }))?;
+    if out.len() != sig.len() {
+        return Err(Error::BadLength);
+    }
+    sig.copy_from_slice(&out);
+    Ok(())
+}
+
+/// Verifies `sig` on `msg` with the 2n-byte public key: `Ok(())` valid, `Err(VerifyFailed)`
+/// not.
+pub fn slh_verify(
+    p: slhdsa::ParamSet,
+    pk: Arc<Vec<u8>>,
+    msg: &slhdsa::Message<'_>,
+    sig: &[u8],
+) -> Status {
+    let m = SlhMessage::new(msg)?;
+    let sig = sig.to_vec();
+    reported(run(move || {
+        let b = engine()?.0;
+        let r = pqgpu::api::slhdsa_verify_one(&*b, p, &pk, m.get(), &sig);
+        trace("verify", p.name(), &*b);
+        r
+    }))
 }

@@ -3,14 +3,14 @@
 //! OpenSSL's own decoders and encoders (PEM, DER, every RFC 9881 private-key layout) serve them.
 
 use crate::abi::{self, Callback, Dispatch, Param, Table};
-use crate::engine::LazyHandle;
-use crate::engine::{self, SecretKey};
+use crate::engine::{self, Handle, LazyHandle, SecretKey};
 use crate::guard::guard;
 use crate::params::{octet_param, status, Params};
+use crate::sig_key::{nist_sig_algorithm_id, Request, Rnd, SigKey};
 use crate::{entry, set_of};
-use pqgpu::mldsa::ParamSet;
+use pqgpu::mldsa::{Message, ParamSet};
 use pqgpu::serve::KeyKind;
-use pqgpu::Alg;
+use pqgpu::{Alg, Error, Status};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -473,6 +473,80 @@ pub static MLDSA44: Table<Dispatch, 18> = Table(functions::<0>());
 pub static MLDSA65: Table<Dispatch, 18> = Table(functions::<1>());
 pub static MLDSA87: Table<Dispatch, 18> = Table(functions::<2>());
 
+static SIG_SETTABLE: Table<Param, 6> = Table([
+    abi::describe(c"context-string", abi::PARAM_OCTET_STRING),
+    abi::describe(c"test-entropy", abi::PARAM_OCTET_STRING),
+    abi::describe(c"deterministic", abi::PARAM_INTEGER),
+    abi::describe(c"mu", abi::PARAM_INTEGER),
+    abi::describe(c"message-encoding", abi::PARAM_INTEGER),
+    abi::PARAM_END,
+]);
+
+/// The message as OpenSSL passes it, read as the `mu` and `message-encoding` parameters say.
+fn message<'a>(req: &Request<'a>) -> Message<'a> {
+    if req.mu {
+        Message::Mu(req.data)
+    } else if req.raw {
+        Message::Internal(req.data)
+    } else {
+        Message::Pure {
+            ctx: req.context,
+            msg: req.data,
+        }
+    }
+}
+
+/// ML-DSA as OpenSSL 3.5 signs: `test-entropy` is rnd (32 bytes), `deterministic` an all-zero
+/// rnd, else fresh randomness.
+impl SigKey for Key {
+    /// The key's pqgpu handle.
+    type Prepared = Handle;
+    const TAKES_MU: bool = true;
+
+    fn is_set(&self, s: usize) -> bool {
+        self.set == set_of(s)
+    }
+
+    fn signature_len(s: usize) -> usize {
+        set_of(s).signature_len()
+    }
+
+    fn entropy_len(_s: usize) -> usize {
+        32
+    }
+
+    /// ML-DSA-44/65/87 are 2.16.840.1.101.3.4.3.17/18/19 (RFC 9881).
+    fn algorithm_id(s: usize) -> Vec<u8> {
+        nist_sig_algorithm_id(17 + s as u8)
+    }
+
+    fn settable() -> *const Param {
+        SIG_SETTABLE.as_ptr()
+    }
+
+    fn prepare(&self, secret: bool) -> Option<Handle> {
+        let lazy = if secret {
+            self.secret_handle()
+        } else {
+            self.public_handle()
+        };
+        lazy?.handle().ok()
+    }
+
+    fn sign(sk: &Handle, req: &Request<'_>, rnd: Rnd<'_>, sig: &mut [u8]) -> Status {
+        let rnd = match rnd {
+            Rnd::Given(e) => Zeroizing::new(<[u8; 32]>::try_from(e).map_err(|_| Error::BadLength)?),
+            Rnd::Deterministic => Zeroizing::new([0u8; 32]),
+            Rnd::Fresh => Zeroizing::new(pqgpu::rng::array32()?),
+        };
+        engine::sign(sk, &message(req), &rnd, sig)
+    }
+
+    fn verify(pk: &Handle, req: &Request<'_>, sig: &[u8]) -> Status {
+        engine::verify(pk, &message(req), sig)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,6 +561,17 @@ mod tests {
         let arr = params(entries);
         // SAFETY: a terminated array over live slices.
         key_from_params(set, &unsafe { Params::new(arr.as_ptr()) }, true)
+    }
+
+    #[test]
+    fn algorithm_id_is_rfc9881_der() {
+        // 2.16.840.1.101.3.4.3.17 = 60 86 48 01 65 03 04 03 11, in a SEQUENCE with no parameters.
+        let der = <Key as SigKey>::algorithm_id(0);
+        assert_eq!(der[..4], [0x30, 0x0b, 0x06, 0x09]);
+        assert_eq!(
+            der[4..],
+            [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11]
+        );
     }
 
     #[test]

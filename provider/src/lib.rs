@@ -1,13 +1,17 @@
-//! `pqgpu.so`: an OpenSSL 3 provider that serves OpenSSL 3.5's own ML-DSA-44/65/87 (key
-//! management and signatures, property `provider=pqgpu`) from pqgpu. It links no libcrypto:
-//! OpenSSL's core reaches it through dispatch tables (`abi`), and OpenSSL's default provider
-//! keeps doing the encoding, decoding, OIDs and TLS signature schemes, moving keys here by
-//! export/import with the same parameter names.
+//! `pqgpu.so`: an OpenSSL 3 provider that serves OpenSSL 3.5's own ML-DSA-44/65/87 and
+//! SLH-DSA (key management and signatures, property `provider=pqgpu`) from pqgpu. It links
+//! no libcrypto: OpenSSL's core reaches it through dispatch tables (`abi`), and OpenSSL's
+//! default provider keeps doing the encoding, decoding, OIDs and TLS signature schemes, moving
+//! keys here by export/import with the same parameter names.
 //!
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
-//! `guard` (panic boundary), `keymgmt` and `signature` (the algorithms), `engine` (the one
-//! door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool` (OpenSSL async jobs, helper threads), `rnd` (signing
-//! randomness).
+//! `guard` (panic boundary), `key_family` (the key-management skeleton every family's keys
+//! plug into), `keymgmt` (ML-DSA keys), `signature` (the signature operation over `sig_key`),
+//! `engine` (the one door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool`
+//! (OpenSSL async jobs, helper threads).
+//!
+//! SLH-DSA (all twelve FIPS 205 sets) is served under OpenSSL 3.5's names like ML-DSA
+//! (`slhdsa_key`; the default provider encodes and decodes the keys).
 //!
 //! CTRU-Prime-653/761/1277, which OpenSSL does not know, are served whole under a private OID
 //! arc: key management (`ctru_key`), the KEM (`kem`), and encoders/decoders (`codec` over
@@ -29,11 +33,14 @@ pub mod guard;
 pub mod hybrid_key;
 mod kem;
 mod kem_key;
+pub mod key_family;
 pub mod keymgmt;
 pub mod mlkem_key;
 pub mod params;
 mod pool;
+mod sig_key;
 pub mod signature;
+pub mod slhdsa_key;
 mod static_param;
 mod tls_group;
 
@@ -100,38 +107,84 @@ const C: [&std::ffi::CStr; 3] = ctru_key::NAMES;
 
 const K: [&std::ffi::CStr; 3] = mlkem_key::NAMES;
 
-/// ML-DSA and CTRU-Prime first, then ML-KEM and X25519MLKEM768 (the query answers the first
-/// six alone when ML-KEM is switched off).
-static KEYMGMT: Table<Algorithm, 11> = Table([
-    alg(N44, &keymgmt::MLDSA44),
-    alg(N65, &keymgmt::MLDSA65),
-    alg(N87, &keymgmt::MLDSA87),
-    alg(C[0], &ctru_key::KEYMGMT[0]),
-    alg(C[1], &ctru_key::KEYMGMT[1]),
-    alg(C[2], &ctru_key::KEYMGMT[2]),
-    alg(K[0], &mlkem_key::KEYMGMT[0]),
-    alg(K[1], &mlkem_key::KEYMGMT[1]),
-    alg(K[2], &mlkem_key::KEYMGMT[2]),
-    alg(hybrid_key::NAME, &hybrid_key::KEYMGMT),
-    ALG_END,
-]);
+const H: [&std::ffi::CStr; 12] = slhdsa_key::NAMES;
 
-static KEYMGMT_NO_ML_KEM: Table<Algorithm, 7> = Table([
-    KEYMGMT.0[0],
-    KEYMGMT.0[1],
-    KEYMGMT.0[2],
-    KEYMGMT.0[3],
-    KEYMGMT.0[4],
-    KEYMGMT.0[5],
-    ALG_END,
-]);
+/// The SLH-DSA entries of an operation's list, from the family's twelve tables.
+const fn slh_dsa<const N: usize>(f: &'static [Table<Dispatch, N>; 12]) -> [Algorithm; 12] {
+    let mut a = [ALG_END; 12];
+    let mut i = 0;
+    while i < 12 {
+        a[i] = alg(H[i], &f[i]);
+        i += 1;
+    }
+    a
+}
 
-static SIGNATURE: Table<Algorithm, 4> = Table([
-    alg(N44, &signature::MLDSA44),
-    alg(N65, &signature::MLDSA65),
-    alg(N87, &signature::MLDSA87),
-    ALG_END,
-]);
+/// The first `M - 1` entries of `list`, then the end.
+const fn prefix<const N: usize, const M: usize>(list: &[Algorithm; N]) -> [Algorithm; M] {
+    let mut a = [ALG_END; M];
+    let mut i = 0;
+    while i + 1 < M {
+        a[i] = list[i];
+        i += 1;
+    }
+    a
+}
+
+/// ML-DSA, SLH-DSA and CTRU-Prime first, then ML-KEM and X25519MLKEM768 (the query answers
+/// the first eighteen alone when ML-KEM is switched off).
+static KEYMGMT: Table<Algorithm, 23> = {
+    let s = slh_dsa(&slhdsa_key::KEYMGMT);
+    Table([
+        alg(N44, &keymgmt::MLDSA44),
+        alg(N65, &keymgmt::MLDSA65),
+        alg(N87, &keymgmt::MLDSA87),
+        s[0],
+        s[1],
+        s[2],
+        s[3],
+        s[4],
+        s[5],
+        s[6],
+        s[7],
+        s[8],
+        s[9],
+        s[10],
+        s[11],
+        alg(C[0], &ctru_key::KEYMGMT[0]),
+        alg(C[1], &ctru_key::KEYMGMT[1]),
+        alg(C[2], &ctru_key::KEYMGMT[2]),
+        alg(K[0], &mlkem_key::KEYMGMT[0]),
+        alg(K[1], &mlkem_key::KEYMGMT[1]),
+        alg(K[2], &mlkem_key::KEYMGMT[2]),
+        alg(hybrid_key::NAME, &hybrid_key::KEYMGMT),
+        ALG_END,
+    ])
+};
+
+static KEYMGMT_NO_ML_KEM: Table<Algorithm, 19> = Table(prefix(&KEYMGMT.0));
+
+static SIGNATURE: Table<Algorithm, 16> = {
+    let s = slh_dsa(&signature::SLH_DSA);
+    Table([
+        alg(N44, &signature::ML_DSA[0]),
+        alg(N65, &signature::ML_DSA[1]),
+        alg(N87, &signature::ML_DSA[2]),
+        s[0],
+        s[1],
+        s[2],
+        s[3],
+        s[4],
+        s[5],
+        s[6],
+        s[7],
+        s[8],
+        s[9],
+        s[10],
+        s[11],
+        ALG_END,
+    ])
+};
 
 static KEM: Table<Algorithm, 8> = Table([
     alg(C[0], &kem::CTRU[0]),
@@ -232,7 +285,7 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut Param) -> c_
         status(
             p.set_utf8(
                 c"name",
-                c"pqgpu: ML-DSA, ML-KEM and CTRU-Prime on NVIDIA GPUs and CPUs",
+                c"pqgpu: ML-DSA, SLH-DSA, ML-KEM and CTRU-Prime on NVIDIA GPUs and CPUs",
             )
             .is_ok()
                 && p.set_utf8(c"version", VERSION).is_ok()

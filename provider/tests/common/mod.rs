@@ -45,6 +45,7 @@ pub struct Env {
     pub bin: PathBuf,
 }
 
+#[derive(Clone, Copy)]
 pub enum Cfg {
     /// pqgpu loaded and preferred (`default_properties = ?provider=pqgpu`).
     Pq,
