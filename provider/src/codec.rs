@@ -12,6 +12,7 @@ use crate::ctru_key::{self, Key};
 use crate::der::{self, PrivateKey};
 use crate::entry;
 use crate::guard::guard;
+use crate::key_family;
 use crate::params::{status, Params};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
@@ -127,7 +128,7 @@ unsafe extern "C" fn encode<const T: usize, const PEM: usize>(
             return 0;
         };
         // SAFETY: the key of our key management that OpenSSL asks us to encode.
-        let Some(k) = (unsafe { ctru_key::key(obj) }) else {
+        let Some(k) = (unsafe { key_family::key::<Key>(obj) }) else {
             return 0;
         };
         if !selected(selection, T) || (T == PRIVATE && c.cipher) {
@@ -276,7 +277,7 @@ unsafe extern "C" fn export_object(
         // SAFETY: NULL or a boxed key made by our decoder.
         match unsafe { k.as_ref() } {
             // SAFETY: OpenSSL's callback and argument.
-            Some(k) => unsafe { ctru_key::export_key(k, abi::SELECT_KEYPAIR, cb, cbarg) },
+            Some(k) => unsafe { key_family::export_key(k, abi::SELECT_KEYPAIR, cb, cbarg) },
             None => 0,
         }
     })
@@ -293,7 +294,7 @@ const fn encoder<const S: usize, const T: usize, const PEM: usize>() -> [Dispatc
         entry!(abi::CODEC_DOES_SELECTION, does_selection::<T>),
         entry!(abi::ENCODER_ENCODE, encode::<T, PEM>),
         entry!(abi::ENCODER_IMPORT_OBJECT, import_object::<S>),
-        entry!(abi::ENCODER_FREE_OBJECT, ctru_key::free),
+        entry!(abi::ENCODER_FREE_OBJECT, key_family::free::<Key>),
         abi::DISPATCH_END,
     ]
 }

@@ -7,15 +7,13 @@
 //! from a UUID they generated; this one was generated for pqgpu). No standard assigns OIDs to
 //! CTRU-Prime; keys written with these OIDs are readable only where pqgpu.so is loaded.
 
-use crate::abi::{self, Callback, Dispatch, Param, Table};
+use crate::abi::{self, Dispatch, Param, Table};
 use crate::engine::{self, SecretKey};
-use crate::entry;
-use crate::guard::guard;
-use crate::params::{octet_param, status, Params};
+use crate::key_family::{ct_eq, three, KeyFamily, ENTRIES};
+use crate::params::Params;
 use pqgpu::ctru::ParamSet;
 use pqgpu::{Alg, Error};
-use std::ffi::{c_int, c_void, CStr};
-use std::ptr;
+use std::ffi::{c_int, CStr};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -157,11 +155,6 @@ impl crate::kem_key::KemKey for Key {
     }
 }
 
-/// Constant-time equality (secret keys are compared here).
-pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// A key from import parameters: a seed wins (and must reproduce any priv/pub given with it),
 /// else priv (whose embedded public key must equal any pub given), else pub alone.
 pub fn key_from_params(set: ParamSet, p: &Params, include_private: bool) -> Option<Key> {
@@ -189,202 +182,12 @@ pub fn key_from_params(set: ParamSet, p: &Params, include_private: bool) -> Opti
     Some(key)
 }
 
-// ---- entry points ---------------------------------------------------------------------------
-
-/// # Safety
-/// `k` must be NULL or a key made by this module.
-pub unsafe fn key<'a>(k: *const c_void) -> Option<&'a Key> {
-    // SAFETY: the caller's promise.
-    unsafe { (k as *const Key).as_ref() }
-}
-
-unsafe extern "C" fn new<const S: usize>(_provctx: *mut c_void) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        Box::into_raw(Box::new(Key::empty(set_of(S)))).cast()
-    })
-}
-
-/// `OSSL_FUNC_keymgmt_free` (also the encoders' `free_object`).
-///
-/// # Safety
-/// `k` must be NULL or a key made by this crate, not used again.
-pub unsafe extern "C" fn free(k: *mut c_void) {
-    guard((), || {
-        if !k.is_null() {
-            // SAFETY: made by Box::into_raw in this crate; OpenSSL frees each key once.
-            drop(unsafe { Box::from_raw(k as *mut Key) });
-        }
-    })
-}
-
-/// `OSSL_FUNC_keymgmt_load`: takes the key a decoder of this provider passed by reference
-/// (a pointer to a boxed `Key`; the reference is cleared so the decoder does not free it).
-unsafe extern "C" fn load<const S: usize>(reference: *const c_void, size: usize) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        if reference.is_null() || size != size_of::<*mut Key>() {
-            return ptr::null_mut();
-        }
-        // SAFETY: the reference is the decoder's pointer slot (`codec::decode`), live and
-        // writable for the duration of this call.
-        let slot = reference as *mut *mut Key;
-        let k = unsafe { std::mem::replace(&mut *slot, ptr::null_mut()) };
-        // SAFETY: a boxed key made by our decoder, not yet owned by anyone else.
-        match unsafe { k.as_ref() } {
-            Some(key) if key.set == set_of(S) => k.cast(),
-            Some(_) => {
-                // Not this set: give it back to the decoder, which frees it.
-                unsafe { *slot = k };
-                ptr::null_mut()
-            }
-            None => ptr::null_mut(),
-        }
-    })
-}
-
-unsafe extern "C" fn has(k: *const c_void, selection: c_int) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of this key management.
-        let Some(k) = (unsafe { key(k) }) else {
-            return 0;
-        };
-        let priv_ok = selection & abi::SELECT_PRIVATE_KEY == 0 || k.sk.is_some();
-        let pub_ok = selection & abi::SELECT_PUBLIC_KEY == 0 || k.pk.is_some();
-        status(priv_ok && pub_ok)
-    })
-}
-
-unsafe extern "C" fn matches(a: *const c_void, b: *const c_void, selection: c_int) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes keys of this key management.
-        let (Some(a), Some(b)) = (unsafe { key(a) }, unsafe { key(b) }) else {
-            return 0;
-        };
-        if a.set != b.set {
-            return 0;
-        }
-        if selection & abi::SELECT_KEYPAIR == 0 {
-            return 1;
-        }
-        if let (Some(x), Some(y)) = (&a.pk, &b.pk) {
-            return status(x == y);
-        }
-        0
-    })
-}
-
-unsafe extern "C" fn import<const S: usize>(
-    k: *mut c_void,
-    selection: c_int,
-    params: *const Param,
-) -> c_int {
-    guard(0, || {
-        if k.is_null() || selection & abi::SELECT_KEYPAIR == 0 {
-            return 0;
-        }
-        // SAFETY: OpenSSL passes a key of ours and a terminated parameter array.
-        let (k, p) = unsafe { (&mut *(k as *mut Key), Params::new(params)) };
-        match key_from_params(set_of(S), &p, selection & abi::SELECT_PRIVATE_KEY != 0) {
-            Some(new) => {
-                *k = new;
-                1
-            }
-            None => 0,
-        }
-    })
-}
-
 static KEY_TYPES: Table<Param, 4> = Table([
     abi::describe(c"seed", abi::PARAM_OCTET_STRING),
     abi::describe(c"pub", abi::PARAM_OCTET_STRING),
     abi::describe(c"priv", abi::PARAM_OCTET_STRING),
     abi::PARAM_END,
 ]);
-
-unsafe extern "C" fn key_types(selection: c_int) -> *const Param {
-    if selection & abi::SELECT_KEYPAIR == 0 {
-        return ptr::null();
-    }
-    KEY_TYPES.as_ptr()
-}
-
-/// Calls `cb` with the key's parameters for `selection` (also the decoders' export).
-///
-/// # Safety
-/// `cb` and `cbarg` must be a callback and its argument from OpenSSL.
-pub unsafe fn export_key(k: &Key, selection: c_int, cb: Callback, cbarg: *mut c_void) -> c_int {
-    let mut arr: Vec<Param> = Vec::with_capacity(4);
-    if selection & abi::SELECT_PRIVATE_KEY != 0 {
-        if let Some(s) = &k.seed {
-            arr.push(octet_param(c"seed", &s[..]));
-        }
-        if let Some(s) = &k.sk {
-            arr.push(octet_param(c"priv", s));
-        }
-    }
-    if selection & abi::SELECT_PUBLIC_KEY != 0 {
-        if let Some(p) = &k.pk {
-            arr.push(octet_param(c"pub", p));
-        }
-    }
-    if arr.is_empty() {
-        return 0;
-    }
-    arr.push(abi::PARAM_END);
-    // SAFETY: a terminated array over the key's own buffers, alive during the call.
-    unsafe { cb(arr.as_ptr(), cbarg) }
-}
-
-unsafe extern "C" fn export(
-    k: *mut c_void,
-    selection: c_int,
-    cb: Option<Callback>,
-    cbarg: *mut c_void,
-) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours.
-        let (Some(k), Some(cb)) = (unsafe { key(k) }, cb) else {
-            return 0;
-        };
-        if selection & abi::SELECT_KEYPAIR == 0 {
-            return 0;
-        }
-        // SAFETY: OpenSSL's callback and argument.
-        unsafe { export_key(k, selection, cb, cbarg) }
-    })
-}
-
-/// Security strength reported to OpenSSL. The spec (shared/spec/ctru-prime.md section 3) gives
-/// no established claim; by analogy with sntrup at the same (n, q): 653 about NIST level 1,
-/// 761 level 1-3 (reported as 128, the lower end), 1277 level 5.
-fn security_bits(set: ParamSet) -> i32 {
-    match set {
-        ParamSet::Ctru653 | ParamSet::Ctru761 => 128,
-        ParamSet::Ctru1277 => 256,
-    }
-}
-
-unsafe extern "C" fn get_params(k: *mut c_void, params: *mut Param) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours and a terminated, writable array.
-        let (Some(k), p) = (unsafe { key(k) }, unsafe { Params::new(params) }) else {
-            return 0;
-        };
-        let s = k.set;
-        let ok = p.set_int(c"bits", 8 * s.public_key_len() as i32).is_ok()
-            && p.set_int(c"security-bits", security_bits(s)).is_ok()
-            && p.set_int(c"max-size", s.ciphertext_len() as i32).is_ok()
-            && k.seed
-                .as_ref()
-                .is_none_or(|v| p.set_octets(c"seed", &v[..]).is_ok())
-            && k.sk
-                .as_ref()
-                .is_none_or(|v| p.set_octets(c"priv", v).is_ok())
-            && k.pk
-                .as_ref()
-                .is_none_or(|v| p.set_octets(c"pub", v).is_ok());
-        status(ok)
-    })
-}
 
 static GETTABLE: Table<Param, 7> = Table([
     abi::describe(c"bits", abi::PARAM_INTEGER),
@@ -396,176 +199,120 @@ static GETTABLE: Table<Param, 7> = Table([
     abi::PARAM_END,
 ]);
 
-unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const Param {
-    GETTABLE.as_ptr()
-}
-
-/// A key pair is valid when its public key is the one inside the secret key, a seed (if any)
-/// regenerates it, and an encapsulation to it decapsulates to the same secret (pairwise test).
-unsafe extern "C" fn validate(k: *const c_void, selection: c_int, _check: c_int) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours.
-        if unsafe { has(k, selection) } == 0 {
-            return 0;
-        }
-        // SAFETY: as above; `has` returned 1, so it is not NULL.
-        let k = unsafe { key(k) }.expect("checked by has");
-        let Some(pk) = &k.pk else { return 0 };
-        if pk.len() != k.set.public_key_len() {
-            return 0;
-        }
-        let Some(sk) = &k.sk else {
-            // A public key alone: it must take an encapsulation (canonical encoding).
-            return status(engine::kem_encaps(Alg::Ctru(k.set), pk.clone(), None).is_ok());
-        };
-        if selection & abi::SELECT_PRIVATE_KEY == 0 {
-            return status(engine::kem_encaps(Alg::Ctru(k.set), pk.clone(), None).is_ok());
-        }
-        let seed_ok = k.seed.as_ref().is_none_or(|s| {
-            Key::generate(k.set, Some(s)).is_some_and(|g| g.sk.as_deref() == Some(&**sk))
-        });
-        let pairwise =
-            engine::kem_encaps(Alg::Ctru(k.set), pk.clone(), None).is_ok_and(|(ct, ss)| {
-                engine::kem_decaps(Alg::Ctru(k.set), sk.clone(), ct)
-                    .is_ok_and(|ss2| ct_eq(&ss, &ss2))
-            });
-        status(seed_ok && ct_eq(embedded_pk(k.set, sk), pk) && pairwise)
-    })
-}
-
-unsafe extern "C" fn dup(k: *const c_void, selection: c_int) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        // SAFETY: OpenSSL passes a key of ours.
-        let Some(k) = (unsafe { key(k) }) else {
-            return ptr::null_mut();
-        };
-        let mut d = k.clone();
-        if selection & abi::SELECT_PRIVATE_KEY == 0 {
-            d.seed = None;
-            d.sk = None;
-        }
-        if selection & abi::SELECT_PUBLIC_KEY == 0 {
-            d.pk = None;
-        }
-        Box::into_raw(Box::new(d)).cast()
-    })
-}
-
-// ---- key generation -------------------------------------------------------------------------
-
-struct GenCtx {
-    seed: Option<Zeroizing<[u8; 64]>>,
-}
-
-fn gen_set(g: &mut GenCtx, p: &Params) -> bool {
-    match p.octets(c"seed") {
-        Ok(Some(s)) => match <[u8; 64]>::try_from(s) {
-            Ok(s) => g.seed = Some(Zeroizing::new(s)),
-            Err(_) => return false,
-        },
-        Ok(None) => {}
-        Err(_) => return false,
+/// Security strength reported to OpenSSL. The spec (shared/spec/ctru-prime.md section 3) gives
+/// no established claim; by analogy with sntrup at the same (n, q): 653 about NIST level 1,
+/// 761 level 1-3 (reported as 128, the lower end), 1277 level 5.
+fn security_bits(set: ParamSet) -> i32 {
+    match set {
+        ParamSet::Ctru653 | ParamSet::Ctru761 => 128,
+        ParamSet::Ctru1277 => 256,
     }
-    p.utf8(c"properties").is_ok()
 }
 
-unsafe extern "C" fn gen_init(
-    _provctx: *mut c_void,
-    selection: c_int,
-    params: *const Param,
-) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        if selection & abi::SELECT_KEYPAIR == 0 {
-            return ptr::null_mut();
+/// Keys come from this provider's own decoders too (`codec`), handed over by reference.
+impl KeyFamily for Key {
+    type Set = ParamSet;
+    const LOADS: bool = true;
+
+    fn set_of(s: usize) -> ParamSet {
+        set_of(s)
+    }
+
+    fn set(&self) -> ParamSet {
+        self.set
+    }
+
+    fn empty(set: ParamSet) -> Key {
+        Key::empty(set)
+    }
+
+    fn public(&self) -> Option<&[u8]> {
+        self.pk.as_deref().map(|v| &v[..])
+    }
+
+    fn secret(&self) -> Option<&[u8]> {
+        self.sk.as_deref().map(|v| &v[..])
+    }
+
+    fn material(&self) -> Vec<(&'static CStr, &[u8], bool)> {
+        let seed = self.seed.as_deref().map(|s| (c"seed", &s[..], true));
+        let sk = self.secret().map(|v| (c"priv", v, true));
+        let pk = self.public().map(|v| (c"pub", v, false));
+        seed.into_iter().chain(sk).chain(pk).collect()
+    }
+
+    fn other_params(&self, p: &Params) -> bool {
+        let s = self.set;
+        p.set_int(c"bits", 8 * s.public_key_len() as i32).is_ok()
+            && p.set_int(c"security-bits", security_bits(s)).is_ok()
+            && p.set_int(c"max-size", s.ciphertext_len() as i32).is_ok()
+    }
+
+    fn gettable() -> *const Param {
+        GETTABLE.as_ptr()
+    }
+
+    fn key_types() -> *const Param {
+        KEY_TYPES.as_ptr()
+    }
+
+    fn from_params(set: ParamSet, p: &Params, include_private: bool) -> Option<Key> {
+        key_from_params(set, p, include_private)
+    }
+
+    /// A public key must take an encapsulation (canonical encoding). A key pair is valid when
+    /// its public key is the one inside the secret key, a seed (if any) regenerates it, and an
+    /// encapsulation to it decapsulates to the same secret (pairwise test).
+    fn valid(&self, selection: c_int) -> bool {
+        let alg = Alg::Ctru(self.set);
+        let Some(pk) = &self.pk else { return false };
+        if pk.len() != self.set.public_key_len() {
+            return false;
         }
-        let mut g = GenCtx { seed: None };
-        // SAFETY: a terminated parameter array or NULL.
-        if !gen_set(&mut g, &unsafe { Params::new(params) }) {
-            return ptr::null_mut();
-        }
-        Box::into_raw(Box::new(g)).cast()
-    })
-}
-
-unsafe extern "C" fn gen_set_params(g: *mut c_void, params: *const Param) -> c_int {
-    guard(0, || {
-        // SAFETY: our generation context and a terminated array.
-        match unsafe { (g as *mut GenCtx).as_mut() } {
-            Some(g) => status(gen_set(g, &unsafe { Params::new(params) })),
-            None => 0,
-        }
-    })
-}
-
-static GEN_SETTABLE: Table<Param, 3> = Table([
-    abi::describe(c"properties", abi::PARAM_UTF8_STRING),
-    abi::describe(c"seed", abi::PARAM_OCTET_STRING),
-    abi::PARAM_END,
-]);
-
-unsafe extern "C" fn gen_settable_params(_g: *mut c_void, _provctx: *mut c_void) -> *const Param {
-    GEN_SETTABLE.as_ptr()
-}
-
-unsafe extern "C" fn generate<const S: usize>(
-    g: *mut c_void,
-    _cb: *const c_void,
-    _cbarg: *mut c_void,
-) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        // SAFETY: our generation context.
-        let Some(g) = (unsafe { (g as *mut GenCtx).as_ref() }) else {
-            return ptr::null_mut();
+        let encaps = || engine::kem_encaps(alg, pk.clone(), None);
+        let sk = match &self.sk {
+            Some(sk) if selection & abi::SELECT_PRIVATE_KEY != 0 => sk,
+            _ => return encaps().is_ok(),
         };
-        match Key::generate(set_of(S), g.seed.as_deref()) {
-            Some(k) => Box::into_raw(Box::new(k)).cast(),
-            None => ptr::null_mut(),
+        let seed_ok = self.seed.as_ref().is_none_or(|s| {
+            Key::generate(self.set, Some(s)).is_some_and(|g| g.sk.as_deref() == Some(&**sk))
+        });
+        let pairwise = encaps().is_ok_and(|(ct, ss)| {
+            engine::kem_decaps(alg, sk.clone(), ct).is_ok_and(|ss2| ct_eq(&ss, &ss2))
+        });
+        seed_ok && ct_eq(embedded_pk(self.set, sk), pk) && pairwise
+    }
+
+    fn keep(&mut self, private: bool, public: bool) {
+        if !private {
+            self.seed = None;
+            self.sk = None;
         }
-    })
-}
-
-unsafe extern "C" fn gen_cleanup(g: *mut c_void) {
-    guard((), || {
-        if !g.is_null() {
-            // SAFETY: made by Box::into_raw in gen_init; freed once.
-            drop(unsafe { Box::from_raw(g as *mut GenCtx) });
+        if !public {
+            self.pk = None;
         }
-    })
+    }
+
+    fn seed_len(_set: ParamSet) -> usize {
+        64
+    }
+
+    fn generate(set: ParamSet, seed: &mut Option<Zeroizing<Vec<u8>>>) -> Option<Key> {
+        let seed: Option<&[u8; 64]> = match seed {
+            Some(s) => Some(s[..].try_into().ok()?),
+            None => None,
+        };
+        Key::generate(set, seed)
+    }
 }
 
-const fn functions<const S: usize>() -> [Dispatch; 19] {
-    [
-        entry!(abi::KEYMGMT_NEW, new::<S>),
-        entry!(abi::KEYMGMT_FREE, free),
-        entry!(abi::KEYMGMT_LOAD, load::<S>),
-        entry!(abi::KEYMGMT_HAS, has),
-        entry!(abi::KEYMGMT_MATCH, matches),
-        entry!(abi::KEYMGMT_IMPORT, import::<S>),
-        entry!(abi::KEYMGMT_IMPORT_TYPES, key_types),
-        entry!(abi::KEYMGMT_EXPORT, export),
-        entry!(abi::KEYMGMT_EXPORT_TYPES, key_types),
-        entry!(abi::KEYMGMT_GET_PARAMS, get_params),
-        entry!(abi::KEYMGMT_GETTABLE_PARAMS, gettable_params),
-        entry!(abi::KEYMGMT_VALIDATE, validate),
-        entry!(abi::KEYMGMT_DUP, dup),
-        entry!(abi::KEYMGMT_GEN_INIT, gen_init),
-        entry!(abi::KEYMGMT_GEN_SET_PARAMS, gen_set_params),
-        entry!(abi::KEYMGMT_GEN_SETTABLE_PARAMS, gen_settable_params),
-        entry!(abi::KEYMGMT_GEN, generate::<S>),
-        entry!(abi::KEYMGMT_GEN_CLEANUP, gen_cleanup),
-        abi::DISPATCH_END,
-    ]
-}
-
-pub static KEYMGMT: [Table<Dispatch, 19>; 3] = [
-    Table(functions::<0>()),
-    Table(functions::<1>()),
-    Table(functions::<2>()),
-];
+/// CTRU-Prime-653/761/1277.
+pub static KEYMGMT: [Table<Dispatch, ENTRIES>; 3] = three::<Key>();
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::octet_param;
 
     #[test]
     fn oids_agree_with_their_dotted_names() {

@@ -13,7 +13,8 @@ use crate::abi::{self, Callback, Dispatch, Param, Table};
 use crate::engine::{self, Encapsulated};
 use crate::entry;
 use crate::guard::guard;
-use crate::mlkem_key::{self, GenCtx};
+use crate::key_family::{self, GenCtx};
+use crate::mlkem_key;
 use crate::params::{octet_param, status, Params};
 use pqgpu::mlkem::ParamSet;
 use pqgpu::{Alg, Error};
@@ -438,9 +439,15 @@ unsafe extern "C" fn gen_init(
     selection: c_int,
     params: *const Param,
 ) -> *mut c_void {
-    // SAFETY: OpenSSL's parameter array (terminated) or NULL.
-    guard(ptr::null_mut(), || unsafe {
-        mlkem_key::gen_new(selection, params, false)
+    guard(ptr::null_mut(), || {
+        let Some(mut g) = GenCtx::new(selection, true) else {
+            return ptr::null_mut();
+        };
+        // SAFETY: OpenSSL's parameter array (terminated) or NULL.
+        if !g.set(&unsafe { Params::new(params) }, None) {
+            return ptr::null_mut();
+        }
+        g.into_raw()
     })
 }
 
@@ -448,11 +455,7 @@ unsafe extern "C" fn gen_set_params(g: *mut c_void, params: *const Param) -> c_i
     guard(0, || {
         // SAFETY: our generation context and a terminated array.
         match unsafe { (g as *mut GenCtx).as_mut() } {
-            Some(g) => status(mlkem_key::gen_set(
-                g,
-                &unsafe { Params::new(params) },
-                false,
-            )),
+            Some(g) => status(g.set(&unsafe { Params::new(params) }, None)),
             None => 0,
         }
     })
@@ -506,7 +509,7 @@ pub static KEYMGMT: Table<Dispatch, 20> = Table([
     entry!(abi::KEYMGMT_GEN_SET_PARAMS, gen_set_params),
     entry!(abi::KEYMGMT_GEN_SETTABLE_PARAMS, gen_settable_params),
     entry!(abi::KEYMGMT_GEN, generate),
-    entry!(abi::KEYMGMT_GEN_CLEANUP, mlkem_key::gen_cleanup),
+    entry!(abi::KEYMGMT_GEN_CLEANUP, key_family::gen_cleanup),
     abi::DISPATCH_END,
 ]);
 

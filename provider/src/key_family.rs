@@ -31,8 +31,9 @@ pub trait KeyFamily: Clone + Sized + 'static {
     fn secret(&self) -> Option<&[u8]>;
     /// The key's material under OpenSSL's names, in export order: (name, bytes, private).
     fn material(&self) -> Vec<(&'static CStr, &[u8], bool)>;
-    /// Writes the family's figures (`bits`, `security-bits`, `max-size`, ...) where asked.
-    fn figures(&self, p: &Params) -> bool;
+    /// Writes what get_params answers besides the material (`bits`, `security-bits`,
+    /// `max-size`, ...) where asked.
+    fn other_params(&self, p: &Params) -> bool;
     /// Everything get_params answers (the figures and the material).
     fn gettable() -> *const Param;
     /// The material import and export take.
@@ -246,7 +247,7 @@ unsafe extern "C" fn get_params<K: KeyFamily>(k: *mut c_void, params: *mut Param
             return 0;
         };
         let material = k.material();
-        status(k.figures(&p) && material.iter().all(|(n, v, _)| p.set_octets(n, v).is_ok()))
+        status(k.other_params(&p) && material.iter().all(|(n, v, _)| p.set_octets(n, v).is_ok()))
     })
 }
 

@@ -6,7 +6,7 @@
 //!
 //! Layout: `abi` (the provider ABI's types and ids), `params` (OSSL_PARAM reading/writing),
 //! `guard` (panic boundary), `key_family` (the key-management skeleton every family's keys
-//! plug into), `keymgmt` (ML-DSA keys), `signature` (the signature operation over `sig_key`),
+//! plug into), `mldsa_key` (ML-DSA keys), `signature` (the signature operation over `sig_key`),
 //! `engine` (the one door into pqgpu), `caps` (TLS signature schemes), `async_job` and `pool`
 //! (OpenSSL async jobs, helper threads).
 //!
@@ -34,7 +34,7 @@ pub mod hybrid_key;
 mod kem;
 mod kem_key;
 pub mod key_family;
-pub mod keymgmt;
+pub mod mldsa_key;
 pub mod mlkem_key;
 pub mod params;
 mod pool;
@@ -136,9 +136,9 @@ const fn prefix<const N: usize, const M: usize>(list: &[Algorithm; N]) -> [Algor
 static KEYMGMT: Table<Algorithm, 23> = {
     let s = slh_dsa(&slhdsa_key::KEYMGMT);
     Table([
-        alg(N44, &keymgmt::MLDSA44),
-        alg(N65, &keymgmt::MLDSA65),
-        alg(N87, &keymgmt::MLDSA87),
+        alg(N44, &mldsa_key::KEYMGMT[0]),
+        alg(N65, &mldsa_key::KEYMGMT[1]),
+        alg(N87, &mldsa_key::KEYMGMT[2]),
         s[0],
         s[1],
         s[2],

@@ -6,16 +6,13 @@
 //! A key generated for the TLS server side starts empty (parameter generation) and receives
 //! the peer's share through `encoded-pub-key`; the encapsulation then checks it.
 
-use crate::abi::{self, Callback, Dispatch, Param, Table};
-use crate::ctru_key::ct_eq;
+use crate::abi::{self, Dispatch, Param, Table};
 use crate::engine::{self, SecretKey};
-use crate::entry;
-use crate::guard::guard;
-use crate::params::{octet_param, status, Params};
+use crate::key_family::{ct_eq, three, KeyFamily, ENTRIES};
+use crate::params::Params;
 use pqgpu::mlkem::ParamSet;
 use pqgpu::{Alg, Error};
-use std::ffi::{c_int, c_void, CStr};
-use std::ptr;
+use std::ffi::{c_int, CStr};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -213,156 +210,12 @@ pub fn set_encoded_ek(k: &mut Key, p: &Params) -> bool {
     }
 }
 
-// ---- entry points ---------------------------------------------------------------------------
-
-/// # Safety
-/// `k` must be NULL or a key made by this module.
-unsafe fn key<'a>(k: *const c_void) -> Option<&'a Key> {
-    // SAFETY: the caller's promise.
-    unsafe { (k as *const Key).as_ref() }
-}
-
-unsafe extern "C" fn new<const S: usize>(_provctx: *mut c_void) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        Box::into_raw(Box::new(Key::empty(set_of(S)))).cast()
-    })
-}
-
-unsafe extern "C" fn free(k: *mut c_void) {
-    guard((), || {
-        if !k.is_null() {
-            // SAFETY: made by Box::into_raw in this module; OpenSSL frees each key once.
-            drop(unsafe { Box::from_raw(k as *mut Key) });
-        }
-    })
-}
-
-unsafe extern "C" fn has(k: *const c_void, selection: c_int) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of this key management.
-        let Some(k) = (unsafe { key(k) }) else {
-            return 0;
-        };
-        let priv_ok = selection & abi::SELECT_PRIVATE_KEY == 0 || k.dk.is_some();
-        let pub_ok = selection & abi::SELECT_PUBLIC_KEY == 0 || k.ek.is_some();
-        status(priv_ok && pub_ok)
-    })
-}
-
-unsafe extern "C" fn matches(a: *const c_void, b: *const c_void, selection: c_int) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes keys of this key management.
-        let (Some(a), Some(b)) = (unsafe { key(a) }, unsafe { key(b) }) else {
-            return 0;
-        };
-        if a.set != b.set {
-            return 0;
-        }
-        if selection & abi::SELECT_KEYPAIR == 0 {
-            return 1;
-        }
-        match (&a.ek, &b.ek) {
-            (Some(x), Some(y)) => status(x == y),
-            _ => 0,
-        }
-    })
-}
-
-unsafe extern "C" fn import<const S: usize>(
-    k: *mut c_void,
-    selection: c_int,
-    params: *const Param,
-) -> c_int {
-    guard(0, || {
-        if k.is_null() || selection & abi::SELECT_KEYPAIR == 0 {
-            return 0;
-        }
-        // SAFETY: OpenSSL passes a key of ours and a terminated parameter array.
-        let (k, p) = unsafe { (&mut *(k as *mut Key), Params::new(params)) };
-        match key_from_params(set_of(S), &p, selection & abi::SELECT_PRIVATE_KEY != 0) {
-            Some(new) => {
-                *k = new;
-                1
-            }
-            None => 0,
-        }
-    })
-}
-
 static KEY_TYPES: Table<Param, 4> = Table([
     abi::describe(c"seed", abi::PARAM_OCTET_STRING),
     abi::describe(c"priv", abi::PARAM_OCTET_STRING),
     abi::describe(c"pub", abi::PARAM_OCTET_STRING),
     abi::PARAM_END,
 ]);
-
-unsafe extern "C" fn key_types(selection: c_int) -> *const Param {
-    if selection & abi::SELECT_KEYPAIR == 0 {
-        return ptr::null();
-    }
-    KEY_TYPES.as_ptr()
-}
-
-unsafe extern "C" fn export(
-    k: *mut c_void,
-    selection: c_int,
-    cb: Option<Callback>,
-    cbarg: *mut c_void,
-) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours.
-        let (Some(k), Some(cb)) = (unsafe { key(k) }, cb) else {
-            return 0;
-        };
-        if selection & abi::SELECT_KEYPAIR == 0 {
-            return 0;
-        }
-        let mut arr: Vec<Param> = Vec::with_capacity(4);
-        if selection & abi::SELECT_PRIVATE_KEY != 0 {
-            if let Some(s) = &k.seed {
-                arr.push(octet_param(c"seed", &s[..]));
-            }
-            if let Some(d) = &k.dk {
-                arr.push(octet_param(c"priv", d));
-            }
-        }
-        if selection & abi::SELECT_PUBLIC_KEY != 0 {
-            if let Some(e) = &k.ek {
-                arr.push(octet_param(c"pub", e));
-            }
-        }
-        if arr.is_empty() {
-            return 0;
-        }
-        arr.push(abi::PARAM_END);
-        // SAFETY: a terminated array over the key's own buffers, alive during the call.
-        unsafe { cb(arr.as_ptr(), cbarg) }
-    })
-}
-
-unsafe extern "C" fn get_params(k: *mut c_void, params: *mut Param) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours and a terminated, writable array.
-        let (Some(k), p) = (unsafe { key(k) }, unsafe { Params::new(params) }) else {
-            return 0;
-        };
-        let (bits, security_bits) = figures(k.set);
-        let ct_len = k.set.ciphertext_len() as i32;
-        let ok = p.set_int(c"bits", bits).is_ok()
-            && p.set_int(c"security-bits", security_bits).is_ok()
-            && p.set_int(c"max-size", ct_len).is_ok()
-            && k.seed
-                .as_ref()
-                .is_none_or(|v| p.set_octets(c"seed", &v[..]).is_ok())
-            && k.dk
-                .as_ref()
-                .is_none_or(|v| p.set_octets(c"priv", v).is_ok())
-            && k.ek.as_ref().is_none_or(|v| {
-                p.set_octets(c"pub", v).is_ok() && p.set_octets(c"encoded-pub-key", v).is_ok()
-            });
-        status(ok)
-    })
-}
 
 static GETTABLE: Table<Param, 8> = Table([
     abi::describe(c"bits", abi::PARAM_INTEGER),
@@ -375,30 +228,10 @@ static GETTABLE: Table<Param, 8> = Table([
     abi::PARAM_END,
 ]);
 
-unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const Param {
-    GETTABLE.as_ptr()
-}
-
-unsafe extern "C" fn set_params(k: *mut c_void, params: *const Param) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours and a terminated array.
-        let (Some(k), p) = (unsafe { (k as *mut Key).as_mut() }, unsafe {
-            Params::new(params)
-        }) else {
-            return 0;
-        };
-        status(set_encoded_ek(k, &p))
-    })
-}
-
 static SETTABLE: Table<Param, 2> = Table([
     abi::describe(c"encoded-pub-key", abi::PARAM_OCTET_STRING),
     abi::PARAM_END,
 ]);
-
-unsafe extern "C" fn settable_params(_provctx: *mut c_void) -> *const Param {
-    SETTABLE.as_ptr()
-}
 
 /// Valid: FIPS 203's checks pass, a seed (if any) regenerates the key, and an encapsulation
 /// to the key decapsulates to the same secret (pairwise test).
@@ -424,182 +257,107 @@ pub fn valid(k: &Key, selection: c_int) -> bool {
     seed_ok && ct_eq(embedded_ek(k.set, &dk), ek) && pairwise
 }
 
-unsafe extern "C" fn validate(k: *const c_void, selection: c_int, _check: c_int) -> c_int {
-    guard(0, || {
-        // SAFETY: OpenSSL passes a key of ours.
-        if unsafe { has(k, selection) } == 0 {
-            return 0;
-        }
-        if selection & abi::SELECT_KEYPAIR == 0 {
-            return 1;
-        }
-        // SAFETY: as above; `has` returned 1, so it is not NULL.
-        status(valid(unsafe { key(k) }.expect("checked by has"), selection))
-    })
-}
+impl KeyFamily for Key {
+    type Set = ParamSet;
+    const PARAM_GEN: bool = true;
+    const SETTABLE: bool = true;
 
-unsafe extern "C" fn dup(k: *const c_void, selection: c_int) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        // SAFETY: OpenSSL passes a key of ours.
-        let Some(k) = (unsafe { key(k) }) else {
-            return ptr::null_mut();
+    fn set_of(s: usize) -> ParamSet {
+        set_of(s)
+    }
+
+    fn set(&self) -> ParamSet {
+        self.set
+    }
+
+    fn empty(set: ParamSet) -> Key {
+        Key::empty(set)
+    }
+
+    fn public(&self) -> Option<&[u8]> {
+        self.ek.as_deref().map(|v| &v[..])
+    }
+
+    fn secret(&self) -> Option<&[u8]> {
+        self.dk.as_deref().map(|v| &v[..])
+    }
+
+    fn material(&self) -> Vec<(&'static CStr, &[u8], bool)> {
+        let seed = self.seed.as_deref().map(|s| (c"seed", &s[..], true));
+        let dk = self.secret().map(|v| (c"priv", v, true));
+        let ek = self.public().map(|v| (c"pub", v, false));
+        seed.into_iter().chain(dk).chain(ek).collect()
+    }
+
+    /// `bits`, `security-bits`, `max-size` (the ciphertext's length) and, for TLS,
+    /// `encoded-pub-key` (ek).
+    fn other_params(&self, p: &Params) -> bool {
+        let (bits, security_bits) = figures(self.set);
+        p.set_int(c"bits", bits).is_ok()
+            && p.set_int(c"security-bits", security_bits).is_ok()
+            && p.set_int(c"max-size", self.set.ciphertext_len() as i32)
+                .is_ok()
+            && self
+                .public()
+                .is_none_or(|ek| p.set_octets(c"encoded-pub-key", ek).is_ok())
+    }
+
+    fn gettable() -> *const Param {
+        GETTABLE.as_ptr()
+    }
+
+    fn key_types() -> *const Param {
+        KEY_TYPES.as_ptr()
+    }
+
+    fn from_params(set: ParamSet, p: &Params, include_private: bool) -> Option<Key> {
+        key_from_params(set, p, include_private)
+    }
+
+    fn valid(&self, selection: c_int) -> bool {
+        selection & abi::SELECT_KEYPAIR == 0 || valid(self, selection)
+    }
+
+    /// A secret key keeps its encapsulation key (ek is inside dk).
+    fn keep(&mut self, private: bool, public: bool) {
+        if !private {
+            self.seed = None;
+            self.dk = None;
+        }
+        if !public && self.dk.is_none() {
+            self.ek = None;
+        }
+    }
+
+    fn seed_len(_set: ParamSet) -> usize {
+        64
+    }
+
+    /// A given seed is single-use, as in OpenSSL.
+    fn generate(set: ParamSet, seed: &mut Option<Zeroizing<Vec<u8>>>) -> Option<Key> {
+        let seed = match seed.take() {
+            Some(s) => Some(Zeroizing::new(<[u8; 64]>::try_from(&s[..]).ok()?)),
+            None => None,
         };
-        let mut d = k.clone();
-        if selection & abi::SELECT_PRIVATE_KEY == 0 {
-            d.seed = None;
-            d.dk = None;
-        }
-        if selection & abi::SELECT_PUBLIC_KEY == 0 && d.dk.is_none() {
-            d.ek = None;
-        }
-        Box::into_raw(Box::new(d)).cast()
-    })
-}
-
-// ---- key generation -------------------------------------------------------------------------
-
-/// A generation context: a key pair (with an optional seed) or, for parameter generation
-/// (what TLS asks before it sets the peer's share), an empty key.
-pub struct GenCtx {
-    pub keypair: bool,
-    pub seed: Option<Zeroizing<[u8; 64]>>,
-}
-
-/// Reads `seed` (64 bytes) when `take_seed`; `properties` must be text; the rest (`group`,
-/// which TLS passes) is ignored, as OpenSSL's ML-KEM does.
-pub fn gen_set(g: &mut GenCtx, p: &Params, take_seed: bool) -> bool {
-    if take_seed {
-        match p.octets(c"seed") {
-            Ok(Some(s)) => match <[u8; 64]>::try_from(s) {
-                Ok(s) => g.seed = Some(Zeroizing::new(s)),
-                Err(_) => return false,
-            },
-            Ok(None) => {}
-            Err(_) => return false,
-        }
+        Key::generate(set, seed.as_deref()).ok()
     }
-    p.utf8(c"properties").is_ok()
-}
 
-/// A generation context for `selection`: key pairs and (empty) parameters.
-///
-/// # Safety
-/// `params` must be NULL or a terminated parameter array.
-pub unsafe fn gen_new(selection: c_int, params: *const Param, take_seed: bool) -> *mut c_void {
-    if selection & (abi::SELECT_KEYPAIR | abi::SELECT_ALL_PARAMETERS) == 0 {
-        return ptr::null_mut();
+    fn set_params(&mut self, p: &Params) -> bool {
+        set_encoded_ek(self, p)
     }
-    let mut g = GenCtx {
-        keypair: selection & abi::SELECT_KEYPAIR != 0,
-        seed: None,
-    };
-    // SAFETY: the caller's promise.
-    if !gen_set(&mut g, &unsafe { Params::new(params) }, take_seed) {
-        return ptr::null_mut();
+
+    fn settable() -> *const Param {
+        SETTABLE.as_ptr()
     }
-    Box::into_raw(Box::new(g)).cast()
 }
 
-unsafe extern "C" fn gen_init(
-    _provctx: *mut c_void,
-    selection: c_int,
-    params: *const Param,
-) -> *mut c_void {
-    // SAFETY: OpenSSL's parameter array (terminated) or NULL.
-    guard(ptr::null_mut(), || unsafe {
-        gen_new(selection, params, true)
-    })
-}
-
-unsafe extern "C" fn gen_set_params(g: *mut c_void, params: *const Param) -> c_int {
-    guard(0, || {
-        // SAFETY: our generation context and a terminated array.
-        match unsafe { (g as *mut GenCtx).as_mut() } {
-            Some(g) => status(gen_set(g, &unsafe { Params::new(params) }, true)),
-            None => 0,
-        }
-    })
-}
-
-static GEN_SETTABLE: Table<Param, 3> = Table([
-    abi::describe(c"properties", abi::PARAM_UTF8_STRING),
-    abi::describe(c"seed", abi::PARAM_OCTET_STRING),
-    abi::PARAM_END,
-]);
-
-unsafe extern "C" fn gen_settable_params(_g: *mut c_void, _provctx: *mut c_void) -> *const Param {
-    GEN_SETTABLE.as_ptr()
-}
-
-unsafe extern "C" fn generate<const S: usize>(
-    g: *mut c_void,
-    _cb: *const c_void,
-    _cbarg: *mut c_void,
-) -> *mut c_void {
-    guard(ptr::null_mut(), || {
-        // SAFETY: our generation context.
-        let Some(g) = (unsafe { (g as *mut GenCtx).as_mut() }) else {
-            return ptr::null_mut();
-        };
-        if !g.keypair {
-            return Box::into_raw(Box::new(Key::empty(set_of(S)))).cast();
-        }
-        // A given seed is single-use, as in OpenSSL.
-        let seed = g.seed.take();
-        match Key::generate(set_of(S), seed.as_deref()) {
-            Ok(k) => Box::into_raw(Box::new(k)).cast(),
-            Err(_) => ptr::null_mut(),
-        }
-    })
-}
-
-/// `OSSL_FUNC_keymgmt_gen_cleanup` for `GenCtx`.
-///
-/// # Safety
-/// `g` must be NULL or a context from `gen_new`, not used again.
-pub unsafe extern "C" fn gen_cleanup(g: *mut c_void) {
-    guard((), || {
-        if !g.is_null() {
-            // SAFETY: made by Box::into_raw in gen_new; freed once.
-            drop(unsafe { Box::from_raw(g as *mut GenCtx) });
-        }
-    })
-}
-
-const fn functions<const S: usize>() -> [Dispatch; 20] {
-    [
-        entry!(abi::KEYMGMT_NEW, new::<S>),
-        entry!(abi::KEYMGMT_FREE, free),
-        entry!(abi::KEYMGMT_HAS, has),
-        entry!(abi::KEYMGMT_MATCH, matches),
-        entry!(abi::KEYMGMT_IMPORT, import::<S>),
-        entry!(abi::KEYMGMT_IMPORT_TYPES, key_types),
-        entry!(abi::KEYMGMT_EXPORT, export),
-        entry!(abi::KEYMGMT_EXPORT_TYPES, key_types),
-        entry!(abi::KEYMGMT_GET_PARAMS, get_params),
-        entry!(abi::KEYMGMT_GETTABLE_PARAMS, gettable_params),
-        entry!(abi::KEYMGMT_SET_PARAMS, set_params),
-        entry!(abi::KEYMGMT_SETTABLE_PARAMS, settable_params),
-        entry!(abi::KEYMGMT_VALIDATE, validate),
-        entry!(abi::KEYMGMT_DUP, dup),
-        entry!(abi::KEYMGMT_GEN_INIT, gen_init),
-        entry!(abi::KEYMGMT_GEN_SET_PARAMS, gen_set_params),
-        entry!(abi::KEYMGMT_GEN_SETTABLE_PARAMS, gen_settable_params),
-        entry!(abi::KEYMGMT_GEN, generate::<S>),
-        entry!(abi::KEYMGMT_GEN_CLEANUP, gen_cleanup),
-        abi::DISPATCH_END,
-    ]
-}
-
-pub static KEYMGMT: [Table<Dispatch, 20>; 3] = [
-    Table(functions::<0>()),
-    Table(functions::<1>()),
-    Table(functions::<2>()),
-];
+/// ML-KEM-512/768/1024.
+pub static KEYMGMT: [Table<Dispatch, ENTRIES>; 3] = three::<Key>();
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::octet_param;
 
     fn import(set: ParamSet, entries: &[(&'static CStr, &[u8])]) -> Option<Key> {
         let mut arr: Vec<Param> = entries.iter().map(|(k, d)| octet_param(k, d)).collect();

@@ -380,9 +380,9 @@ pub const fn functions<K: SigKey, const S: usize>() -> [Dispatch; 16] {
 
 /// ML-DSA-44/65/87.
 pub static ML_DSA: [Table<Dispatch, 16>; 3] = [
-    Table(functions::<crate::keymgmt::Key, 0>()),
-    Table(functions::<crate::keymgmt::Key, 1>()),
-    Table(functions::<crate::keymgmt::Key, 2>()),
+    Table(functions::<crate::mldsa_key::Key, 0>()),
+    Table(functions::<crate::mldsa_key::Key, 1>()),
+    Table(functions::<crate::mldsa_key::Key, 2>()),
 ];
 
 /// The twelve SLH-DSA sets, in `pqgpu::slhdsa::ParamSet::ALL`'s order.

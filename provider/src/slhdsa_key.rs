@@ -168,7 +168,7 @@ impl KeyFamily for Key {
 
     /// As OpenSSL reports them: `bits` the public key's, `security-bits` 8n, `max-size` the
     /// signature's length, and no mandatory digest.
-    fn figures(&self, p: &Params) -> bool {
+    fn other_params(&self, p: &Params) -> bool {
         let s = self.set;
         p.set_int(c"bits", 8 * s.public_key_len() as i32).is_ok()
             && p.set_int(c"security-bits", 8 * s.n() as i32).is_ok()
