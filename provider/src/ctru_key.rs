@@ -293,8 +293,8 @@ impl KeyFamily for Key {
         }
     }
 
-    fn seed_len(_set: ParamSet) -> usize {
-        64
+    fn seed_len(_set: ParamSet) -> Option<usize> {
+        Some(64)
     }
 
     fn generate(set: ParamSet, seed: &mut Option<Zeroizing<Vec<u8>>>) -> Option<Key> {

@@ -1,7 +1,8 @@
-//! One key-management skeleton for the key families served under OpenSSL's key-management
-//! operation (ML-DSA, SLH-DSA, ML-KEM, CTRU-Prime): OpenSSL's calling conventions (selections,
-//! NULL checks, the panic boundary, boxing and freeing keys, generation contexts, parameter
-//! arrays) live here once; what is particular to a family its key says (`KeyFamily`).
+//! One key-management skeleton for every key family this provider serves (ML-DSA, SLH-DSA,
+//! ML-KEM, X25519MLKEM768, CTRU-Prime): OpenSSL's calling conventions (selections, NULL
+//! checks, the panic boundary, boxing and freeing keys, generation contexts, parameter arrays)
+//! live here once; what is particular to a family its key says (`KeyFamily`). The hybrid
+//! X25519MLKEM768 is a family of one set.
 
 use crate::abi::{self, Callback, Dispatch, Param, Table};
 use crate::entry;
@@ -44,8 +45,8 @@ pub trait KeyFamily: Clone + Sized + 'static {
     fn valid(&self, selection: c_int) -> bool;
     /// Drops the private or public part (a dup for a narrower selection).
     fn keep(&mut self, private: bool, public: bool);
-    /// The generation seed's length (parameter `seed`).
-    fn seed_len(set: Self::Set) -> usize;
+    /// The generation seed's length (parameter `seed`); `None`: generation takes no seed.
+    fn seed_len(set: Self::Set) -> Option<usize>;
     /// A fresh key pair, from the seed when one was given (the family decides whether a seed
     /// is used once, as OpenSSL's ML-KEM does, by taking it).
     fn generate(set: Self::Set, seed: &mut Option<Zeroizing<Vec<u8>>>) -> Option<Self>;
@@ -348,10 +349,7 @@ unsafe extern "C" fn gen_init<K: KeyFamily, const S: usize>(
             return ptr::null_mut();
         };
         // SAFETY: a terminated parameter array or NULL.
-        if !g.set(
-            &unsafe { Params::new(params) },
-            Some(K::seed_len(K::set_of(S))),
-        ) {
+        if !g.set(&unsafe { Params::new(params) }, K::seed_len(K::set_of(S))) {
             return ptr::null_mut();
         }
         g.into_raw()
@@ -365,10 +363,7 @@ unsafe extern "C" fn gen_set_params<K: KeyFamily, const S: usize>(
     guard(0, || {
         // SAFETY: our generation context and a terminated array.
         match unsafe { (g as *mut GenCtx).as_mut() } {
-            Some(g) => status(g.set(
-                &unsafe { Params::new(params) },
-                Some(K::seed_len(K::set_of(S))),
-            )),
+            Some(g) => status(g.set(&unsafe { Params::new(params) }, K::seed_len(K::set_of(S)))),
             None => 0,
         }
     })
@@ -380,8 +375,19 @@ static GEN_SETTABLE: Table<Param, 3> = Table([
     abi::PARAM_END,
 ]);
 
-unsafe extern "C" fn gen_settable_params(_g: *mut c_void, _provctx: *mut c_void) -> *const Param {
-    GEN_SETTABLE.as_ptr()
+static GEN_SETTABLE_NO_SEED: Table<Param, 2> = Table([
+    abi::describe(c"properties", abi::PARAM_UTF8_STRING),
+    abi::PARAM_END,
+]);
+
+unsafe extern "C" fn gen_settable_params<K: KeyFamily, const S: usize>(
+    _g: *mut c_void,
+    _provctx: *mut c_void,
+) -> *const Param {
+    match K::seed_len(K::set_of(S)) {
+        Some(_) => GEN_SETTABLE.as_ptr(),
+        None => GEN_SETTABLE_NO_SEED.as_ptr(),
+    }
 }
 
 unsafe extern "C" fn generate<K: KeyFamily, const S: usize>(
@@ -436,7 +442,10 @@ pub const fn functions<K: KeyFamily, const S: usize>() -> [Dispatch; ENTRIES] {
         entry!(abi::KEYMGMT_DUP, dup::<K>),
         entry!(abi::KEYMGMT_GEN_INIT, gen_init::<K, S>),
         entry!(abi::KEYMGMT_GEN_SET_PARAMS, gen_set_params::<K, S>),
-        entry!(abi::KEYMGMT_GEN_SETTABLE_PARAMS, gen_settable_params),
+        entry!(
+            abi::KEYMGMT_GEN_SETTABLE_PARAMS,
+            gen_settable_params::<K, S>
+        ),
         entry!(abi::KEYMGMT_GEN, generate::<K, S>),
         entry!(abi::KEYMGMT_GEN_CLEANUP, gen_cleanup),
     ];

@@ -99,24 +99,43 @@ const ALG_END: Algorithm = Algorithm {
 };
 
 // OpenSSL 3.5's names for ML-DSA (providers/implementations/include/prov/names.h).
-const N44: &std::ffi::CStr = c"ML-DSA-44:MLDSA44:2.16.840.1.101.3.4.3.17:id-ml-dsa-44";
-const N65: &std::ffi::CStr = c"ML-DSA-65:MLDSA65:2.16.840.1.101.3.4.3.18:id-ml-dsa-65";
-const N87: &std::ffi::CStr = c"ML-DSA-87:MLDSA87:2.16.840.1.101.3.4.3.19:id-ml-dsa-87";
+const ML_DSA: [&std::ffi::CStr; 3] = [
+    c"ML-DSA-44:MLDSA44:2.16.840.1.101.3.4.3.17:id-ml-dsa-44",
+    c"ML-DSA-65:MLDSA65:2.16.840.1.101.3.4.3.18:id-ml-dsa-65",
+    c"ML-DSA-87:MLDSA87:2.16.840.1.101.3.4.3.19:id-ml-dsa-87",
+];
 
 const C: [&std::ffi::CStr; 3] = ctru_key::NAMES;
 
 const K: [&std::ffi::CStr; 3] = mlkem_key::NAMES;
 
-const H: [&std::ffi::CStr; 12] = slhdsa_key::NAMES;
-
-/// The SLH-DSA entries of an operation's list, from the family's twelve tables.
-const fn slh_dsa<const N: usize>(f: &'static [Table<Dispatch, N>; 12]) -> [Algorithm; 12] {
-    let mut a = [ALG_END; 12];
+/// A family's entries in an operation's list: each set's names with its table.
+const fn row<const N: usize, const R: usize>(
+    names: [&'static std::ffi::CStr; R],
+    f: &'static [Table<Dispatch, N>; R],
+) -> [Algorithm; R] {
+    let mut a = [ALG_END; R];
     let mut i = 0;
-    while i < 12 {
-        a[i] = alg(H[i], &f[i]);
+    while i < R {
+        a[i] = alg(names[i], &f[i]);
         i += 1;
     }
+    a
+}
+
+/// The entries of `parts` in order, then the end (`M` must be their number plus one).
+const fn list<const M: usize>(parts: &[&[Algorithm]]) -> [Algorithm; M] {
+    let mut a = [ALG_END; M];
+    let (mut i, mut at) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            a[at] = parts[i][j];
+            (j, at) = (j + 1, at + 1);
+        }
+        i += 1;
+    }
+    assert!(at + 1 == M, "the list's length");
     a
 }
 
@@ -133,71 +152,28 @@ const fn prefix<const N: usize, const M: usize>(list: &[Algorithm; N]) -> [Algor
 
 /// ML-DSA, SLH-DSA and CTRU-Prime first, then ML-KEM and X25519MLKEM768 (the query answers
 /// the first eighteen alone when ML-KEM is switched off).
-static KEYMGMT: Table<Algorithm, 23> = {
-    let s = slh_dsa(&slhdsa_key::KEYMGMT);
-    Table([
-        alg(N44, &mldsa_key::KEYMGMT[0]),
-        alg(N65, &mldsa_key::KEYMGMT[1]),
-        alg(N87, &mldsa_key::KEYMGMT[2]),
-        s[0],
-        s[1],
-        s[2],
-        s[3],
-        s[4],
-        s[5],
-        s[6],
-        s[7],
-        s[8],
-        s[9],
-        s[10],
-        s[11],
-        alg(C[0], &ctru_key::KEYMGMT[0]),
-        alg(C[1], &ctru_key::KEYMGMT[1]),
-        alg(C[2], &ctru_key::KEYMGMT[2]),
-        alg(K[0], &mlkem_key::KEYMGMT[0]),
-        alg(K[1], &mlkem_key::KEYMGMT[1]),
-        alg(K[2], &mlkem_key::KEYMGMT[2]),
-        alg(hybrid_key::NAME, &hybrid_key::KEYMGMT),
-        ALG_END,
-    ])
-};
+static KEYMGMT: Table<Algorithm, 23> = Table(list(&[
+    &row(ML_DSA, &mldsa_key::KEYMGMT),
+    &row(slhdsa_key::NAMES, &slhdsa_key::KEYMGMT),
+    &row(C, &ctru_key::KEYMGMT),
+    &row(K, &mlkem_key::KEYMGMT),
+    &[alg(hybrid_key::NAME, &hybrid_key::KEYMGMT)],
+]));
 
 static KEYMGMT_NO_ML_KEM: Table<Algorithm, 19> = Table(prefix(&KEYMGMT.0));
 
-static SIGNATURE: Table<Algorithm, 16> = {
-    let s = slh_dsa(&signature::SLH_DSA);
-    Table([
-        alg(N44, &signature::ML_DSA[0]),
-        alg(N65, &signature::ML_DSA[1]),
-        alg(N87, &signature::ML_DSA[2]),
-        s[0],
-        s[1],
-        s[2],
-        s[3],
-        s[4],
-        s[5],
-        s[6],
-        s[7],
-        s[8],
-        s[9],
-        s[10],
-        s[11],
-        ALG_END,
-    ])
-};
+static SIGNATURE: Table<Algorithm, 16> = Table(list(&[
+    &row(ML_DSA, &signature::ML_DSA),
+    &row(slhdsa_key::NAMES, &signature::SLH_DSA),
+]));
 
-static KEM: Table<Algorithm, 8> = Table([
-    alg(C[0], &kem::CTRU[0]),
-    alg(C[1], &kem::CTRU[1]),
-    alg(C[2], &kem::CTRU[2]),
-    alg(K[0], &kem::ML_KEM[0]),
-    alg(K[1], &kem::ML_KEM[1]),
-    alg(K[2], &kem::ML_KEM[2]),
-    alg(hybrid_key::NAME, &kem::X25519_ML_KEM_768),
-    ALG_END,
-]);
+static KEM: Table<Algorithm, 8> = Table(list(&[
+    &row(C, &kem::CTRU),
+    &row(K, &kem::ML_KEM),
+    &[alg(hybrid_key::NAME, &kem::X25519_ML_KEM_768)],
+]));
 
-static KEM_NO_ML_KEM: Table<Algorithm, 4> = Table([KEM.0[0], KEM.0[1], KEM.0[2], ALG_END]);
+static KEM_NO_ML_KEM: Table<Algorithm, 4> = Table(prefix(&KEM.0));
 
 macro_rules! encoders {
     ($s:literal) => {

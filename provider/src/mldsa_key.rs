@@ -231,8 +231,8 @@ impl KeyFamily for Key {
         }
     }
 
-    fn seed_len(_set: ParamSet) -> usize {
-        32
+    fn seed_len(_set: ParamSet) -> Option<usize> {
+        Some(32)
     }
 
     fn generate(set: ParamSet, seed: &mut Option<Zeroizing<Vec<u8>>>) -> Option<Key> {

@@ -329,8 +329,8 @@ impl KeyFamily for Key {
         }
     }
 
-    fn seed_len(_set: ParamSet) -> usize {
-        64
+    fn seed_len(_set: ParamSet) -> Option<usize> {
+        Some(64)
     }
 
     /// A given seed is single-use, as in OpenSSL.

@@ -211,8 +211,8 @@ impl KeyFamily for Key {
         }
     }
 
-    fn seed_len(set: ParamSet) -> usize {
-        set.seed_len()
+    fn seed_len(set: ParamSet) -> Option<usize> {
+        Some(set.seed_len())
     }
 
     fn generate(set: ParamSet, seed: &mut Option<Zeroizing<Vec<u8>>>) -> Option<Key> {
