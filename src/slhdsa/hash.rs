@@ -6,12 +6,26 @@
 use super::address::Adrs;
 use super::params::{Params, MAX_N};
 use crate::simd::keccak::{f1600, Shake256};
+use crate::simd::sha2_consts::{IV256, IV512};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{
+    keccak_x4::{ShakeX4, SHAKE256_RATE},
+    sha256ni::ShaNi,
+};
 use sha2::digest::generic_array::GenericArray;
 use sha2::{Digest, Sha256, Sha512};
 use zeroize::Zeroize;
 
 /// SHAKE256's rate in bytes.
 const SHAKE_RATE: usize = 136;
+
+/// The most inputs the multi-lane hashes take at once (SHA-256 in eight AVX2 lanes).
+pub const MAX_LANES: usize = 8;
+
+/// Interleaved SHA-NI streams: four keep `sha256rnds2` busy (one or two are bound by its
+/// latency; more spill registers).
+#[cfg(target_arch = "x86_64")]
+const SHA_NI_LANES: usize = 4;
 
 /// The hash functions bound to one PK.seed.
 #[derive(Clone)]
@@ -24,27 +38,13 @@ pub struct Hasher {
     mid512: [u64; 8],
 }
 
-const SHA256_IV: [u32; 8] = [
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-];
-const SHA512_IV: [u64; 8] = [
-    0x6a09e667f3bcc908,
-    0xbb67ae8584caa73b,
-    0x3c6ef372fe94f82b,
-    0xa54ff53a5f1d36f1,
-    0x510e527fade682d1,
-    0x9b05688c2b3e6c1f,
-    0x1f83d9abfb41bd6b,
-    0x5be0cd19137e2179,
-];
-
 impl Hasher {
     pub fn new(p: Params, pk_seed: &[u8]) -> Hasher {
         debug_assert_eq!(pk_seed.len(), p.n);
         let mut seed = [0u8; MAX_N];
         seed[..p.n].copy_from_slice(pk_seed);
-        let mut mid256 = SHA256_IV;
-        let mut mid512 = SHA512_IV;
+        let mut mid256 = IV256;
+        let mut mid512 = IV512;
         if p.sha2 {
             let mut b = [0u8; 64];
             b[..p.n].copy_from_slice(pk_seed);
@@ -91,11 +91,6 @@ impl Hasher {
         }
     }
 
-    /// PRF(PK.seed, SK.seed, ADRS): F's construction on the secret seed.
-    pub fn prf(&self, adrs: &Adrs, sk_seed: &[u8], out: &mut [u8]) {
-        self.f(adrs, sk_seed, out);
-    }
-
     /// PRF_msg(SK.prf, opt_rand, M): n bytes (HMAC-SHA-256/512 for SHA2, SHAKE256 otherwise).
     pub fn prf_msg(&self, sk_prf: &[u8], opt_rand: &[u8], msg: &[&[u8]], out: &mut [u8]) {
         let n = self.p.n;
@@ -130,6 +125,181 @@ impl Hasher {
         } else {
             mgf1_digest::<Sha512>(r, seed, pk_root, msg, &mut out[..m]);
         }
+    }
+
+    /// How many inputs the multi-lane hashes (`prf_many`, `f_many`, `h_many`) hash at once on
+    /// this CPU: for SHA-256 four (interleaved SHA-NI streams) or eight (AVX2 lanes), for
+    /// SHAKE four (Keccak states in AVX2 registers), one with the portable code. Callers group
+    /// independent work by it.
+    pub fn lanes(&self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if self.p.sha2 && ShaNi::detect().is_some() {
+            return SHA_NI_LANES;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::level().avx2().is_some() {
+            return if self.p.sha2 {
+                crate::simd::sha256x8::LANES
+            } else {
+                4
+            };
+        }
+        1
+    }
+
+    /// PRF for `count` addresses: lane j of `out` (n bytes at j * n) = PRF(PK.seed, SK.seed,
+    /// adrs(j)), which is F's construction on the secret seed.
+    pub fn prf_many(
+        &self,
+        count: usize,
+        adrs: impl Fn(usize) -> Adrs,
+        sk_seed: &[u8],
+        out: &mut [u8],
+    ) {
+        self.many(count, self.p.n, adrs, Some(sk_seed), out);
+    }
+
+    /// F in place on `count` n-byte values: lane j of `buf` = F(PK.seed, adrs(j), lane j).
+    pub fn f_many(&self, count: usize, adrs: impl Fn(usize) -> Adrs, buf: &mut [u8]) {
+        self.many(count, self.p.n, adrs, None, buf);
+    }
+
+    /// H on `count` pairs, in place: n bytes at j * n = H(PK.seed, adrs(j), the 2n bytes at
+    /// j * 2n) (one level of a tree from the level below).
+    pub fn h_many(&self, count: usize, adrs: impl Fn(usize) -> Adrs, buf: &mut [u8]) {
+        self.many(count, 2 * self.p.n, adrs, None, buf);
+    }
+
+    /// F or H (by `in_len`: n or 2n) on `count` inputs, lanes at a time: input j is `src`, or
+    /// else the `in_len` bytes of `buf` at j * in_len; output j goes to `buf` at j * n. Each
+    /// group's inputs are read before its outputs are written, so the two may overlap as above.
+    fn many(
+        &self,
+        count: usize,
+        in_len: usize,
+        adrs: impl Fn(usize) -> Adrs,
+        src: Option<&[u8]>,
+        buf: &mut [u8],
+    ) {
+        let n = self.p.n;
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SHA-256 (F, PRF; H for n = 16) is one block after PK.seed's.
+            if self.p.sha2 && (in_len == n || n == 16) {
+                use crate::simd::{sha256ni, sha256x8};
+                if let Some(t) = ShaNi::detect() {
+                    let compress = |s: &mut _, b: &_| sha256ni::compress(t, s, b);
+                    return self.sha256_lanes::<SHA_NI_LANES>(
+                        count, in_len, &adrs, src, buf, compress,
+                    );
+                }
+                if let Some(t) = crate::simd::level().avx2() {
+                    let compress = |s: &mut _, b: &_| sha256x8::compress_x8(t, s, b);
+                    return self.sha256_lanes::<{ sha256x8::LANES }>(
+                        count, in_len, &adrs, src, buf, compress,
+                    );
+                }
+            }
+            // SHAKE256 on one block (PK.seed, ADRS, M all fit), four states at once.
+            let avx2 = crate::simd::level().avx2().is_some();
+            if !self.p.sha2 && n + 32 + in_len < SHAKE_RATE && avx2 {
+                return self.shake_lanes(count, in_len, &adrs, src, buf);
+            }
+        }
+        let mut m = [0u8; 2 * MAX_N];
+        for j in 0..count {
+            m[..in_len].copy_from_slice(src.unwrap_or(&buf[j * in_len..(j + 1) * in_len]));
+            let a = adrs(j);
+            let out = &mut buf[j * n..(j + 1) * n];
+            if in_len == n {
+                self.f(&a, &m[..in_len], out);
+            } else {
+                self.t(&a, &m[..in_len], out);
+            }
+        }
+        m.zeroize();
+    }
+
+    /// `many` for SHA-256, L lanes per `compress`: each lane's last block is ADRS^c, M and the
+    /// padding (at most 22 + 32 + 9 bytes), compressed from PK.seed's midstate.
+    #[cfg(target_arch = "x86_64")]
+    fn sha256_lanes<const L: usize>(
+        &self,
+        count: usize,
+        in_len: usize,
+        adrs: &impl Fn(usize) -> Adrs,
+        src: Option<&[u8]>,
+        buf: &mut [u8],
+        compress: impl Fn(&mut [[u32; 8]; L], &[[u8; 64]; L]),
+    ) {
+        let n = self.p.n;
+        let end = 22 + in_len;
+        debug_assert!(end + 9 <= 64);
+        let mut blocks = [[0u8; 64]; L];
+        for b in blocks.iter_mut() {
+            b[end] = 0x80;
+            b[56..].copy_from_slice(&((64 + end) as u64 * 8).to_be_bytes());
+        }
+        let mut states = [self.mid256; L];
+        for g in (0..count).step_by(L) {
+            let lanes = L.min(count - g);
+            for (l, b) in blocks.iter_mut().enumerate().take(lanes) {
+                let j = g + l;
+                b[..22].copy_from_slice(&adrs(j).compressed());
+                b[22..end].copy_from_slice(src.unwrap_or(&buf[j * in_len..(j + 1) * in_len]));
+            }
+            states = [self.mid256; L];
+            compress(&mut states, &blocks);
+            for (l, st) in states.iter().enumerate().take(lanes) {
+                let out = &mut buf[(g + l) * n..(g + l + 1) * n];
+                for (o, w) in out.chunks_mut(4).zip(st) {
+                    o.copy_from_slice(&w.to_be_bytes()[..o.len()]);
+                }
+            }
+        }
+        blocks.zeroize();
+        states.zeroize();
+    }
+
+    /// `many` for SHAKE256, four Keccak states at once: PK.seed || ADRS || M in one block.
+    #[cfg(target_arch = "x86_64")]
+    fn shake_lanes(
+        &self,
+        count: usize,
+        in_len: usize,
+        adrs: &impl Fn(usize) -> Adrs,
+        src: Option<&[u8]>,
+        buf: &mut [u8],
+    ) {
+        let n = self.p.n;
+        let len = n + 32 + in_len;
+        let mut blocks = [[0u8; 4 * MAX_N]; 4];
+        for b in blocks.iter_mut() {
+            b[..n].copy_from_slice(self.pk_seed());
+        }
+        let mut outs = [[0u8; SHAKE256_RATE]; 4];
+        for g in (0..count).step_by(4) {
+            let lanes = 4.min(count - g);
+            for (l, b) in blocks.iter_mut().enumerate().take(lanes) {
+                let j = g + l;
+                b[n..n + 32].copy_from_slice(&adrs(j).0);
+                b[n + 32..len].copy_from_slice(src.unwrap_or(&buf[j * in_len..(j + 1) * in_len]));
+            }
+            let [b0, b1, b2, b3] = &blocks;
+            let mut x = ShakeX4::new(
+                crate::simd::level(),
+                SHAKE256_RATE,
+                [&b0[..len], &b1[..len], &b2[..len], &b3[..len]],
+            )
+            .expect("the AVX2 level");
+            let [o0, o1, o2, o3] = &mut outs;
+            x.squeeze_blocks([o0, o1, o2, o3]);
+            for (l, o) in outs.iter().enumerate().take(lanes) {
+                buf[(g + l) * n..(g + l + 1) * n].copy_from_slice(&o[..n]);
+            }
+        }
+        blocks.zeroize();
+        outs.zeroize();
     }
 
     /// SHAKE256(PK.seed || ADRS || M, 8n): one Keccak block when it fits (F, H, PRF).

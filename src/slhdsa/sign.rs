@@ -24,7 +24,7 @@ pub fn keygen(
     let mut adrs = Adrs::default();
     adrs.set_layer_address(p.d as u32 - 1);
     let mut root = [0u8; MAX_N];
-    xmss::tree(&hs, sk_seed, &adrs, 0, None, &mut root);
+    xmss::tree(&hs, sk_seed, &adrs, 0, None, None, &mut root);
     sk[..n].copy_from_slice(sk_seed);
     sk[n..2 * n].copy_from_slice(sk_prf);
     sk[2 * n..3 * n].copy_from_slice(pk_seed);

@@ -8,38 +8,50 @@ use super::params::MAX_N;
 use super::wots;
 
 /// The root of the XMSS tree at `adrs` (layer and tree address set), and, when `auth` is
-/// given, leaf `idx`'s authentication path (h' nodes of n bytes) into it.
+/// given, leaf `idx`'s authentication path (h' nodes of n bytes) into it. The leaves' WOTS+
+/// keys are computed `hs.lanes()` at a time; `sign` takes one of them's signature on the way.
 pub fn tree(
     hs: &Hasher,
     sk_seed: &[u8],
     adrs: &Adrs,
     idx: u32,
     mut auth: Option<&mut [u8]>,
+    mut sign: Option<wots::SignAt<'_>>,
     root: &mut [u8],
 ) {
     let p = hs.params();
     let (n, hp) = (p.n, p.hp);
-    let mut nodes = vec![0u8; (1usize << hp) * n];
+    let leaves = 1usize << hp;
+    let mut nodes = vec![0u8; leaves * n];
     let mut a = *adrs;
     a.set_type_and_clear(AdrsType::WotsHash);
-    for (i, leaf) in nodes.chunks_exact_mut(n).enumerate() {
-        a.set_key_pair_address(i as u32);
-        wots::pk_gen(hs, sk_seed, &mut a, leaf);
+    let lanes = hs.lanes();
+    for (g, pks) in nodes.chunks_mut(lanes * n).enumerate() {
+        let first = g * lanes;
+        let count = lanes.min(leaves - first);
+        // Only the group holding the signing leaf needs it.
+        let s = sign.as_mut().filter(|s| (s.leaf as usize).wrapping_sub(first) < count);
+        let s = s.map(|s| wots::SignAt {
+            leaf: s.leaf,
+            digits: s.digits,
+            sig: &mut *s.sig,
+        });
+        wots::pk_gen_many(hs, sk_seed, &a, first as u32, count, s, pks);
     }
     let mut a = *adrs;
     a.set_type_and_clear(AdrsType::Tree);
-    let mut pair = [0u8; 2 * MAX_N];
     for z in 1..=hp {
         if let Some(auth) = auth.as_deref_mut() {
             let sib = ((idx >> (z - 1)) ^ 1) as usize;
             auth[(z - 1) * n..z * n].copy_from_slice(&nodes[sib * n..(sib + 1) * n]);
         }
         a.set_tree_height(z as u32);
-        for i in 0..1usize << (hp - z) {
-            pair[..2 * n].copy_from_slice(&nodes[2 * i * n..(2 * i + 2) * n]);
-            a.set_tree_index(i as u32);
-            hs.t(&a, &pair[..2 * n], &mut nodes[i * n..(i + 1) * n]);
-        }
+        let node_adrs = |i: usize| {
+            let mut b = a;
+            b.set_tree_index(i as u32);
+            b
+        };
+        hs.h_many(leaves >> z, node_adrs, &mut nodes[..(leaves >> (z - 1)) * n]);
     }
     root[..n].copy_from_slice(&nodes[..n]);
 }
@@ -57,11 +69,14 @@ pub fn sign(
 ) {
     let p = hs.params();
     let (wots_sig, auth) = sig[..p.xmss_sig_len()].split_at_mut(p.wots_sig_len());
-    tree(hs, sk_seed, adrs, idx, Some(auth), root);
-    let mut a = *adrs;
-    a.set_type_and_clear(AdrsType::WotsHash);
-    a.set_key_pair_address(idx);
-    wots::sign(hs, m, sk_seed, &mut a, wots_sig);
+    let mut digits = [0u32; wots::MAX_LEN];
+    wots::digits(hs, m, &mut digits);
+    let at = wots::SignAt {
+        leaf: idx,
+        digits: &digits,
+        sig: wots_sig,
+    };
+    tree(hs, sk_seed, adrs, idx, Some(auth), Some(at), root);
 }
 
 /// xmss_pkFromSig (Alg. 11): the root implied by SIG_XMSS on `m` at leaf `idx`.
@@ -73,20 +88,17 @@ pub fn pk_from_sig(hs: &Hasher, idx: u32, sig: &[u8], m: &[u8], adrs: &Adrs, roo
     a.set_type_and_clear(AdrsType::WotsHash);
     a.set_key_pair_address(idx);
     let mut node = [0u8; MAX_N];
-    wots::pk_from_sig(hs, wots_sig, m, &mut a, &mut node);
-    climb(hs, &mut a, AdrsType::Tree, idx, auth, &mut node[..n]);
+    wots::pk_from_sig(hs, wots_sig, m, &a, &mut node);
+    climb(hs, &mut a, idx, auth, &mut node[..n]);
     root[..n].copy_from_slice(&node[..n]);
 }
 
-/// Walks from a leaf (value in `node`, index `idx` in the tree index's low bits) up an
-/// authentication path to the root (Alg. 11 lines 6-17, Alg. 17 lines 7-18). `adrs` keeps its
-/// tree index base: FORS trees index leaves from i * 2^a.
-pub fn climb(hs: &Hasher, adrs: &mut Adrs, ty: AdrsType, idx: u32, auth: &[u8], node: &mut [u8]) {
+/// Walks from a leaf (value in `node`, index `idx`) up an XMSS authentication path to the
+/// root (Alg. 11 lines 6-17).
+pub fn climb(hs: &Hasher, adrs: &mut Adrs, idx: u32, auth: &[u8], node: &mut [u8]) {
     let n = hs.params().n;
-    if ty == AdrsType::Tree {
-        adrs.set_type_and_clear(AdrsType::Tree);
-        adrs.set_tree_index(idx);
-    }
+    adrs.set_type_and_clear(AdrsType::Tree);
+    adrs.set_tree_index(idx);
     let mut pair = [0u8; 2 * MAX_N];
     for (k, sib) in auth.chunks_exact(n).enumerate() {
         adrs.set_tree_height(k as u32 + 1);
