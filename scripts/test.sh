@@ -44,10 +44,11 @@ cargo test --release -p pqgpu_provider -- --show-output
 echo "== PKCS#11 module (pkcs11/tests/run.sh: python-pkcs11, PyKCS11, OpenSSL 3.5 against libpqgpu_pkcs11.so)"
 bash pkcs11/tests/run.sh
 
-# The same ML-DSA and CTRU-Prime vectors on the portable CPU code (the run above used the vector
-# paths where the CPU has them; tests/cpu_simd.rs compares both in one process).
+# The same ML-DSA, CTRU-Prime and SLH-DSA vectors on the portable CPU code (the run above used
+# the vector paths where the CPU has them; tests/cpu_simd.rs compares both in one process).
 echo "== ACVP, CTRU-Prime and differential tests again with PQGPU_CPU_SIMD=off"
-PQGPU_CPU_SIMD=off cargo test --release --test acvp --test ctru_vectors --test mldsa_differential
+PQGPU_CPU_SIMD=off cargo test --release --test acvp --test ctru_vectors --test mldsa_differential \
+  --test slhdsa_acvp --test slhdsa_differential
 
 echo "== constant time of the CPU kernels under valgrind memcheck"
 scripts/ct-memcheck.sh

@@ -25,9 +25,9 @@ pub(crate) mod rej_avx2;
 pub(crate) mod rej_eta_avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sha256ni;
-pub(crate) mod sha2_consts;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sha256x8;
+pub(crate) mod sha2_consts;
 pub(crate) mod stream;
 pub(crate) mod wipe;
 

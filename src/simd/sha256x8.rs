@@ -108,7 +108,12 @@ unsafe fn compress_x8_avx2(states: &mut [[u32; 8]; LANES], blocks: &[[u8; 64]; L
             w[t]
         } else {
             // W_t = sigma1(W_{t-2}) + W_{t-7} + sigma0(W_{t-15}) + W_{t-16}, in a ring of 16.
-            let (w2, w7, w15, w16) = (w[(t - 2) % 16], w[(t - 7) % 16], w[(t - 15) % 16], w[t % 16]);
+            let (w2, w7, w15, w16) = (
+                w[(t - 2) % 16],
+                w[(t - 7) % 16],
+                w[(t - 15) % 16],
+                w[t % 16],
+            );
             let s1 = xor3!(rotr!(w2, 17), rotr!(w2, 19), _mm256_srli_epi32::<10>(w2));
             let s0 = xor3!(rotr!(w15, 7), rotr!(w15, 18), _mm256_srli_epi32::<3>(w15));
             let x = add!(s1, w7, s0, w16);
@@ -169,7 +174,8 @@ mod tests {
             return;
         };
         let mut seed = 5u64;
-        let mut states: [[u32; 8]; LANES] = core::array::from_fn(|_| core::array::from_fn(|_| lcg(&mut seed)));
+        let mut states: [[u32; 8]; LANES] =
+            core::array::from_fn(|_| core::array::from_fn(|_| lcg(&mut seed)));
         for _ in 0..200 {
             let blocks: [[u8; 64]; LANES] =
                 core::array::from_fn(|_| core::array::from_fn(|_| lcg(&mut seed) as u8));

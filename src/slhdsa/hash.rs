@@ -189,9 +189,8 @@ impl Hasher {
                 use crate::simd::{sha256ni, sha256x8};
                 if let Some(t) = ShaNi::detect() {
                     let compress = |s: &mut _, b: &_| sha256ni::compress(t, s, b);
-                    return self.sha256_lanes::<SHA_NI_LANES>(
-                        count, in_len, &adrs, src, buf, compress,
-                    );
+                    return self
+                        .sha256_lanes::<SHA_NI_LANES>(count, in_len, &adrs, src, buf, compress);
                 }
                 if let Some(t) = crate::simd::level().avx2() {
                     let compress = |s: &mut _, b: &_| sha256x8::compress_x8(t, s, b);
@@ -459,6 +458,109 @@ fn mgf1_digest<D: Digest + Clone>(
 mod tests {
     use super::*;
     use crate::slhdsa::ParamSet;
+
+    /// Every multi-lane path (SHA-256 in SHA-NI streams and in AVX2 lanes, SHAKE256 in four
+    /// Keccak states) gives F, H and PRF exactly as the one-input functions do, on random
+    /// inputs and addresses, for lane counts that fill groups and that leave them part-full.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn lanes_equal_one_input_hashes() {
+        use crate::simd::{sha256ni, sha256x8};
+        let mut seed = 9u64;
+        let mut byte = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 56) as u8
+        };
+        let Some(avx2) = crate::simd::available().into_iter().find_map(|l| l.avx2()) else {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        for p in [
+            ParamSet::Sha2_128f,
+            ParamSet::Sha2_192f,
+            ParamSet::Shake128f,
+            ParamSet::Shake256f,
+        ] {
+            let q = p.params();
+            let n = q.n;
+            let pk_seed: Vec<u8> = (0..n).map(|_| byte()).collect();
+            let sk_seed: Vec<u8> = (0..n).map(|_| byte()).collect();
+            let hs = Hasher::new(q, &pk_seed);
+            for count in [1, 3, 4, 8, 13] {
+                let adrs: Vec<Adrs> = (0..count)
+                    .map(|_| Adrs(core::array::from_fn(|_| byte())))
+                    .collect();
+                let ins: Vec<u8> = (0..count * 2 * n).map(|_| byte()).collect();
+                // What the one-input functions give: F, H (T with 2n bytes) and PRF.
+                let mut want_f = vec![0u8; count * n];
+                let mut want_h = vec![0u8; count * n];
+                let mut want_prf = vec![0u8; count * n];
+                for j in 0..count {
+                    hs.f(
+                        &adrs[j],
+                        &ins[j * n..(j + 1) * n],
+                        &mut want_f[j * n..(j + 1) * n],
+                    );
+                    hs.t(
+                        &adrs[j],
+                        &ins[2 * j * n..2 * (j + 1) * n],
+                        &mut want_h[j * n..(j + 1) * n],
+                    );
+                    hs.f(&adrs[j], &sk_seed, &mut want_prf[j * n..(j + 1) * n]);
+                }
+                type Run<'a> = Box<dyn Fn(usize, Option<&[u8]>, &mut [u8]) + 'a>;
+                let at = |j: usize| adrs[j];
+                let (hs, at) = (&hs, &at);
+                let mut paths: Vec<(&str, Run)> = Vec::new();
+                if q.sha2 {
+                    paths.push((
+                        "avx2 x8",
+                        Box::new(|in_len, src, buf| {
+                            let c = |s: &mut _, b: &_| sha256x8::compress_x8(avx2, s, b);
+                            hs.sha256_lanes::<8>(count, in_len, at, src, buf, c)
+                        }),
+                    ));
+                    if let Some(t) = sha256ni::ShaNi::detect() {
+                        paths.push((
+                            "sha-ni",
+                            Box::new(move |in_len, src, buf| {
+                                let c = |s: &mut _, b: &_| sha256ni::compress(t, s, b);
+                                hs.sha256_lanes::<SHA_NI_LANES>(count, in_len, at, src, buf, c)
+                            }),
+                        ));
+                    } else {
+                        println!("SKIPPED: no SHA extensions on this CPU");
+                    }
+                } else {
+                    paths.push((
+                        "keccak x4",
+                        Box::new(|in_len, src, buf| hs.shake_lanes(count, in_len, at, src, buf)),
+                    ));
+                }
+                for (name, run) in &paths {
+                    let mut f = ins[..count * n].to_vec();
+                    run(n, None, &mut f);
+                    assert_eq!(f, want_f, "{} {name} F, {count} lanes", p.name());
+                    let mut prf = vec![0u8; count * n];
+                    run(n, Some(&sk_seed), &mut prf);
+                    assert_eq!(prf, want_prf, "{} {name} PRF, {count} lanes", p.name());
+                    // H goes through SHA-512 for n > 16, never these lanes.
+                    if !q.sha2 || n == 16 {
+                        let mut h = ins.clone();
+                        run(2 * n, None, &mut h);
+                        assert_eq!(
+                            h[..count * n],
+                            want_h[..],
+                            "{} {name} H, {count} lanes",
+                            p.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// The midstate path equals a plain SHA-256 / SHA-512 of the whole input, for inputs ending
     /// in the first tail block, needing a padding block, and spanning several blocks.

@@ -102,7 +102,11 @@ pub fn pk_gen_many(
         hs.f_many(total, |c| at(c, AdrsType::WotsHash, j), x);
         take(x, j + 1);
     }
-    for (l, (ends, pk)) in x.chunks_exact(len * n).zip(out.chunks_exact_mut(n)).enumerate() {
+    for (l, (ends, pk)) in x
+        .chunks_exact(len * n)
+        .zip(out.chunks_exact_mut(n))
+        .enumerate()
+    {
         let mut a = *adrs;
         a.set_key_pair_address(first + l as u32);
         compress_pk(hs, &a, ends, pk);

@@ -30,7 +30,9 @@ pub fn tree(
         let first = g * lanes;
         let count = lanes.min(leaves - first);
         // Only the group holding the signing leaf needs it.
-        let s = sign.as_mut().filter(|s| (s.leaf as usize).wrapping_sub(first) < count);
+        let s = sign
+            .as_mut()
+            .filter(|s| (s.leaf as usize).wrapping_sub(first) < count);
         let s = s.map(|s| wots::SignAt {
             leaf: s.leaf,
             digits: s.digits,
@@ -51,7 +53,11 @@ pub fn tree(
             b.set_tree_index(i as u32);
             b
         };
-        hs.h_many(leaves >> z, node_adrs, &mut nodes[..(leaves >> (z - 1)) * n]);
+        hs.h_many(
+            leaves >> z,
+            node_adrs,
+            &mut nodes[..(leaves >> (z - 1)) * n],
+        );
     }
     root[..n].copy_from_slice(&nodes[..n]);
 }
