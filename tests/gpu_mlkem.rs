@@ -339,6 +339,156 @@ fn gpu_mlkem_registered_buffers() {
     );
 }
 
+/// What a batch of encapsulations and then decapsulations leaves: statuses and every output
+/// row (a failed item's ciphertext as it was, its shared secret zeroed).
+#[derive(PartialEq)]
+struct Outputs {
+    enc_st: Vec<Status>,
+    dec_st: Vec<Status>,
+    cts: Vec<u8>,
+    enc_ss: Vec<u8>,
+    dec_ss: Vec<u8>,
+}
+
+/// `enc` then `dec` on `b`, into `cts` and `sss` (rows of the item order) filled with `fill`
+/// before each operation.
+fn outputs(
+    b: &dyn Backend,
+    p: ParamSet,
+    enc: &[EncapsItem<'_>],
+    dec: &[DecapsItem<'_>],
+    (cts, sss): (&mut [u8], &mut [u8]),
+    fill: u8,
+) -> Outputs {
+    cts.fill(fill);
+    sss.fill(fill);
+    let mut enc_st = vec![Err(Error::Panic); enc.len()];
+    let mut c: Vec<&mut [u8]> = cts.chunks_exact_mut(p.ciphertext_len()).collect();
+    let mut s: Vec<&mut [u8]> = sss.chunks_exact_mut(32).collect();
+    b.mlkem_encaps(p, enc, &mut c, &mut s, &mut enc_st);
+    let enc_ss = sss.to_vec();
+    sss.fill(fill);
+    let mut dec_st = vec![Err(Error::Panic); dec.len()];
+    let mut s: Vec<&mut [u8]> = sss.chunks_exact_mut(32).collect();
+    b.mlkem_decaps(p, dec, &mut s, &mut dec_st);
+    Outputs {
+        enc_st,
+        dec_st,
+        cts: cts.to_vec(),
+        enc_ss,
+        dec_ss: sss.to_vec(),
+    }
+}
+
+/// A key per item with malformed keys among them (every 7th ek fails the modulus check, every
+/// 5th dk the hash check; in the shuffled batches some items use a copy of a key from
+/// elsewhere), keys and outputs in registered memory (keys in by DMA, outputs by DMA or the
+/// scatter kernel) or not, in array order or shuffled: statuses, ciphertexts, shared secrets
+/// and the untouched outputs of the failed items all equal the CPU's.
+#[test]
+fn gpu_mlkem_key_per_item_with_malformed_keys() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    let p = ParamSet::MlKem768;
+    let n = common::gpu_cases(20_000).max(64);
+    let (el, dl, cl) = (p.encaps_key_len(), p.decaps_key_len(), p.ciphertext_len());
+    let mut rng = StdRng::seed_from_u64(0xBAD_4E7);
+    let (mut eks, mut dks, _) = keygen(&*cpu_backend(), p, &bytes(&mut rng, 64 * n));
+    for j in 0..n {
+        if j % 7 == 3 {
+            // Coefficient 2 g of t̂_0 set to q + j % 700 (12 bits still).
+            let (v, at) = (3329 + (j % 700) as u16, j * el + 3 * (j % 128));
+            eks[at] = v as u8;
+            eks[at + 1] = (eks[at + 1] & 0xF0) | (v >> 8) as u8;
+        }
+        if j % 5 == 2 {
+            // A bit of H(ek) in dk.
+            dks[j * dl + dl - 64 + j % 32] ^= 1 << (j % 8);
+        }
+    }
+    let (copy_ek, copy_dk) = (eks[..el].to_vec(), dks[..dl].to_vec());
+    let m: Vec<[u8; 32]> = (0..n).map(|_| rng.gen()).collect();
+    // One arena: eks | dks | cts | sss.
+    let mut arena = vec![0u8; n * (el + dl + cl + 32)];
+    let (keys, io) = arena.split_at_mut(n * (el + dl));
+    keys[..n * el].copy_from_slice(&eks);
+    keys[n * el..].copy_from_slice(&dks);
+    let keys: &[u8] = keys;
+    let (ek_arr, dk_arr) = keys.split_at(n * el);
+    let (mut cpu_cts, mut cpu_sss) = (vec![0u8; n * cl], vec![0u8; n * 32]);
+    let mut tried = 0;
+    for registered in [true, false] {
+        if registered {
+            gpu.register_host_memory(keys).expect("register keys");
+            gpu.register_host_memory(io).expect("register outputs");
+        }
+        for shuffled in [false, true] {
+            let mut order: Vec<usize> = (0..n).collect();
+            if shuffled {
+                for j in (1..n).rev() {
+                    order.swap(j, rng.gen_range(0..=j));
+                }
+            }
+            let ek_of = |j: usize| match shuffled && j % 13 == 0 {
+                true => &copy_ek[..],
+                false => &ek_arr[order[j] * el..(order[j] + 1) * el],
+            };
+            let dk_of = |j: usize| match shuffled && j % 11 == 0 {
+                true => &copy_dk[..],
+                false => &dk_arr[order[j] * dl..(order[j] + 1) * dl],
+            };
+            let enc: Vec<EncapsItem> = (0..n)
+                .map(|j| EncapsItem {
+                    pk: ek_of(j),
+                    coins: Some(&m[j]),
+                })
+                .collect();
+            // The CPU's ciphertexts, every fourth with a bit flipped (a failed item's row is
+            // the filler, decapsulated all the same).
+            let cpu = &*cpu_backend();
+            let sent = outputs(cpu, p, &enc, &[], (&mut cpu_cts, &mut cpu_sss), 0x5A);
+            let mut ct_rows: Vec<Vec<u8>> = sent.cts.chunks(cl).map(|c| c.to_vec()).collect();
+            ct_rows
+                .iter_mut()
+                .skip(1)
+                .step_by(4)
+                .for_each(|c| c[0] ^= 1);
+            let dec: Vec<DecapsItem> = (0..n)
+                .map(|j| DecapsItem {
+                    sk: dk_of(j),
+                    ct: &ct_rows[j],
+                })
+                .collect();
+            let want = outputs(cpu, p, &enc, &dec, (&mut cpu_cts, &mut cpu_sss), 0x5A);
+            let (ct_io, ss_io) = io.split_at_mut(n * cl);
+            let got = outputs(&*gpu, p, &enc, &dec, (ct_io, ss_io), 0x5A);
+            let case = format!("registered {registered}, shuffled {shuffled}");
+            let bad = |st: &[Status]| st.iter().filter(|s| **s == Err(Error::BadKey)).count();
+            assert!(
+                bad(&want.enc_st) >= n / 8 && bad(&want.dec_st) >= n / 6,
+                "{case}"
+            );
+            assert_eq!(got.enc_st, want.enc_st, "encaps statuses, {case}");
+            assert_eq!(got.dec_st, want.dec_st, "decaps statuses, {case}");
+            assert!(got.cts == want.cts, "ciphertexts, {case}");
+            assert!(got.enc_ss == want.enc_ss, "encaps shared secrets, {case}");
+            assert!(got.dec_ss == want.dec_ss, "decaps shared secrets, {case}");
+            tried += 1;
+        }
+        if registered {
+            gpu.unregister_host_memory(keys.as_ptr())
+                .expect("unregister keys");
+            gpu.unregister_host_memory(io.as_ptr())
+                .expect("unregister outputs");
+        }
+    }
+    println!(
+        "{}: {tried} batches of {n} items with a key per item, malformed keys among them (registered or not, in order or shuffled), match the CPU: statuses, outputs, untouched failures",
+        p.name()
+    );
+}
+
 fn acvp_set(name: &str) -> ParamSet {
     ParamSet::ALL
         .into_iter()

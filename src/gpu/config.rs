@@ -17,9 +17,14 @@ const SIGN_CHUNK: usize = 16384;
 /// CTRU-Prime items per chunk. Measured on the H200 (batch 65,536, registered buffers): 8192
 /// beat 4096 and 16384 for every operation and set.
 const KEM_CHUNK: usize = 8192;
-/// ML-KEM items per chunk: its kernels run one thread per item (or per row), so a chunk must
-/// hold enough threads to fill the GPU with a few workers.
-const MLKEM_CHUNK: usize = 32768;
+/// ML-KEM items per chunk (encaps, decaps) and per keygen chunk. Its kernels run one thread
+/// per item (or per row), so a chunk must hold enough threads to fill the GPU with the other
+/// workers' chunks; and a batch must make several chunks, so that one's copies and host work
+/// overlap another's kernels (32,768 made two chunks of a batch of 65,536, which copied in
+/// while neither computed and out while neither did). Keygen, bound by its keys' copy back
+/// (3,584 bytes per ML-KEM-768 item), takes ML-DSA keygen's smaller chunks.
+const MLKEM_CHUNK: usize = 16384;
+const MLKEM_KEYGEN_CHUNK: usize = 8192;
 /// Chunks in flight at once per GPU, one stream and host thread each. Measured on the H200
 /// (16-core host, batch 65,536): 8 workers made ML-DSA keygen 5-10 % slower than 4, and
 /// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
@@ -170,8 +175,10 @@ pub struct GpuConfig {
     pub chunk: usize,
     pub sign_chunk: usize,
     pub ctru_chunk: usize,
-    /// ML-KEM items per chunk (`PQGPU_CTRU_CHUNK`, the KEM chunk setting, sets it too).
+    /// ML-KEM items per encaps/decaps chunk and per keygen chunk (`PQGPU_CTRU_CHUNK`, the KEM
+    /// chunk setting, sets both too).
     pub mlkem_chunk: usize,
+    pub mlkem_keygen_chunk: usize,
     /// Signing attempts per round at least, shared by the chunks running at once
     /// (`PQGPU_SIGN_FILL`; see `SIGN_FILL`).
     pub sign_fill: usize,
@@ -247,6 +254,7 @@ impl GpuConfig {
             sign_chunk: chunk.unwrap_or(SIGN_CHUNK),
             ctru_chunk: ctru_chunk.unwrap_or(KEM_CHUNK),
             mlkem_chunk: ctru_chunk.unwrap_or(MLKEM_CHUNK),
+            mlkem_keygen_chunk: ctru_chunk.unwrap_or(MLKEM_KEYGEN_CHUNK),
             mldsa_workers: workers.unwrap_or(MLDSA_WORKERS),
             kem_workers: workers.unwrap_or(KEM_WORKERS),
             fail_after,

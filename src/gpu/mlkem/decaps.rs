@@ -1,11 +1,13 @@
 //! ML-KEM.Decaps (FIPS 203 Algorithms 18, 21) for one chunk: the host checks lengths and finds
-//! the distinct keys; the GPU checks each distinct key once (the hash check, 7.3) and expands
-//! its Â, then decrypts, re-encrypts, hashes K-bar and selects K' or K-bar after a
+//! the distinct keys ([`keys`]); their rows and the ciphertexts go to the device straight from
+//! registered memory, where the GPU checks each distinct key once (the hash check, 7.3) and
+//! expands its Â, then decrypts, re-encrypts, hashes K-bar and selects K' or K-bar after a
 //! constant-time comparison of the whole ciphertext, one thread per item (implicit rejection).
-//! A chunk of one key (a server's key) keeps that key's device state for the next chunk.
+//! The keys' verdicts come back with the results, before any output row is written. A chunk of
+//! one key (a server's key) keeps that key's device state for the next chunk.
 
 use super::kernels::Kernels;
-use super::keys::{tag, Distinct};
+use super::keys::{self, tag, Distinct};
 use crate::backend::DecapsItem;
 use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio::{self, Rows};
@@ -28,9 +30,8 @@ pub fn decaps_chunk(
 ) -> Result<(), DriverError> {
     w.start_chunk(ChunkOp::Kem);
     let s = k.s;
-    let mut keys = Distinct::new();
     let mut valid = Vec::with_capacity(items.len());
-    let mut idx = Vec::with_capacity(items.len());
+    let mut key_of = Vec::with_capacity(items.len());
     for (i, it) in items.iter().enumerate() {
         if it.sk.len() != s.dk || it.ct.len() != s.ct || sss[i].len() != 32 {
             st[i] = Err(Error::BadLength);
@@ -39,14 +40,15 @@ pub fn decaps_chunk(
             }
             continue;
         }
-        idx.push(keys.index(it.sk));
+        key_of.push(it.sk);
         valid.push(i);
     }
     let n = valid.len();
     if n == 0 {
         return Ok(());
     }
-    let nkeys = keys.keys.len();
+    let keys = Distinct::of(s.dk - 64, key_of);
+    let (idx, nkeys) = (&keys.idx, keys.keys.len());
     let one = (nkeys == 1).then(|| tag("decaps", p.name(), keys.keys[0]));
     let kept_key = |w: &mut Worker, name, len| -> Result<(Dev<u8>, bool), DriverError> {
         match &one {
@@ -58,42 +60,26 @@ pub fn decaps_chunk(
     let (amat, b) = kept_key(w, "mlkem_dec_amat", nkeys * s.k * s.k * 512)?;
     let amat: Dev<u16> = amat.cast();
     let kept = a && b;
-    let mut live = vec![true; n];
-
     let ct_rows = Rows::registered(reg, s.ct, valid.iter().map(|&i| Some(items[i].ct)));
     let staged_cts = if ct_rows.is_some() { 0 } else { n * s.ct };
-    let mut stage = w.take_host("mlkem_dec_in", staged_cts + n * 4 + nkeys * (s.dk + 4))?;
+    let mut stage = w.take_host("mlkem_dec_in", staged_cts + n * 4 + nkeys * 4)?;
     let host = stage.bytes()?;
     let (h_ct, rest) = host.split_at_mut(staged_cts);
     let (h_idx, rest) = rest.split_at_mut(n * 4);
-    let (h_ok, rest) = rest.split_at_mut(nkeys * 4);
-    let h_keys = &mut rest[..nkeys * s.dk];
-    if !kept {
-        // Check each distinct key and learn the verdicts before any output row is written.
-        for (row, key) in h_keys.chunks_exact_mut(s.dk).zip(&keys.keys) {
-            row.copy_from_slice(key);
-        }
+    let h_ok = &mut rest[..nkeys * 4];
+    // A key not kept from the last chunk is checked on the device (the hash check, 7.3); its
+    // verdict comes back with the chunk's results, before any output row is written.
+    let mut staged_keys = if kept {
+        None
+    } else {
         let d_ok: Dev<u32> = w.dev("mlkem_dec_ok", nkeys)?;
-        w.htod(d_dks, h_keys)?;
+        let names = ("mlkem_dec_keys", "mlkem_dk_rows");
+        let staged = keys::upload(w, &k.io, reg, &keys.keys, s.dk, d_dks, names)?;
         k.dk_prep(w, d_dks, nkeys, d_ok)?;
         w.dtoh(h_ok, d_ok)?;
         k.expand_a(w, d_dks.add(2 * s.t_len()), s.dk, nkeys, amat)?;
-        w.sync()?;
-        // The keys are secret: do not leave them in the staging buffer.
-        h_keys.fill(0);
-        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
-        for (j, &i) in valid.iter().enumerate() {
-            if !good[idx[j] as usize] {
-                st[i] = Err(Error::BadKey);
-                sss[i].fill(0);
-                live[j] = false;
-            }
-        }
-        if let (Some(t), true) = (&one, good[0]) {
-            w.keep("mlkem_dec_dks", t);
-            w.keep("mlkem_dec_amat", t);
-        }
-    }
+        staged
+    };
 
     let d_ct = w.dev("mlkem_dec_ct", n * s.ct)?;
     let d_ss = w.dev("mlkem_dec_ss", n * 32)?;
@@ -108,10 +94,11 @@ pub fn decaps_chunk(
             w.htod(d_ct, h_ct)?;
         }
     }
-    let d_idx = if nkeys == n && idx.iter().enumerate().all(|(j, &x)| x as usize == j) {
+    // Every item a key of its own: they came in item order (item j uses key j).
+    let d_idx = if keys.all_distinct() {
         Dev::null()
     } else {
-        for (d, &x) in h_idx.chunks_exact_mut(4).zip(&idx) {
+        for (d, &x) in h_idx.chunks_exact_mut(4).zip(idx) {
             d.copy_from_slice(&x.to_le_bytes());
         }
         let d: Dev<u32> = w.dev("mlkem_dec_idx", n)?;
@@ -119,6 +106,30 @@ pub fn decaps_chunk(
         d
     };
     k.decaps(w, d_ct, d_idx, (d_dks, amat, nkeys), d_ss, n)?;
+
+    // Items whose key failed its check: nothing written but a zeroed shared secret.
+    let mut live = vec![true; n];
+    if !kept {
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        // The keys are secret: do not leave them in the staging buffer.
+        if let Some(buf) = &mut staged_keys {
+            buf.bytes()?.fill(0);
+        }
+        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
+        for (j, &i) in valid.iter().enumerate() {
+            if !good[idx[j] as usize] {
+                st[i] = Err(Error::BadKey);
+                sss[i].fill(0);
+                live[j] = false;
+            }
+        }
+        if let (Some(t), true) = (&one, good[0]) {
+            w.keep("mlkem_dec_dks", t);
+            w.keep("mlkem_dec_amat", t);
+        }
+    }
 
     let ss_rows = Rows::registered(
         reg,

@@ -1,10 +1,12 @@
 //! ML-KEM.Encaps (FIPS 203 Algorithms 17, 20) for one chunk: the host checks lengths and finds
-//! the distinct keys; the GPU checks each distinct key once (the modulus check, 7.2) and hashes
-//! it, expands its Â, then runs (K, r) = G(m || H(ek)) and K-PKE.Encrypt one thread per item.
-//! A chunk of one key (a server's key) keeps that key's device state for the next chunk.
+//! the distinct keys ([`keys`]); their rows go to the device straight from registered memory,
+//! where the GPU checks each distinct key once (the modulus check, 7.2), hashes it and expands
+//! its Â, then runs (K, r) = G(m || H(ek)) and K-PKE.Encrypt one thread per item. The keys'
+//! verdicts come back with the results, before any output row is written. A chunk of one key
+//! (a server's key) keeps that key's device state for the next chunk.
 
 use super::kernels::Kernels;
-use super::keys::{tag, Distinct};
+use super::keys::{self, tag, Distinct};
 use crate::backend::EncapsItem;
 use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio::{self, Rows};
@@ -29,9 +31,8 @@ pub fn encaps_chunk(
 ) -> Result<(), DriverError> {
     w.start_chunk(ChunkOp::Kem);
     let s = k.s;
-    let mut keys = Distinct::new();
     let mut valid = Vec::with_capacity(items.len());
-    let mut idx = Vec::with_capacity(items.len());
+    let mut key_of = Vec::with_capacity(items.len());
     let mut m = zeroize::Zeroizing::new(Vec::with_capacity(items.len() * 32));
     let mut fresh = Vec::new();
     for (i, it) in items.iter().enumerate() {
@@ -49,7 +50,7 @@ pub fn encaps_chunk(
                 m.extend_from_slice(&[0; 32]);
             }
         }
-        idx.push(keys.index(it.pk));
+        key_of.push(it.pk);
         valid.push(i);
     }
     let n = valid.len();
@@ -76,7 +77,8 @@ pub fn encaps_chunk(
             m[32 * j..32 * j + 32].copy_from_slice(&rnd[32 * c..32 * c + 32]);
         }
     }
-    let nkeys = keys.keys.len();
+    let keys = Distinct::of(s.t_len(), key_of);
+    let (idx, nkeys) = (&keys.idx, keys.keys.len());
     let one = (nkeys == 1).then(|| tag("encaps", p.name(), keys.keys[0]));
     let kept_key = |w: &mut Worker, name, len| -> Result<(Dev<u8>, bool), DriverError> {
         match &one {
@@ -89,41 +91,26 @@ pub fn encaps_chunk(
     let (amat, c) = kept_key(w, "mlkem_enc_amat", nkeys * s.k * s.k * 512)?;
     let amat: Dev<u16> = amat.cast();
     let kept = a && b && c;
-    // Items whose key failed its check: nothing written but a zeroed shared secret.
-    let mut live = vec![true; n];
 
-    let mut stage = w.take_host("mlkem_enc_in", n * 36 + nkeys * (s.ek + 4))?;
+    let mut stage = w.take_host("mlkem_enc_in", n * 36 + nkeys * 4)?;
     let host = stage.bytes()?;
     let (h_m, rest) = host.split_at_mut(n * 32);
     let (h_idx, rest) = rest.split_at_mut(n * 4);
-    let (h_ok, rest) = rest.split_at_mut(nkeys * 4);
-    let h_keys = &mut rest[..nkeys * s.ek];
-    if !kept {
-        // Check and hash each distinct key, and learn the verdicts before any output row is
-        // written (a bad key's items write nothing).
-        for (row, key) in h_keys.chunks_exact_mut(s.ek).zip(&keys.keys) {
-            row.copy_from_slice(key);
-        }
+    let h_ok = &mut rest[..nkeys * 4];
+    // A key not kept from the last chunk is checked (the modulus check, 7.2) and hashed on the
+    // device; its verdict comes back with the chunk's results, before any output row is
+    // written (a bad key's items write nothing).
+    let _staged_keys = if kept {
+        None
+    } else {
         let d_ok: Dev<u32> = w.dev("mlkem_enc_ok", nkeys)?;
-        w.htod(d_eks, h_keys)?;
+        let names = ("mlkem_enc_keys", "mlkem_ek_rows");
+        let staged = keys::upload(w, &k.io, reg, &keys.keys, s.ek, d_eks, names)?;
         k.ek_prep(w, d_eks, nkeys, d_hek, d_ok)?;
         w.dtoh(h_ok, d_ok)?;
         k.expand_a(w, d_eks.add(s.t_len()), s.ek, nkeys, amat)?;
-        w.sync()?;
-        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
-        for (j, &i) in valid.iter().enumerate() {
-            if !good[idx[j] as usize] {
-                st[i] = Err(Error::BadKey);
-                sss[i].fill(0);
-                live[j] = false;
-            }
-        }
-        if let (Some(t), true) = (&one, good[0]) {
-            for name in ["mlkem_enc_eks", "mlkem_enc_hek", "mlkem_enc_amat"] {
-                w.keep(name, t);
-            }
-        }
-    }
+        staged
+    };
 
     let d_m = w.dev("mlkem_enc_m", n * 32)?;
     let d_ct = w.dev("mlkem_enc_ct", n * s.ct)?;
@@ -143,10 +130,11 @@ pub fn encaps_chunk(
             h_m
         }
     };
-    let d_idx = if nkeys == n && idx.iter().enumerate().all(|(j, &x)| x as usize == j) {
+    // Every item a key of its own: they came in item order (item j uses key j).
+    let d_idx = if keys.all_distinct() {
         Dev::null()
     } else {
-        for (d, &x) in h_idx.chunks_exact_mut(4).zip(&idx) {
+        for (d, &x) in h_idx.chunks_exact_mut(4).zip(idx) {
             d.copy_from_slice(&x.to_le_bytes());
         }
         let d: Dev<u32> = w.dev("mlkem_enc_idx", n)?;
@@ -154,6 +142,27 @@ pub fn encaps_chunk(
         d
     };
     k.encaps(w, d_m, d_idx, (d_eks, d_hek, amat, nkeys), d_ct, d_ss, n)?;
+
+    // Items whose key failed its check: nothing written but a zeroed shared secret.
+    let mut live = vec![true; n];
+    if !kept {
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
+        for (j, &i) in valid.iter().enumerate() {
+            if !good[idx[j] as usize] {
+                st[i] = Err(Error::BadKey);
+                sss[i].fill(0);
+                live[j] = false;
+            }
+        }
+        if let (Some(t), true) = (&one, good[0]) {
+            for name in ["mlkem_enc_eks", "mlkem_enc_hek", "mlkem_enc_amat"] {
+                w.keep(name, t);
+            }
+        }
+    }
 
     let rows = |len, out: &[&mut [u8]]| {
         Rows::registered(

@@ -2,7 +2,8 @@
 //!
 //! * [`kernels`]: the parameters the kernels share with the host (as `-D` definitions), the
 //!   module of one parameter set and a typed launcher per kernel.
-//! * [`keys`]: the distinct keys of a chunk (checked and expanded on the device once each).
+//! * [`keys`]: the distinct keys of a chunk (checked and expanded on the device once each) and
+//!   their rows' way to the device.
 //! * [`keygen`], [`encaps`], [`decaps`]: one chunk end to end on a worker's stream.
 //! * [`bench`]: kernel-only throughput (inputs resident on the device).
 //!
@@ -95,7 +96,7 @@ pub fn keygen(
             &fresh[..]
         }
     };
-    let sizes = chunk_sizes(n, cfg.mlkem_chunk, cfg.ramp.kem_keygen);
+    let sizes = chunk_sizes(n, cfg.mlkem_keygen_chunk, cfg.ramp.kem_keygen);
     let chunks = keygen_chunks(&sizes, len, Some(seeds), eks, dks, statuses);
     let reg = hostmem::snapshot();
     run_chunks(
