@@ -1,13 +1,16 @@
 /* A C batch benchmark: how a C server drives pqgpu at full speed.
  *
- * For every ML-DSA and CTRU-Prime parameter set: one array per output kind, registered once
- * with pqg_host_register (so a GPU moves it by DMA), requests filled once, then
- * pqg_*_submit + pqg_job_wait timed over a few repetitions, with NULL seeds, coins and rnd
- * (fresh randomness) and 32-byte messages. Every status is checked, every signature verified
- * and every shared secret compared, so a fast wrong answer fails the run.
+ * For every ML-DSA, CTRU-Prime and ML-KEM parameter set: one array per output kind,
+ * registered once with pqg_host_register (so a GPU moves it by DMA), requests filled once,
+ * then pqg_*_submit + pqg_job_wait timed over a few repetitions, with NULL seeds, coins and
+ * rnd (fresh randomness) and 32-byte messages. KEM encapsulation and decapsulation run under
+ * one server key; ML-KEM's also with a key per item (rows "encaps/k", "decaps/k"). Every
+ * status is checked, every signature verified and every shared secret compared, so a fast
+ * wrong answer fails the run.
  *
  * Usage: bench [n [reps [pageable]]]   (defaults: 65536 items, 3 repetitions, registered;
- *        any third argument uses plain heap memory instead). */
+ *        any third argument uses plain heap memory instead). PQG_BENCH_ONLY=ML-KEM (a name
+ *        prefix) runs only the parameter sets whose names start with it. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c99 */
 #include <time.h>
 
@@ -106,7 +109,14 @@ static void mldsa(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int
   free(vreq);
 }
 
-static void kem(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int reps) {
+/* Whether the set `name` runs (PQG_BENCH_ONLY unset, or a prefix of `name`). */
+static int wanted(const char *name) {
+  const char *only = getenv("PQG_BENCH_ONLY");
+  return only == NULL || strncmp(name, only, strlen(only)) == 0;
+}
+
+/* per_item: encapsulation and decapsulation with a key per item instead of one server key. */
+static void kem(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int reps, int per_item) {
   const size_t pkl = pqg_public_key_len(alg), skl = pqg_secret_key_len(alg);
   const size_t ctl = pqg_ciphertext_len(alg), ssl = pqg_shared_secret_len(alg);
   uint8_t *pks = xmalloc(n * pkl), *sks = xmalloc(n * skl), *cts = xmalloc(n * ctl);
@@ -123,10 +133,12 @@ static void kem(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int r
   reg(ctx, cts, n * ctl);
   reg(ctx, sse, n * ssl);
   reg(ctx, ssd, n * ssl);
-  /* Encapsulations all go to the first key (a server's key); decapsulation uses it too. */
+  /* Encapsulations all go to the first key (a server's key) and decapsulation uses it too,
+   * or item i uses key pair i. */
   for (i = 0; i < n; i++) {
-    pqg_encaps_request e = {pks, NULL, cts + i * ctl, sse + i * ssl};
-    pqg_decaps_request d = {sks, cts + i * ctl, ssd + i * ssl};
+    size_t k = per_item ? i : 0;
+    pqg_encaps_request e = {pks + k * pkl, NULL, cts + i * ctl, sse + i * ssl};
+    pqg_decaps_request d = {sks + k * skl, cts + i * ctl, ssd + i * ssl};
     ereq[i] = e;
     dreq[i] = d;
   }
@@ -144,8 +156,8 @@ static void kem(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int r
     if (r >= 0) best[2] = keep_best(best[2], secs);
   }
   report(name, "keygen", n, best[0]);
-  report(name, "encaps", n, best[1]);
-  report(name, "decaps", n, best[2]);
+  report(name, per_item ? "encaps/k" : "encaps", n, best[1]);
+  report(name, per_item ? "decaps/k" : "decaps", n, best[2]);
   unreg(ctx, pks);
   unreg(ctx, sks);
   unreg(ctx, cts);
@@ -165,15 +177,23 @@ int main(int argc, char **argv) {
   size_t n = (size_t)arg_or(argc, argv, 1, 65536);
   int reps = (int)arg_or(argc, argv, 2, 3);
   pqg_context *ctx = new_context();
+  int i;
   g_register = argc <= 3;
   printf("batch %lu, best of %d, %s buffers\n", (unsigned long)n, reps,
          g_register ? "registered" : "pageable");
-  mldsa(ctx, PQG_ML_DSA_44, "ML-DSA-44", n, reps);
-  mldsa(ctx, PQG_ML_DSA_65, "ML-DSA-65", n, reps);
-  mldsa(ctx, PQG_ML_DSA_87, "ML-DSA-87", n, reps);
-  kem(ctx, PQG_CTRU_PRIME_653, "CTRU-Prime-653", n, reps);
-  kem(ctx, PQG_CTRU_PRIME_761, "CTRU-Prime-761", n, reps);
-  kem(ctx, PQG_CTRU_PRIME_1277, "CTRU-Prime-1277", n, reps);
+  if (wanted("ML-DSA-44")) mldsa(ctx, PQG_ML_DSA_44, "ML-DSA-44", n, reps);
+  if (wanted("ML-DSA-65")) mldsa(ctx, PQG_ML_DSA_65, "ML-DSA-65", n, reps);
+  if (wanted("ML-DSA-87")) mldsa(ctx, PQG_ML_DSA_87, "ML-DSA-87", n, reps);
+  if (wanted("CTRU-Prime-653")) kem(ctx, PQG_CTRU_PRIME_653, "CTRU-Prime-653", n, reps, 0);
+  if (wanted("CTRU-Prime-761")) kem(ctx, PQG_CTRU_PRIME_761, "CTRU-Prime-761", n, reps, 0);
+  if (wanted("CTRU-Prime-1277")) kem(ctx, PQG_CTRU_PRIME_1277, "CTRU-Prime-1277", n, reps, 0);
+  for (i = 0; i < 3; i++) {
+    static const pqg_alg sets[3] = {PQG_ML_KEM_512, PQG_ML_KEM_768, PQG_ML_KEM_1024};
+    static const char *names[3] = {"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"};
+    if (!wanted(names[i])) continue;
+    kem(ctx, sets[i], names[i], n, reps, 0);
+    kem(ctx, sets[i], names[i], n, reps, 1);
+  }
   pqg_context_free(ctx);
   return finish("bench");
 }
