@@ -53,7 +53,7 @@ static void all_ok(const pqg_status *st, size_t n, const char *what) {
 }
 
 static void report(const char *name, const char *op, size_t n, double best) {
-  printf("%-16s %-7s %8lu items  %10.0f ops/s\n", name, op, (unsigned long)n, (double)n / best);
+  printf("%-16s %-8s %8lu items  %10.0f ops/s\n", name, op, (unsigned long)n, (double)n / best);
 }
 
 static double keep_best(double best, double secs) { return best == 0 || secs < best ? secs : best; }

@@ -21,10 +21,10 @@ if [ "${1:-}" = stage ]; then
   # examples-c/bench against the library built here, found next to it at run time.
   dir=$2
   cargo build --release --lib -p pqgpu
-  cp target/release/libpqgpu.so "$dir/"
+  cp target/release/libpqgpu.so "$dir/libpqgpu.so.0"
   cc -O2 -std=c99 -Iinclude -Iexamples-c -o "$dir/c_bench" examples-c/bench.c \
-    -L"$dir" -lpqgpu -Wl,-rpath,'$ORIGIN' -lpthread
-  strip "$dir/c_bench" "$dir/libpqgpu.so"
+    -Ltarget/release -lpqgpu -Wl,-rpath,'$ORIGIN' -lpthread
+  strip "$dir/c_bench" "$dir/libpqgpu.so.0"
   # Only ML-KEM's ACVP files are read.
   find "$dir/vectors/acvp" -mindepth 1 -maxdepth 1 ! -name 'ML-KEM*' ! -name README.md -exec rm -rf {} +
   exit 0
