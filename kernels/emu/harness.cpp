@@ -10,6 +10,10 @@
 #ifdef MLKEM_K
 #include "../mlkem.cu"
 #endif
+#ifdef SLH_N
+#include "../sha2.cuh"
+#include "../slhdsa.cu"
+#endif
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -89,6 +93,65 @@ static void mlkem_modes(const std::string &mode, const std::vector<u8> &in, std:
 }
 #endif
 
+#ifdef SLH_N
+// SLH-DSA: the kernels of a whole batch, phase by phase, each thread in turn (layouts in
+// src/gpu/slhdsa/emulated.rs). Input: n (u32), nkeys (u32), then the mode's rows.
+static void slh_modes(const std::string &mode, const std::vector<u8> &in, std::vector<u8> &out) {
+  if (in.size() < 8) return;
+  u32 n, nkeys;
+  memcpy(&n, &in[0], 4);
+  memcpy(&nkeys, &in[4], 4);
+  const u8 *p = in.data() + 8;
+  auto put = [&](const void *d, size_t len) { out.insert(out.end(), (const u8 *)d, (const u8 *)d + len); };
+  // Zeroed, 8-byte aligned device stand-ins.
+  auto buf = [](size_t bytes) { return std::vector<u64>(bytes / 8 + 2, 0); };
+  auto b8 = [](std::vector<u64> &v) { return (u8 *)v.data(); };
+  const size_t NB = SLH_N;
+  if (mode == "slh_keygen") {
+    // n seed rows (SK.seed || SK.prf || PK.seed) -> n pk rows, n sk rows.
+    auto seeds = buf(n * 3 * NB), ctx = buf((size_t)n * CTX_BYTES), leaves = buf(((size_t)n << HP) * NB);
+    auto pk = buf(n * 2 * NB), sk = buf(n * 4 * NB);
+    memcpy(b8(seeds), p, n * 3 * NB);
+    for (u32 t = 0; t < n; ++t) at(t), slh_prep(b8(seeds), 3 * NB, 0, 2 * NB, b8(ctx), n);
+    for (u32 t = 0; t < n << HP; ++t) at(t), slh_keygen_leaves(b8(ctx), b8(leaves), n);
+    for (u32 t = 0; t < n; ++t) at(t), slh_keygen_top(b8(seeds), b8(ctx), b8(leaves), b8(pk), b8(sk), n);
+    put(b8(pk), n * 2 * NB);
+    put(b8(sk), n * 4 * NB);
+  } else if (mode == "slh_sign") {
+    // nkeys sk rows, n job rows, top (u32: the top layer's leaves built per key) -> n signatures.
+    auto keys = buf(nkeys * 4 * NB), jobs = buf((size_t)n * JOB_BYTES), ctx = buf((size_t)nkeys * CTX_BYTES);
+    memcpy(b8(keys), p, nkeys * 4 * NB);
+    memcpy(b8(jobs), p + nkeys * 4 * NB, (size_t)n * JOB_BYTES);
+    u32 top;
+    memcpy(&top, p + nkeys * 4 * NB + (size_t)n * JOB_BYTES, 4);
+    auto topl = buf(((size_t)nkeys << HP) * NB), groots = buf((size_t)n * SLH_K * NG * NB);
+    auto roots = buf((size_t)n * SLH_K * NB), pkf = buf(n * NB), leaves = buf(((size_t)n * SLH_D << HP) * NB);
+    auto htroots = buf((size_t)n * SLH_D * NB), sigs = buf((size_t)n * SIG_BYTES);
+    u32 layers = top ? SLH_D - 1 : SLH_D;
+    for (u32 t = 0; t < nkeys; ++t) at(t), slh_prep(b8(keys), 4 * NB, 0, 2 * NB, b8(ctx), nkeys);
+    if (top)
+      for (u32 t = 0; t < nkeys << HP; ++t) at(t), slh_keygen_leaves(b8(ctx), b8(topl), nkeys);
+    for (u32 t = 0; t < n * SLH_K * NG; ++t) at(t), slh_fors_leaves(b8(jobs), b8(ctx), b8(groots), b8(sigs), n);
+    for (u32 t = 0; t < n * SLH_K; ++t) at(t), slh_fors_top(b8(jobs), b8(ctx), b8(groots), b8(roots), b8(sigs), n);
+    for (u32 t = 0; t < n; ++t) at(t), slh_fors_pk(b8(jobs), b8(ctx), b8(roots), b8(pkf), b8(sigs), n);
+    for (u32 t = 0; t < (n * layers) << HP; ++t) at(t), slh_ht_leaves(b8(jobs), b8(ctx), b8(leaves), layers, n);
+    for (u32 t = 0; t < n * SLH_D; ++t)
+      at(t), slh_ht_top(b8(jobs), b8(ctx), b8(leaves), top ? b8(topl) : nullptr, b8(htroots), b8(sigs), n);
+    for (u32 t = 0; t < n * SLH_D * WLEN; ++t) at(t), slh_wots_sign(b8(jobs), b8(ctx), b8(pkf), b8(htroots), b8(sigs), n);
+    put(b8(sigs), (size_t)n * SIG_BYTES);
+  } else if (mode == "slh_verify") {
+    // n job rows, n pk rows, n signature rows -> n verdicts (u32).
+    auto jobs = buf((size_t)n * JOB_BYTES), pks = buf(n * 2 * NB), sigs = buf((size_t)n * SIG_BYTES);
+    std::vector<u32> ok(n, 7);
+    memcpy(b8(jobs), p, (size_t)n * JOB_BYTES);
+    memcpy(b8(pks), p + (size_t)n * JOB_BYTES, n * 2 * NB);
+    memcpy(b8(sigs), p + (size_t)n * JOB_BYTES + n * 2 * NB, (size_t)n * SIG_BYTES);
+    for (u32 t = 0; t < n; ++t) at(t), slh_verify(b8(jobs), b8(pks), b8(sigs), SIG_BYTES, ok.data(), n);
+    put(ok.data(), n * 4);
+  }
+}
+#endif
+
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
   std::string mode = argv[1];
@@ -151,6 +214,9 @@ int main(int argc, char **argv) {
 #endif
 #ifdef MLKEM_K
   mlkem_modes(mode, in, out);
+#endif
+#ifdef SLH_N
+  slh_modes(mode, in, out);
 #endif
   fwrite(out.data(), 1, out.size(), stdout);
   return out.empty() && !in.empty() ? 1 : 0;

@@ -1,13 +1,14 @@
-//! The GPU backend: the configuration, one [`DeviceEngine`] per GPU in use with both kernel
+//! The GPU backend: the configuration, one [`DeviceEngine`] per GPU in use with its kernel
 //! families loaded onto it, the process-wide instance, and the [`Backend`] implementation,
-//! which hands each call to its family (`gpu/mldsa`, `gpu/mlkem`, `gpu/ctru`).
+//! which hands each call to its family (`gpu/mldsa`, `gpu/mlkem`, `gpu/ctru`, `gpu/slhdsa`).
 
 use super::config::GpuConfig;
 use super::device;
 use super::engine::{Bound, DeviceEngine, FailureInjection};
-use super::{ctru, hostmem, mldsa, mlkem};
+use super::{ctru, hostmem, mldsa, mlkem, slhdsa};
 use crate::backend::{
-    cpu_backend, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, VerifyItem,
+    cpu_backend, Backend, BackendKind, DecapsItem, EncapsItem, SignItem, SlhSignItem,
+    SlhVerifyItem, VerifyItem,
 };
 use crate::{Error, Status};
 use once_cell::sync::OnceCell;
@@ -23,6 +24,8 @@ struct Device {
     /// for them).
     mlkem: OnceCell<Result<mlkem::SetKernels, String>>,
     ctru: OnceCell<Result<ctru::SetKernels, String>>,
+    /// The SLH-DSA kernels, one set at a time, compiled on first use of that set.
+    slhdsa: [OnceCell<Result<slhdsa::Kernels, String>>; 12],
 }
 
 /// The GPU backend: one [`Device`] per GPU in use (every visible device, or the ones
@@ -54,6 +57,7 @@ impl GpuBackend {
                     mldsa,
                     mlkem: OnceCell::new(),
                     ctru: OnceCell::new(),
+                    slhdsa: Default::default(),
                 })
             });
             match opened {
@@ -151,6 +155,33 @@ impl GpuBackend {
         }
         if units.is_empty() {
             device::log("ML-KEM GPU kernels unavailable on every device; using the CPU");
+            return None;
+        }
+        Some(units)
+    }
+
+    /// Every device with its kernels of SLH-DSA set `p`, compiled on first use; `None` (logged)
+    /// when they load on no device, which sends the call to the CPU.
+    fn slhdsa_units(&self, p: crate::slhdsa::ParamSet) -> Option<Vec<Bound<'_, slhdsa::Kernels>>> {
+        let mut units = Vec::with_capacity(self.devices.len());
+        for d in &self.devices {
+            match d.slhdsa[p.index()].get_or_init(|| slhdsa::load(&d.engine.ctx, p, &self.cfg)) {
+                Ok(k) => units.push(Bound {
+                    engine: &d.engine,
+                    kernels: k,
+                }),
+                Err(why) => device::log(&format!(
+                    "{}: {} GPU kernels unavailable ({why})",
+                    d.engine.description,
+                    p.name()
+                )),
+            }
+        }
+        if units.is_empty() {
+            device::log(&format!(
+                "{} GPU kernels unavailable on every device; using the CPU",
+                p.name()
+            ));
             return None;
         }
         Some(units)
@@ -295,6 +326,31 @@ pub fn mlkem_kernel_throughput(
         return Err(Error::Device);
     };
     mlkem::kernel_throughput(units[0].engine, units[0].kernels, op, n)
+}
+
+/// Kernel-only throughput (ops/s) of SLH-DSA `op` on `n` items on the first device, inputs
+/// resident and timed with CUDA events (see [`slhdsa::SlhOp`]): a per-GPU figure, for the
+/// benchmark. `n` is capped so the device buffers stay about 2 GB.
+pub fn slhdsa_kernel_throughput(
+    p: crate::slhdsa::ParamSet,
+    op: slhdsa::SlhOp,
+    n: usize,
+) -> Result<f64, Error> {
+    let b = engine()?;
+    let Some(units) = b.slhdsa_units(p) else {
+        return Err(Error::Device);
+    };
+    slhdsa::kernel_throughput(units[0].engine, units[0].kernels, op, n)
+}
+
+/// SHA-256 compressions and Keccak-f[1600] permutations per second on the first device (the
+/// ceilings SLH-DSA's figures are set against), measured with `p`'s module.
+pub fn hash_ceilings(p: crate::slhdsa::ParamSet) -> Result<slhdsa::Ceilings, Error> {
+    let b = engine()?;
+    let Some(units) = b.slhdsa_units(p) else {
+        return Err(Error::Device);
+    };
+    slhdsa::hash_ceilings(units[0].engine, units[0].kernels)
 }
 
 /// Number of GPUs the backend spreads batches over (0 when no GPU is usable).
@@ -483,6 +539,60 @@ impl Backend for GpuBackend {
         };
         self.profiled("mlkem decaps", true, || {
             mlkem::decaps(&units, &self.cfg, p, items, sss, statuses)
+        });
+    }
+
+    fn slhdsa_keygen(
+        &self,
+        p: crate::slhdsa::ParamSet,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.slhdsa_units(p) else {
+            return cpu_backend().slhdsa_keygen(p, seeds, pks, sks, statuses);
+        };
+        self.profiled("slhdsa keygen", true, || {
+            slhdsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
+        });
+    }
+
+    fn slhdsa_sign(
+        &self,
+        p: crate::slhdsa::ParamSet,
+        items: &[SlhSignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.slhdsa_units(p) else {
+            return cpu_backend().slhdsa_sign(p, items, sigs, statuses);
+        };
+        self.profiled("slhdsa sign", true, || {
+            slhdsa::sign(&units, &self.cfg, p, items, sigs, statuses)
+        });
+    }
+
+    fn slhdsa_verify(
+        &self,
+        p: crate::slhdsa::ParamSet,
+        items: &[SlhVerifyItem<'_>],
+        statuses: &mut [Status],
+    ) {
+        if inherited(statuses) {
+            return;
+        }
+        let Some(units) = self.slhdsa_units(p) else {
+            return cpu_backend().slhdsa_verify(p, items, statuses);
+        };
+        self.profiled("slhdsa verify", true, || {
+            slhdsa::verify(&units, &self.cfg, p, items, statuses)
         });
     }
 

@@ -40,6 +40,15 @@ const KEM_WORKERS: usize = 8;
 /// (`engine::DeviceEngine::sign_fill`).
 pub const SIGN_FILL: usize = 16384;
 
+/// SLH-DSA work per chunk, in WOTS+ keys (each len * 16 hash calls: about 560 for n = 16):
+/// a keygen chunk builds 2^h' per item, a signing chunk d * 2^h' per item, so the item counts
+/// follow from the set (SHA2-128f: 65,536 keys and 2,978 signatures; SHA2-128s: 1,024 and
+/// 146). Enough threads per chunk to fill an H200 twice over with a few chunks in flight.
+pub const SLHDSA_KEYGEN_LEAVES: usize = 1 << 19;
+pub const SLHDSA_SIGN_LEAVES: usize = 1 << 19;
+/// SLH-DSA verifications per chunk (one thread each, 17-50 KB of signature per item).
+pub const SLHDSA_VERIFY_CHUNK: usize = 16384;
+
 /// A set of the engine's chunked operations (for the per-operation switches below).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpSet {
@@ -60,6 +69,8 @@ pub enum ChunkOp {
     KemKeygen,
     /// CTRU-Prime encaps or decaps.
     Kem,
+    /// SLH-DSA keygen, sign or verify (long compute-bound chunks: never asleep).
+    SlhDsa,
 }
 
 impl OpSet {
@@ -70,6 +81,7 @@ impl OpSet {
             ChunkOp::MlDsaVerify => self.mldsa_verify,
             ChunkOp::KemKeygen => self.kem_keygen,
             ChunkOp::Kem => self.kem,
+            ChunkOp::SlhDsa => false,
         }
     }
 

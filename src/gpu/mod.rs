@@ -14,7 +14,7 @@
 //! * `engine`, `scheduler`: one engine per GPU (every visible device, or `PQGPU_DEVICES`),
 //!   all fed from one chunk queue; a chunk that fails on a GPU moves to the healthy GPUs,
 //!   and to the CPU when none is left.
-//! * `mldsa/`, `mlkem/`, `ctru/`: each family's kernels (sizes as `-D` definitions, one typed launcher
+//! * `mldsa/`, `mlkem/`, `ctru/`, `slhdsa/`: each family's kernels (sizes as `-D` definitions, one typed launcher
 //!   per kernel) and its chunk pipelines.
 //! * `backend`: the [`GpuBackend`], the process-wide instance, and the
 //!   [`crate::backend::Backend`] implementation handing each call to its family.
@@ -38,11 +38,12 @@ mod mldsa;
 mod mlkem;
 mod nvrtc;
 mod scheduler;
+mod slhdsa;
 mod worker;
 
 pub use backend::{
-    backend, device_count, device_description, kernel_throughput, mlkem_kernel_throughput,
-    unavailable_reason, GpuBackend,
+    backend, device_count, device_description, hash_ceilings, kernel_throughput,
+    mlkem_kernel_throughput, slhdsa_kernel_throughput, unavailable_reason, GpuBackend,
 };
 pub use driver::inherited_reason as cuda_inherited_reason;
 pub use driver::initialised_by as cuda_initialised_by;
@@ -50,6 +51,7 @@ pub use driver::initialised_by as cuda_initialised_by;
 pub use driver::simulate_initialised as simulate_cuda_initialised;
 pub use mldsa::Op;
 pub use mlkem::KemOp;
+pub use slhdsa::{Ceilings, SlhOp};
 
 /// The NVRTC `-D` definitions of the parameter set named `set` (e.g. `ML-DSA-65`,
 /// `CTRU-Prime-761`), as the engine compiles it; `None` for an unknown name. For building the
@@ -66,6 +68,9 @@ pub fn kernel_defines(set: &str) -> Option<Vec<String>> {
         .find(|p| p.name() == set)
     {
         return Some(mlkem::kernel_defines(p));
+    }
+    if let Some(p) = crate::slhdsa::ParamSet::from_name(set) {
+        return Some(slhdsa::kernel_defines(p));
     }
     crate::ctru::ParamSet::ALL
         .into_iter()
@@ -97,6 +102,11 @@ mod tests {
                 crate::mlkem::ParamSet::ALL
                     .iter()
                     .map(|p| (p.name(), super::nvrtc::MLKEM.source())),
+            )
+            .chain(
+                crate::slhdsa::ParamSet::ALL
+                    .iter()
+                    .map(|p| (p.name(), super::nvrtc::SLHDSA.source())),
             );
         for (name, source) in sets {
             let defines = super::kernel_defines(name).unwrap();

@@ -22,6 +22,8 @@ const CHACHA: (&str, &str) = (
     include_str!("../../kernels/chacha.cuh"),
 );
 
+const SHA2: (&str, &str) = ("kernels/sha2.cuh", include_str!("../../kernels/sha2.cuh"));
+
 /// A kernel family: its files, in the order they are concatenated.
 pub struct Family {
     /// Cache file stem and NVRTC program name.
@@ -55,6 +57,16 @@ pub const CTRU: Family = Family {
         HOSTIO,
         CHACHA,
         ("kernels/ctru.cu", include_str!("../../kernels/ctru.cu")),
+    ],
+};
+
+pub const SLHDSA: Family = Family {
+    stem: "slhdsa",
+    sources: &[
+        KECCAK,
+        HOSTIO,
+        SHA2,
+        ("kernels/slhdsa.cu", include_str!("../../kernels/slhdsa.cu")),
     ],
 };
 

@@ -84,6 +84,39 @@ pub fn sign(
     Ok(())
 }
 
+/// R = PRF_msg(SK.prf, opt_rand, M) and H_msg(R, PK.seed, PK.root, M) of one signing (Alg. 19
+/// lines 5-6), for a backend that builds the trees itself. The caller has checked the lengths
+/// (`sk` 4n, `addrnd` and `r` n, `digest` m bytes) and validated `msg`.
+pub(crate) fn sign_digest(
+    p: ParamSet,
+    sk: &[u8],
+    msg: &Message<'_>,
+    addrnd: &[u8],
+    r: &mut [u8],
+    digest: &mut [u8],
+) {
+    let n = p.n();
+    let hs = hash::Hasher::new(p.params(), &sk[2 * n..3 * n]);
+    msg.with_pieces(|m| {
+        hs.prf_msg(&sk[n..2 * n], addrnd, m, r);
+        hs.h_msg(r, &sk[3 * n..4 * n], m, digest);
+    });
+}
+
+/// H_msg(R, PK.seed, PK.root, M) of one verification (Alg. 20 line 8), R the signature's first
+/// n bytes; lengths checked by the caller (`pk` 2n, `digest` m bytes), `msg` validated.
+pub(crate) fn verify_digest(
+    p: ParamSet,
+    pk: &[u8],
+    msg: &Message<'_>,
+    r: &[u8],
+    digest: &mut [u8],
+) {
+    let n = p.n();
+    let hs = hash::Hasher::new(p.params(), &pk[..n]);
+    msg.with_pieces(|m| hs.h_msg(r, &pk[n..2 * n], m, digest));
+}
+
 /// Verifies `sig` on `msg` (any interface). `Ok(())` when valid, `VerifyFailed` for any invalid
 /// signature (including a wrong length), `BadLength` for a wrong pk or digest length,
 /// `InvalidArgument` for a context over 255 bytes.

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SLH-DSA on the GPU machine, in about five minutes: NIST's ACVP SLH-DSA keyGen and sigVer
+# cases on the GPU (the first step compiles the twelve sets' kernels), GPU == CPU on
+# PQGPU_GPU_CASES items per set (default 600; signing on the s sets a tenth: their CPU side is
+# slow) with every interface, key per item / one key / three keys, hedged, tampered and
+# malformed items and registered buffers, compute-sanitizer memcheck on a small run, then the
+# hash ceilings and kernel-only throughput per set (examples/slhdsa_kernels), then the
+# benchmark's SLH-DSA figures through the C ABI when it has them (GPU and CPU backends).
+# Each set's test prints "SLH-DSA-...: ... match the CPU" when it passes.
+# stage: tests="gpu_slhdsa" examples="slhdsa_kernels" bins="pqgpu-bench"
+if [ "${1:-}" = stage ]; then
+  # Only the SLH-DSA ACVP folders the GPU test reads (well under 10 MiB).
+  v=${PQGPU_VECTORS_DIR:-../shared/vectors}/acvp
+  mkdir -p "$2/vectors/acvp/v1.1.0.35-hotfix"
+  cp -r "$v/SLH-DSA-keyGen-FIPS205" "$2/vectors/acvp/"
+  cp -r "$v/v1.1.0.35-hotfix/SLH-DSA-sigVer-FIPS205" "$2/vectors/acvp/v1.1.0.35-hotfix/"
+  exit 0
+fi
+source "$(dirname "$0")/common.sh"
+SHOW="test result|SKIPPED|panicked|FAILED|ERROR SUMMARY|match the CPU|ACVP|ceilings|ops/s|error|SLH-DSA"
+SHOW_LINES=60
+machine
+step acvp 240 ./gpu_slhdsa --nocapture gpu_slhdsa_acvp_vectors
+step cases 240 env PQGPU_GPU_CASES=${PQGPU_GPU_CASES:-600} ./gpu_slhdsa --nocapture --test-threads=1 --skip acvp
+step memcheck 120 env PQGPU_GPU_CASES=4 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  ./gpu_slhdsa --test-threads=1 gpu_slhdsa_sha2_128f_matches_cpu gpu_slhdsa_shake_256s_matches_cpu
+step kernels 240 ./slhdsa_kernels 1
+if ./pqgpu-bench --help 2>&1 | grep -qi slhdsa; then
+  step bench_gpu 150 ./pqgpu-bench --backend gpu --alg slhdsa --reps 3
+  step bench_cpu 90 ./pqgpu-bench --backend cpu --alg slhdsa --reps 3
+else
+  echo "=== bench: pqgpu-bench has no SLH-DSA option; kernel-only figures above"
+fi
+finish
