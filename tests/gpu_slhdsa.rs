@@ -146,8 +146,18 @@ fn sign_items<'a>(
         .collect()
 }
 
+/// The GPU backend with `p`'s kernels loaded (a set whose kernels fail to load would run on the
+/// CPU and compare equal to it: that is a failure here, not a pass).
+fn gpu_with(p: ParamSet) -> Option<std::sync::Arc<dyn Backend>> {
+    let gpu = common::gpu_or_skip()?;
+    if let Err(why) = pqgpu::gpu::slhdsa_kernels_loaded(p) {
+        panic!("{} GPU kernels did not load: {why}", p.name());
+    }
+    Some(gpu)
+}
+
 fn run_set(p: ParamSet) {
-    let Some(gpu) = common::gpu_or_skip() else {
+    let Some(gpu) = gpu_with(p) else {
         return;
     };
     let start = std::time::Instant::now();
@@ -366,10 +376,10 @@ fn gpu_slhdsa_shake_256f_matches_cpu() {
 /// and keys in by DMA for verification, equal to the CPU's.
 #[test]
 fn gpu_slhdsa_registered_buffers() {
-    let Some(gpu) = common::gpu_or_skip() else {
+    let p = ParamSet::Sha2_128f;
+    let Some(gpu) = gpu_with(p) else {
         return;
     };
-    let p = ParamSet::Sha2_128f;
     let n = common::gpu_cases(16).clamp(4, 2000);
     let mut rng = StdRng::seed_from_u64(0xD3A5);
     let seeds = bytes(&mut rng, n * p.seed_len());
@@ -402,8 +412,8 @@ fn gpu_slhdsa_registered_buffers() {
         gpu.slhdsa_sign(p, &items, &mut s, &mut st);
         assert!(st.iter().all(|s| s.is_ok()));
         let want = sign(&*cpu_backend(), p, &items);
-        for j in 0..n {
-            assert!(s[j] == &want.0[j][..], "registered sign {j}");
+        for (j, (got, want)) in s.iter().zip(&want.0).enumerate() {
+            assert!(got[..] == want[..], "registered sign {j}");
         }
         let sigs: &[u8] = sigs;
         let items: Vec<SlhVerifyItem> = (0..n)
@@ -439,6 +449,9 @@ fn gpu_slhdsa_acvp_vectors() {
     let Some(gpu) = common::gpu_or_skip() else {
         return;
     };
+    for p in ParamSet::ALL {
+        gpu_with(p);
+    }
     let mut kg = 0;
     for (g, t, a) in cases("SLH-DSA-keyGen-FIPS205") {
         let p = param_set(s(&g, "parameterSet"));

@@ -343,6 +343,20 @@ pub fn slhdsa_kernel_throughput(
     slhdsa::kernel_throughput(units[0].engine, units[0].kernels, op, n)
 }
 
+/// Whether SLH-DSA set `p`'s kernels load on every device in use (compiling them on first
+/// use), or why not (the NVRTC log). A batch whose kernels do not load runs on the CPU, which a
+/// comparison with the CPU cannot tell from the GPU: tests ask this first.
+pub fn slhdsa_kernels_loaded(p: crate::slhdsa::ParamSet) -> Result<(), String> {
+    let b = engine().map_err(|e| format!("no GPU backend: {e}"))?;
+    for d in &b.devices {
+        if let Err(why) = d.slhdsa[p.index()].get_or_init(|| slhdsa::load(&d.engine.ctx, p, &b.cfg))
+        {
+            return Err(format!("{}: {why}", d.engine.description));
+        }
+    }
+    Ok(())
+}
+
 /// SHA-256 compressions and Keccak-f[1600] permutations per second on the first device (the
 /// ceilings SLH-DSA's figures are set against), measured with `p`'s module.
 pub fn hash_ceilings(p: crate::slhdsa::ParamSet) -> Result<slhdsa::Ceilings, Error> {

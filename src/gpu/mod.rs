@@ -43,7 +43,8 @@ mod worker;
 
 pub use backend::{
     backend, device_count, device_description, hash_ceilings, kernel_throughput,
-    mlkem_kernel_throughput, slhdsa_kernel_throughput, unavailable_reason, GpuBackend,
+    mlkem_kernel_throughput, slhdsa_kernel_throughput, slhdsa_kernels_loaded, unavailable_reason,
+    GpuBackend,
 };
 pub use driver::inherited_reason as cuda_inherited_reason;
 pub use driver::initialised_by as cuda_initialised_by;
