@@ -459,7 +459,7 @@ impl Backend for GpuBackend {
             return cpu_backend().kem_keygen(p, seeds, pks, sks, statuses);
         };
         self.profiled("ctru keygen", true, || {
-            ctru::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
+            ctru::FAMILY.keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
         });
     }
 
@@ -478,7 +478,7 @@ impl Backend for GpuBackend {
             return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
         };
         self.profiled("ctru encaps", true, || {
-            ctru::encaps(&units, &self.cfg, p, items, cts, sss, statuses)
+            ctru::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses)
         });
     }
 
@@ -496,7 +496,7 @@ impl Backend for GpuBackend {
             return cpu_backend().kem_decaps(p, items, sss, statuses);
         };
         self.profiled("ctru decaps", true, || {
-            ctru::decaps(&units, &self.cfg, p, items, sss, statuses)
+            ctru::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses)
         });
     }
 
@@ -515,7 +515,7 @@ impl Backend for GpuBackend {
             return cpu_backend().mlkem_keygen(p, seeds, eks, dks, statuses);
         };
         self.profiled("mlkem keygen", true, || {
-            mlkem::keygen(&units, &self.cfg, p, seeds, eks, dks, statuses)
+            mlkem::FAMILY.keygen(&units, &self.cfg, p, seeds, eks, dks, statuses)
         });
     }
 
@@ -534,7 +534,7 @@ impl Backend for GpuBackend {
             return cpu_backend().mlkem_encaps(p, items, cts, sss, statuses);
         };
         self.profiled("mlkem encaps", true, || {
-            mlkem::encaps(&units, &self.cfg, p, items, cts, sss, statuses)
+            mlkem::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses)
         });
     }
 
@@ -552,7 +552,7 @@ impl Backend for GpuBackend {
             return cpu_backend().mlkem_decaps(p, items, sss, statuses);
         };
         self.profiled("mlkem decaps", true, || {
-            mlkem::decaps(&units, &self.cfg, p, items, sss, statuses)
+            mlkem::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses)
         });
     }
 

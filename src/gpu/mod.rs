@@ -14,6 +14,8 @@
 //! * `engine`, `scheduler`: one engine per GPU (every visible device, or `PQGPU_DEVICES`),
 //!   all fed from one chunk queue; a chunk that fails on a GPU moves to the healthy GPUs,
 //!   and to the CPU when none is left.
+//! * `kem`: what the KEM families share (their batches cut into chunks, the CPU for a chunk
+//!   no device could finish).
 //! * `mldsa/`, `mlkem/`, `ctru/`, `slhdsa/`: each family's kernels (sizes as `-D` definitions, one typed launcher
 //!   per kernel) and its chunk pipelines.
 //! * `backend`: the [`GpuBackend`], the process-wide instance, and the
@@ -33,6 +35,7 @@ mod emu;
 mod engine;
 mod hostio;
 pub(crate) mod hostmem;
+mod kem;
 mod launch;
 mod mldsa;
 mod mlkem;

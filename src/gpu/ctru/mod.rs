@@ -26,13 +26,11 @@ mod keys;
 mod product;
 mod tree;
 
-use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
+use crate::backend::cpu_backend;
 use crate::ctru::ParamSet;
 use crate::gpu::config::GpuConfig;
-use crate::gpu::engine::Bound;
-use crate::gpu::hostmem;
-use crate::gpu::scheduler::{chunk_sizes, cut, cut_mut, keygen_chunks, run_chunks, KeyLens};
-use crate::Status;
+use crate::gpu::kem::{Cut, Family};
+use crate::gpu::scheduler::KeyLens;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
@@ -65,118 +63,30 @@ pub fn load(ctx: &Arc<CudaContext>, cfg: &GpuConfig) -> Result<SetKernels, Strin
     Ok([ka?, km?, kc?])
 }
 
-/// CTRU-Prime KeyGen over the devices in `units` (CPU for chunks no device could finish).
-pub fn keygen(
-    units: &[Bound<'_, Kernels>],
-    cfg: &GpuConfig,
-    p: ParamSet,
-    seeds: Option<&[u8]>,
-    pks: &mut [u8],
-    sks: &mut [u8],
-    statuses: &mut [Status],
-) {
-    let n = statuses.len();
-    let len = KeyLens {
+/// CTRU-Prime on the shared KEM machinery: `FAMILY.keygen` (`seeds`: 64 bytes per item,
+/// `None` draws them), `FAMILY.encaps`, `FAMILY.decaps` over the devices of a call.
+pub const FAMILY: Family<Kernels, ParamSet> = Family {
+    cut: |cfg, keygen| Cut {
+        chunk: cfg.ctru_chunk,
+        ramp: if keygen {
+            cfg.ramp.kem_keygen
+        } else {
+            cfg.ramp.kem
+        },
+        workers: cfg.kem_workers,
+    },
+    lens: |p| KeyLens {
         seed: 64,
         pk: p.public_key_len(),
         sk: p.secret_key_len(),
-    };
-    if !len.check(seeds, pks, sks, statuses) {
-        return;
-    }
-    // Fresh seeds for the whole batch up front (the CPU redoes a failed chunk from them).
-    let fresh;
-    let seeds = match seeds {
-        Some(x) => x,
-        None => {
-            let mut v = zeroize::Zeroizing::new(vec![0u8; n * 64]);
-            if crate::rng::fill_bulk(&mut v).is_err() {
-                statuses
-                    .iter_mut()
-                    .for_each(|x| *x = Err(crate::Error::Rng));
-                return;
-            }
-            fresh = v;
-            &fresh[..]
-        }
-    };
-    let sizes = chunk_sizes(n, cfg.ctru_chunk, cfg.ramp.kem_keygen);
-    let chunks = keygen_chunks(&sizes, len, Some(seeds), pks, sks, statuses);
-    let reg = hostmem::snapshot();
-    run_chunks(
-        units,
-        cfg.kem_workers,
-        &sizes,
-        chunks,
-        |u, w, c| {
-            let seeds = c.seeds.expect("drawn above");
-            keygen::keygen_chunk(w, u.kernels, &reg, seeds, c.pks, c.sks)
-                .map_err(|e| format!("{e:?}"))?;
-            c.statuses.iter_mut().for_each(|x| *x = Ok(()));
-            Ok(())
-        },
-        |c| cpu_backend().kem_keygen(p, c.seeds, c.pks, c.sks, c.statuses),
-    )
-}
-
-/// CTRU-Prime Encaps over the devices in `units`.
-pub fn encaps(
-    units: &[Bound<'_, Kernels>],
-    cfg: &GpuConfig,
-    p: ParamSet,
-    items: &[EncapsItem<'_>],
-    cts: &mut [&mut [u8]],
-    sss: &mut [&mut [u8]],
-    statuses: &mut [Status],
-) {
-    let sizes = chunk_sizes(items.len(), cfg.ctru_chunk, cfg.ramp.kem);
-    let reg = hostmem::snapshot();
-    let chunks: Vec<_> = cut(items, &sizes, 1)
-        .into_iter()
-        .zip(cut_mut(cts, &sizes, 1))
-        .zip(cut_mut(sss, &sizes, 1))
-        .zip(cut_mut(statuses, &sizes, 1))
-        .collect();
-    run_chunks(
-        units,
-        cfg.kem_workers,
-        &sizes,
-        chunks,
-        |u, w, (((it, ct), ss), st)| {
-            encaps::encaps_chunk(w, u.kernels, p, &reg, it, ct, ss, st)
-                .map_err(|e| format!("{e:?}"))
-        },
-        |(((it, ct), ss), st)| cpu_backend().kem_encaps(p, it, ct, ss, st),
-    )
-}
-
-/// CTRU-Prime Decaps over the devices in `units`.
-pub fn decaps(
-    units: &[Bound<'_, Kernels>],
-    cfg: &GpuConfig,
-    p: ParamSet,
-    items: &[DecapsItem<'_>],
-    sss: &mut [&mut [u8]],
-    statuses: &mut [Status],
-) {
-    let sizes = chunk_sizes(items.len(), cfg.ctru_chunk, cfg.ramp.kem);
-    let reg = hostmem::snapshot();
-    let chunks: Vec<_> = cut(items, &sizes, 1)
-        .into_iter()
-        .zip(cut_mut(sss, &sizes, 1))
-        .zip(cut_mut(statuses, &sizes, 1))
-        .collect();
-    run_chunks(
-        units,
-        cfg.kem_workers,
-        &sizes,
-        chunks,
-        |u, w, ((it, ss), st)| {
-            decaps::decaps_chunk(w, u.kernels, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))
-        },
-        |((it, ss), st)| cpu_backend().kem_decaps(p, it, ss, st),
-    )
-}
+    },
+    keygen: keygen::keygen_chunk,
+    encaps: encaps::encaps_chunk,
+    decaps: decaps::decaps_chunk,
+    cpu_keygen: |p, seeds, pks, sks, st| cpu_backend().kem_keygen(p, seeds, pks, sks, st),
+    cpu_encaps: |p, items, cts, sss, st| cpu_backend().kem_encaps(p, items, cts, sss, st),
+    cpu_decaps: |p, items, sss, st| cpu_backend().kem_decaps(p, items, sss, st),
+};
 
 #[cfg(test)]
 mod tests {

@@ -20,13 +20,11 @@ mod kernels;
 mod keygen;
 mod keys;
 
-use crate::backend::{cpu_backend, DecapsItem, EncapsItem};
+use crate::backend::cpu_backend;
 use crate::gpu::config::GpuConfig;
-use crate::gpu::engine::Bound;
-use crate::gpu::hostmem;
-use crate::gpu::scheduler::{chunk_sizes, cut, cut_mut, keygen_chunks, run_chunks, KeyLens};
+use crate::gpu::kem::{Cut, Family};
+use crate::gpu::scheduler::KeyLens;
 use crate::mlkem::ParamSet;
-use crate::Status;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
@@ -60,119 +58,34 @@ pub fn load(ctx: &Arc<CudaContext>, cfg: &GpuConfig) -> Result<SetKernels, Strin
     Ok([ka?, km?, kc?])
 }
 
-/// ML-KEM.KeyGen_internal over the devices in `units`; `seeds` (d || z per item) `None` draws
-/// them (CPU for chunks no device could finish).
-pub fn keygen(
-    units: &[Bound<'_, Kernels>],
-    cfg: &GpuConfig,
-    p: ParamSet,
-    seeds: Option<&[u8]>,
-    eks: &mut [u8],
-    dks: &mut [u8],
-    statuses: &mut [Status],
-) {
-    let n = statuses.len();
-    let len = KeyLens {
+/// ML-KEM on the shared KEM machinery: `FAMILY.keygen` (KeyGen_internal; `seeds`: d || z
+/// per item, `None` draws them), `FAMILY.encaps`, `FAMILY.decaps` over the devices of a call.
+pub const FAMILY: Family<Kernels, ParamSet> = Family {
+    cut: |cfg, keygen| Cut {
+        chunk: if keygen {
+            cfg.mlkem_keygen_chunk
+        } else {
+            cfg.mlkem_chunk
+        },
+        ramp: if keygen {
+            cfg.ramp.kem_keygen
+        } else {
+            cfg.ramp.kem
+        },
+        workers: cfg.kem_workers,
+    },
+    lens: |p| KeyLens {
         seed: 64,
         pk: p.encaps_key_len(),
         sk: p.decaps_key_len(),
-    };
-    if !len.check(seeds, eks, dks, statuses) {
-        return;
-    }
-    // Fresh seeds for the whole batch up front (the CPU redoes a failed chunk from them).
-    let fresh;
-    let seeds = match seeds {
-        Some(x) => x,
-        None => {
-            let mut v = zeroize::Zeroizing::new(vec![0u8; n * 64]);
-            if crate::rng::fill_bulk(&mut v).is_err() {
-                statuses
-                    .iter_mut()
-                    .for_each(|x| *x = Err(crate::Error::Rng));
-                return;
-            }
-            fresh = v;
-            &fresh[..]
-        }
-    };
-    let sizes = chunk_sizes(n, cfg.mlkem_keygen_chunk, cfg.ramp.kem_keygen);
-    let chunks = keygen_chunks(&sizes, len, Some(seeds), eks, dks, statuses);
-    let reg = hostmem::snapshot();
-    run_chunks(
-        units,
-        cfg.kem_workers,
-        &sizes,
-        chunks,
-        |u, w, c| {
-            let seeds = c.seeds.expect("drawn above");
-            keygen::keygen_chunk(w, u.kernels, &reg, seeds, c.pks, c.sks)
-                .map_err(|e| format!("{e:?}"))?;
-            c.statuses.iter_mut().for_each(|x| *x = Ok(()));
-            Ok(())
-        },
-        |c| cpu_backend().mlkem_keygen(p, c.seeds, c.pks, c.sks, c.statuses),
-    )
-}
-
-/// ML-KEM.Encaps over the devices in `units`.
-pub fn encaps(
-    units: &[Bound<'_, Kernels>],
-    cfg: &GpuConfig,
-    p: ParamSet,
-    items: &[EncapsItem<'_>],
-    cts: &mut [&mut [u8]],
-    sss: &mut [&mut [u8]],
-    statuses: &mut [Status],
-) {
-    let sizes = chunk_sizes(items.len(), cfg.mlkem_chunk, cfg.ramp.kem);
-    let reg = hostmem::snapshot();
-    let chunks: Vec<_> = cut(items, &sizes, 1)
-        .into_iter()
-        .zip(cut_mut(cts, &sizes, 1))
-        .zip(cut_mut(sss, &sizes, 1))
-        .zip(cut_mut(statuses, &sizes, 1))
-        .collect();
-    run_chunks(
-        units,
-        cfg.kem_workers,
-        &sizes,
-        chunks,
-        |u, w, (((it, ct), ss), st)| {
-            encaps::encaps_chunk(w, u.kernels, p, &reg, it, ct, ss, st)
-                .map_err(|e| format!("{e:?}"))
-        },
-        |(((it, ct), ss), st)| cpu_backend().mlkem_encaps(p, it, ct, ss, st),
-    )
-}
-
-/// ML-KEM.Decaps over the devices in `units`.
-pub fn decaps(
-    units: &[Bound<'_, Kernels>],
-    cfg: &GpuConfig,
-    p: ParamSet,
-    items: &[DecapsItem<'_>],
-    sss: &mut [&mut [u8]],
-    statuses: &mut [Status],
-) {
-    let sizes = chunk_sizes(items.len(), cfg.mlkem_chunk, cfg.ramp.kem);
-    let reg = hostmem::snapshot();
-    let chunks: Vec<_> = cut(items, &sizes, 1)
-        .into_iter()
-        .zip(cut_mut(sss, &sizes, 1))
-        .zip(cut_mut(statuses, &sizes, 1))
-        .collect();
-    run_chunks(
-        units,
-        cfg.kem_workers,
-        &sizes,
-        chunks,
-        |u, w, ((it, ss), st)| {
-            decaps::decaps_chunk(w, u.kernels, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))
-        },
-        |((it, ss), st)| cpu_backend().mlkem_decaps(p, it, ss, st),
-    )
-}
+    },
+    keygen: keygen::keygen_chunk,
+    encaps: encaps::encaps_chunk,
+    decaps: decaps::decaps_chunk,
+    cpu_keygen: |p, seeds, eks, dks, st| cpu_backend().mlkem_keygen(p, seeds, eks, dks, st),
+    cpu_encaps: |p, items, cts, sss, st| cpu_backend().mlkem_encaps(p, items, cts, sss, st),
+    cpu_decaps: |p, items, sss, st| cpu_backend().mlkem_decaps(p, items, sss, st),
+};
 
 #[cfg(test)]
 mod tests {

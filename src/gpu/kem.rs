@@ -1,0 +1,178 @@
+//! What the KEM families (CTRU-Prime, ML-KEM) share on the GPU: a batch cut into chunks that
+//! the devices' workers run side by side, each chunk one of the family's chunk pipelines, and a
+//! chunk that no device could finish redone on the CPU. Key generation draws the whole batch's
+//! seeds up front, so the CPU redoes a failed chunk from the same seeds.
+
+use crate::backend::{DecapsItem, EncapsItem};
+use crate::gpu::config::GpuConfig;
+use crate::gpu::engine::Bound;
+use crate::gpu::hostmem::{self, Ranges};
+use crate::gpu::scheduler::{chunk_sizes, cut, cut_mut, keygen_chunks, run_chunks, KeyLens};
+use crate::gpu::worker::Worker;
+use crate::{Error, Status};
+use cudarc::driver::DriverError;
+
+/// How a family cuts a batch: items per chunk, whether the chunk sizes ramp
+/// (`scheduler::chunk_sizes`), and chunks in flight per GPU.
+#[derive(Clone, Copy)]
+pub struct Cut {
+    pub chunk: usize,
+    pub ramp: bool,
+    pub workers: usize,
+}
+
+type KeygenChunk<K> =
+    fn(&mut Worker, &K, &Ranges, &[u8], &mut [u8], &mut [u8]) -> Result<(), DriverError>;
+type EncapsChunk<K, P> = fn(
+    &mut Worker,
+    &K,
+    P,
+    &Ranges,
+    &[EncapsItem<'_>],
+    &mut [&mut [u8]],
+    &mut [&mut [u8]],
+    &mut [Status],
+) -> Result<(), DriverError>;
+type DecapsChunk<K, P> = fn(
+    &mut Worker,
+    &K,
+    P,
+    &Ranges,
+    &[DecapsItem<'_>],
+    &mut [&mut [u8]],
+    &mut [Status],
+) -> Result<(), DriverError>;
+
+type CpuKeygen<P> = fn(P, Option<&[u8]>, &mut [u8], &mut [u8], &mut [Status]);
+type CpuEncaps<P> = fn(P, &[EncapsItem<'_>], &mut [&mut [u8]], &mut [&mut [u8]], &mut [Status]);
+type CpuDecaps<P> = fn(P, &[DecapsItem<'_>], &mut [&mut [u8]], &mut [Status]);
+
+/// One KEM family: with kernels `K` of parameter set `P`, how it cuts a batch (`keygen`: a
+/// key-generation batch), its key lengths, its chunk pipelines on a worker's stream, and the
+/// CPU backend's operations that stand in for a chunk no device could finish.
+pub struct Family<K, P> {
+    pub cut: fn(&GpuConfig, bool) -> Cut,
+    pub lens: fn(P) -> KeyLens,
+    pub keygen: KeygenChunk<K>,
+    pub encaps: EncapsChunk<K, P>,
+    pub decaps: DecapsChunk<K, P>,
+    pub cpu_keygen: CpuKeygen<P>,
+    pub cpu_encaps: CpuEncaps<P>,
+    pub cpu_decaps: CpuDecaps<P>,
+}
+
+// Each operation takes the batch's arrays one by one, as the `Backend` operations do.
+#[allow(clippy::too_many_arguments)]
+impl<K: Sync, P: Copy + Send + Sync> Family<K, P> {
+    /// KeyGen of `statuses.len()` items over the devices in `units`; `seeds` (a row per item)
+    /// `None` draws them.
+    pub fn keygen(
+        &self,
+        units: &[Bound<'_, K>],
+        cfg: &GpuConfig,
+        p: P,
+        seeds: Option<&[u8]>,
+        pks: &mut [u8],
+        sks: &mut [u8],
+        statuses: &mut [Status],
+    ) {
+        let n = statuses.len();
+        let len = (self.lens)(p);
+        if !len.check(seeds, pks, sks, statuses) {
+            return;
+        }
+        let fresh;
+        let seeds = match seeds {
+            Some(x) => x,
+            None => {
+                let mut v = zeroize::Zeroizing::new(vec![0u8; n * len.seed]);
+                if crate::rng::fill_bulk(&mut v).is_err() {
+                    statuses.iter_mut().for_each(|x| *x = Err(Error::Rng));
+                    return;
+                }
+                fresh = v;
+                &fresh[..]
+            }
+        };
+        let c = (self.cut)(cfg, true);
+        let sizes = chunk_sizes(n, c.chunk, c.ramp);
+        let chunks = keygen_chunks(&sizes, len, Some(seeds), pks, sks, statuses);
+        let reg = hostmem::snapshot();
+        run_chunks(
+            units,
+            c.workers,
+            &sizes,
+            chunks,
+            |u, w, c| {
+                let seeds = c.seeds.expect("drawn above");
+                (self.keygen)(w, u.kernels, &reg, seeds, c.pks, c.sks)
+                    .map_err(|e| format!("{e:?}"))?;
+                c.statuses.iter_mut().for_each(|x| *x = Ok(()));
+                Ok(())
+            },
+            |c| (self.cpu_keygen)(p, c.seeds, c.pks, c.sks, c.statuses),
+        )
+    }
+
+    /// Encapsulation of every item over the devices in `units`.
+    pub fn encaps(
+        &self,
+        units: &[Bound<'_, K>],
+        cfg: &GpuConfig,
+        p: P,
+        items: &[EncapsItem<'_>],
+        cts: &mut [&mut [u8]],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        let c = (self.cut)(cfg, false);
+        let sizes = chunk_sizes(items.len(), c.chunk, c.ramp);
+        let reg = hostmem::snapshot();
+        let chunks: Vec<_> = cut(items, &sizes, 1)
+            .into_iter()
+            .zip(cut_mut(cts, &sizes, 1))
+            .zip(cut_mut(sss, &sizes, 1))
+            .zip(cut_mut(statuses, &sizes, 1))
+            .collect();
+        run_chunks(
+            units,
+            c.workers,
+            &sizes,
+            chunks,
+            |u, w, (((it, ct), ss), st)| {
+                (self.encaps)(w, u.kernels, p, &reg, it, ct, ss, st).map_err(|e| format!("{e:?}"))
+            },
+            |(((it, ct), ss), st)| (self.cpu_encaps)(p, it, ct, ss, st),
+        )
+    }
+
+    /// Decapsulation of every item over the devices in `units`.
+    pub fn decaps(
+        &self,
+        units: &[Bound<'_, K>],
+        cfg: &GpuConfig,
+        p: P,
+        items: &[DecapsItem<'_>],
+        sss: &mut [&mut [u8]],
+        statuses: &mut [Status],
+    ) {
+        let c = (self.cut)(cfg, false);
+        let sizes = chunk_sizes(items.len(), c.chunk, c.ramp);
+        let reg = hostmem::snapshot();
+        let chunks: Vec<_> = cut(items, &sizes, 1)
+            .into_iter()
+            .zip(cut_mut(sss, &sizes, 1))
+            .zip(cut_mut(statuses, &sizes, 1))
+            .collect();
+        run_chunks(
+            units,
+            c.workers,
+            &sizes,
+            chunks,
+            |u, w, ((it, ss), st)| {
+                (self.decaps)(w, u.kernels, p, &reg, it, ss, st).map_err(|e| format!("{e:?}"))
+            },
+            |((it, ss), st)| (self.cpu_decaps)(p, it, ss, st),
+        )
+    }
+}
