@@ -57,7 +57,8 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The default grid: ML-DSA-44/65/87 and CTRU-Prime-761, T = 1..1024, N = 1K..64K.
+    /// The default grid: ML-DSA-44/65/87, CTRU-Prime-761 and ML-KEM-768, T = 1..1024,
+    /// N = 1K..64K.
     pub fn full(backend: pqg_backend) -> ServeArgs {
         ServeArgs {
             backend,
@@ -66,6 +67,7 @@ impl ServeArgs {
                 PQG_ML_DSA_65,
                 PQG_ML_DSA_87,
                 PQG_CTRU_PRIME_761,
+                PQG_ML_KEM_768,
             ],
             threads: vec![1, 16, 256, 1024],
             outstanding: vec![1024, 4096, 16384, 65536],
