@@ -1,7 +1,7 @@
 //! What the KEM families (CTRU-Prime, ML-KEM) share on the GPU: a batch cut into chunks that
 //! the devices' workers run side by side, each chunk one of the family's chunk pipelines, and a
-//! chunk that no device could finish redone on the CPU. Key generation draws the whole batch's
-//! seeds up front, so the CPU redoes a failed chunk from the same seeds.
+//! chunk that no device could finish redone on the CPU (drawing its own seeds when the caller
+//! gave none).
 
 use crate::backend::{DecapsItem, EncapsItem};
 use crate::gpu::config::GpuConfig;
@@ -9,7 +9,7 @@ use crate::gpu::engine::Bound;
 use crate::gpu::hostmem::{self, Ranges};
 use crate::gpu::scheduler::{chunk_sizes, cut, cut_mut, keygen_chunks, run_chunks, KeyLens};
 use crate::gpu::worker::Worker;
-use crate::{Error, Status};
+use crate::Status;
 use cudarc::driver::DriverError;
 
 /// How a family cuts a batch: items per chunk, whether the chunk sizes ramp
@@ -65,7 +65,7 @@ pub struct Family<K, P> {
 #[allow(clippy::too_many_arguments)]
 impl<K: Sync, P: Copy + Send + Sync> Family<K, P> {
     /// KeyGen of `statuses.len()` items over the devices in `units`; `seeds` (a row per item)
-    /// `None` draws them.
+    /// `None`: each chunk draws its own.
     pub fn keygen(
         &self,
         units: &[Bound<'_, K>],
@@ -76,27 +76,12 @@ impl<K: Sync, P: Copy + Send + Sync> Family<K, P> {
         sks: &mut [u8],
         statuses: &mut [Status],
     ) {
-        let n = statuses.len();
         let len = (self.lens)(p);
-        if !len.check(seeds, pks, sks, statuses) {
-            return;
-        }
-        let fresh;
-        let seeds = match seeds {
-            Some(x) => x,
-            None => {
-                let mut v = zeroize::Zeroizing::new(vec![0u8; n * len.seed]);
-                if crate::rng::fill_bulk(&mut v).is_err() {
-                    statuses.iter_mut().for_each(|x| *x = Err(Error::Rng));
-                    return;
-                }
-                fresh = v;
-                &fresh[..]
-            }
-        };
+        let seed_len = len.seed;
         let c = (self.cut)(cfg, true);
-        let sizes = chunk_sizes(n, c.chunk, c.ramp);
-        let chunks = keygen_chunks(&sizes, len, Some(seeds), pks, sks, statuses);
+        let sizes = chunk_sizes(statuses.len(), c.chunk, c.ramp);
+        // Checks the arrays' lengths (every status BadLength and no chunk if one is wrong).
+        let chunks = keygen_chunks(&sizes, len, seeds, pks, sks, statuses);
         let reg = hostmem::snapshot();
         run_chunks(
             units,
@@ -104,7 +89,21 @@ impl<K: Sync, P: Copy + Send + Sync> Family<K, P> {
             &sizes,
             chunks,
             |u, w, c| {
-                let seeds = c.seeds.expect("drawn above");
+                // Seeds not given are drawn by each chunk, the chunks' draws side by side
+                // (one draw for the whole batch kept the GPU waiting for all of it).
+                let drawn;
+                let seeds = match c.seeds {
+                    Some(x) => x,
+                    None => {
+                        let mut v = zeroize::Zeroizing::new(vec![0u8; c.statuses.len() * seed_len]);
+                        if let Err(e) = crate::rng::fill_bulk(&mut v) {
+                            c.statuses.iter_mut().for_each(|x| *x = Err(e));
+                            return Ok(());
+                        }
+                        drawn = v;
+                        &drawn[..]
+                    }
+                };
                 (self.keygen)(w, u.kernels, &reg, seeds, c.pks, c.sks)
                     .map_err(|e| format!("{e:?}"))?;
                 c.statuses.iter_mut().for_each(|x| *x = Ok(()));
