@@ -716,7 +716,8 @@ typedef struct {
 typedef void (*pqg_callback)(void *user, pqg_job *job);
 
 /**
- * One signing request of `pqg_mldsa_sign_key_submit` (the key is the call's handle).
+ * One signing request of `pqg_mldsa_sign_key_submit` and `pqg_slhdsa_sign_key_submit` (the
+ * key is the call's handle).
  */
 typedef struct {
   /**
@@ -730,7 +731,8 @@ typedef struct {
   const uint8_t *context;
   size_t context_len;
   /**
-   * 32 bytes of signing randomness, or NULL for hedged signing (fresh randomness).
+   * Signing randomness (ML-DSA: 32 bytes; SLH-DSA: n bytes of opt_rand), or NULL for
+   * hedged signing (fresh randomness).
    */
   const uint8_t *rnd;
   /**
@@ -740,7 +742,7 @@ typedef struct {
 } pqg_key_sign_request;
 
 /**
- * One verification request of `pqg_mldsa_verify_key_submit`.
+ * One verification request of `pqg_mldsa_verify_key_submit` and `pqg_slhdsa_verify_key_submit`.
  */
 typedef struct {
   /**
@@ -976,12 +978,12 @@ typedef struct {
 #define PQG_ML_KEM_1024 34
 
 /**
- * A public key (ML-DSA verification, KEM encapsulation: CTRU-Prime pk, ML-KEM ek).
+ * A public key (ML-DSA / SLH-DSA verification, KEM encapsulation: CTRU-Prime pk, ML-KEM ek).
  */
 #define PQG_KEY_PUBLIC 1
 
 /**
- * A secret key (ML-DSA signing, KEM decapsulation: CTRU-Prime sk, ML-KEM dk).
+ * A secret key (ML-DSA / SLH-DSA signing, KEM decapsulation: CTRU-Prime sk, ML-KEM dk).
  */
 #define PQG_KEY_SECRET 2
 
@@ -1286,7 +1288,7 @@ pqg_status pqg_kem_decaps_submit(pqg_context *ctx,
 /**
  * Creates a key handle: checks the encoded key once and expands it.
  *
- * @param alg   any `PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*` or `PQG_ML_KEM_*`.
+ * @param alg   any `PQG_ML_DSA_*`, `PQG_SLH_DSA_*`, `PQG_CTRU_PRIME_*` or `PQG_ML_KEM_*`.
  * @param kind  `PQG_KEY_PUBLIC` or `PQG_KEY_SECRET`.
  * @param[in]  key      the encoded key, `pqg_public_key_len(alg)` or `pqg_secret_key_len(alg)`
  *                      bytes; copied, so it may be freed once this returns.
@@ -1294,7 +1296,8 @@ pqg_status pqg_kem_decaps_submit(pqg_context *ctx,
  * @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (key or out); `PQG_ERR_INVALID_ARGUMENT` (unknown
  *         alg or kind); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (ML-DSA secret key with s1/s2
  *         out of range, CTRU-Prime key not canonically encoded, ML-KEM ek failing the FIPS 203
- *         modulus check or dk the hash check); `PQG_ERR_PANIC`. Thread-safe.
+ *         modulus check or dk the hash check, SLH-DSA secret key whose PK.root is not the
+ *         root its SK.seed and PK.seed give); `PQG_ERR_PANIC`. Thread-safe.
  */
 pqg_status pqg_key_new(pqg_alg alg,
                        pqg_key_kind kind,
@@ -1348,6 +1351,42 @@ pqg_status pqg_mldsa_verify_key(pqg_context *ctx,
                                 size_t context_len,
                                 const uint8_t *sig,
                                 size_t sig_len);
+
+/**
+ * Signs a message (FIPS 205 slh_sign, pure form) with an SLH-DSA secret-key handle.
+ *
+ * Concurrent calls on a GPU context are merged into batches (see `pqg_context_set_option`);
+ * on a CPU context the call runs in the calling thread.
+ *
+ * @param key  a `PQG_KEY_SECRET` handle of an SLH-DSA algorithm.
+ * @param[in] rnd  n bytes of opt_rand; NULL = hedged; PK.seed = the deterministic variant.
+ * Other parameters, outputs and statuses as `pqg_slhdsa_sign`; a public handle or one of
+ * another family is `PQG_ERR_INVALID_ARGUMENT`.
+ */
+pqg_status pqg_slhdsa_sign_key(pqg_context *ctx,
+                               const pqg_key *key,
+                               const uint8_t *msg,
+                               size_t msg_len,
+                               const uint8_t *context,
+                               size_t context_len,
+                               const uint8_t *rnd,
+                               uint8_t *sig,
+                               size_t sig_len);
+
+/**
+ * Verifies an SLH-DSA signature (pure form) with a public-key handle.
+ *
+ * @param key  a `PQG_KEY_PUBLIC` handle of an SLH-DSA algorithm.
+ * Other parameters and statuses as `pqg_slhdsa_verify`.
+ */
+pqg_status pqg_slhdsa_verify_key(pqg_context *ctx,
+                                 const pqg_key *key,
+                                 const uint8_t *msg,
+                                 size_t msg_len,
+                                 const uint8_t *context,
+                                 size_t context_len,
+                                 const uint8_t *sig,
+                                 size_t sig_len);
 
 /**
  * Encapsulates to a KEM (CTRU-Prime or ML-KEM) public-key handle.
@@ -1664,6 +1703,36 @@ pqg_status pqg_mldsa_sign_key_submit(pqg_context *ctx,
                                      pqg_job **job);
 
 /**
+ * Starts signing `n` messages with one SLH-DSA secret-key handle (slh_sign, pure form), each
+ * request's `rnd` being n bytes of opt_rand or NULL (hedged). The items join the context's
+ * dispatcher queue and are batched with other work on the context.
+ *
+ * @param key  a `PQG_KEY_SECRET` SLH-DSA handle (it may be freed once this returns).
+ * @param[out] statuses  `n` entries, written as items complete: per item the status
+ *                       `pqg_slhdsa_sign_key` would return.
+ * Other parameters, lifetimes and statuses as `pqg_mldsa_sign_key_submit`.
+ */
+pqg_status pqg_slhdsa_sign_key_submit(pqg_context *ctx,
+                                      const pqg_key *key,
+                                      const pqg_key_sign_request *reqs,
+                                      size_t n,
+                                      pqg_status *statuses,
+                                      pqg_job **job);
+
+/**
+ * Starts verifying `n` signatures with one SLH-DSA public-key handle (slh_verify, pure form).
+ *
+ * @param key  a `PQG_KEY_PUBLIC` SLH-DSA handle.
+ * Other parameters and statuses as `pqg_mldsa_verify_key_submit`.
+ */
+pqg_status pqg_slhdsa_verify_key_submit(pqg_context *ctx,
+                                        const pqg_key *key,
+                                        const pqg_key_verify_request *reqs,
+                                        size_t n,
+                                        pqg_status *statuses,
+                                        pqg_job **job);
+
+/**
  * Starts verifying `n` signatures with one public-key handle (ML-DSA.Verify, pure form).
  *
  * @param key  a `PQG_KEY_PUBLIC` ML-DSA handle.
@@ -1744,6 +1813,39 @@ pqg_status pqg_mldsa_verify_async(pqg_context *ctx,
                                   size_t sig_len,
                                   pqg_status *status,
                                   pqg_job **job);
+
+/**
+ * Starts signing one message with an SLH-DSA secret-key handle: the asynchronous form of
+ * `pqg_slhdsa_sign_key` (`rnd`: n bytes of opt_rand, or NULL for hedged).
+ * Parameters, lifetimes and return values as `pqg_mldsa_sign_async`.
+ */
+pqg_status pqg_slhdsa_sign_async(pqg_context *ctx,
+                                 const pqg_key *key,
+                                 const uint8_t *msg,
+                                 size_t msg_len,
+                                 const uint8_t *context,
+                                 size_t context_len,
+                                 const uint8_t *rnd,
+                                 uint8_t *sig,
+                                 size_t sig_len,
+                                 pqg_status *status,
+                                 pqg_job **job);
+
+/**
+ * Starts verifying one signature with an SLH-DSA public-key handle (async form of
+ * `pqg_slhdsa_verify_key`); the verdict goes to `*status`.
+ * Parameters, lifetimes and return values as `pqg_mldsa_sign_async`.
+ */
+pqg_status pqg_slhdsa_verify_async(pqg_context *ctx,
+                                   const pqg_key *key,
+                                   const uint8_t *msg,
+                                   size_t msg_len,
+                                   const uint8_t *context,
+                                   size_t context_len,
+                                   const uint8_t *sig,
+                                   size_t sig_len,
+                                   pqg_status *status,
+                                   pqg_job **job);
 
 /**
  * Starts one encapsulation to a public-key handle (async form of `pqg_kem_encaps_key`).

@@ -9,7 +9,8 @@
 mod common;
 
 use pqgpu::backend::{
-    Backend, BackendKind, CpuBackend, DecapsItem, EncapsItem, SignItem, VerifyItem,
+    Backend, BackendKind, CpuBackend, DecapsItem, EncapsItem, SignItem, SlhSignItem, SlhVerifyItem,
+    VerifyItem,
 };
 use pqgpu::ffi::*;
 use pqgpu::mldsa::Message;
@@ -47,7 +48,10 @@ fn pair(alg: Alg, seed: u8) -> Pair {
     match alg {
         Alg::MlDsa(p) => mldsa::keygen_internal(p, &[seed; 32], &mut pk, &mut sk).unwrap(),
         Alg::Ctru(p) => ctru::keygen_derand(p, &[seed; 64], &mut pk, &mut sk).unwrap(),
-        Alg::SlhDsa(_) => unreachable!("SLH-DSA has no key handles"),
+        Alg::SlhDsa(p) => {
+            let seed = [seed; 96];
+            slhdsa::keygen_internal(p, &seed[..p.seed_len()], &mut pk, &mut sk).unwrap()
+        }
         Alg::MlKem(p) => {
             mlkem::keygen_internal(p, &[seed; 32], &[!seed; 32], &mut pk, &mut sk).unwrap()
         }
@@ -371,6 +375,23 @@ impl Backend for FakeGpu {
             return;
         }
         self.cpu.mldsa_verify(p, items, st);
+        self.spoil(st, &mut []);
+    }
+    fn slhdsa_sign(
+        &self,
+        p: slhdsa::ParamSet,
+        items: &[SlhSignItem<'_>],
+        sigs: &mut [&mut [u8]],
+        st: &mut [Status],
+    ) {
+        self.enter(items.len());
+        self.saw(sigs);
+        self.cpu.slhdsa_sign(p, items, sigs, st);
+        self.spoil(st, sigs);
+    }
+    fn slhdsa_verify(&self, p: slhdsa::ParamSet, items: &[SlhVerifyItem<'_>], st: &mut [Status]) {
+        self.enter(items.len());
+        self.cpu.slhdsa_verify(p, items, st);
         self.spoil(st, &mut []);
     }
     fn kem_keygen(
@@ -1946,7 +1967,7 @@ fn the_observer_sees_every_run_in_place_or_batched() {
     // A CPU context: a blocking call runs in place (a run of one, in the caller), submitted
     // items run on the dispatcher's threads; every item is in exactly one observed run, and
     // the outputs are the plain function's.
-    use pqgpu::serve::Class;
+    use pqgpu::serve::{Class, Sig};
     let kp = pair(Alg::MlDsa(M44), 9);
     let serve = Serve::new(pqgpu::backend::cpu_backend());
     let seen: Arc<Mutex<Vec<(Class, usize, bool)>>> = Arc::default();
@@ -1966,7 +1987,10 @@ fn the_observer_sees_every_run_in_place_or_batched() {
         .sign(KeyArg::Handle(&kp.sk_h), &m, Some(&ZERO_RND), &mut sig)
         .unwrap();
     assert_eq!(sig, want);
-    assert_eq!(*seen.lock().unwrap(), vec![(Class::Sign(M44), 1, true)]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(Class::Sign(Sig::MlDsa(M44)), 1, true)]
+    );
 
     let n = 40;
     let mut sigs = vec![vec![0u8; M44.signature_len()]; n];
@@ -1987,7 +2011,7 @@ fn the_observer_sees_every_run_in_place_or_batched() {
     let runs = seen.lock().unwrap()[1..].to_vec();
     assert!(
         runs.iter()
-            .all(|&(c, _, inline)| c == Class::Sign(M44) && !inline),
+            .all(|&(c, _, inline)| c == Class::Sign(Sig::MlDsa(M44)) && !inline),
         "{runs:?}"
     );
     assert_eq!(runs.iter().map(|r| r.1).sum::<usize>(), n, "{runs:?}");
@@ -2066,4 +2090,99 @@ fn a_gpu_shared_with_other_processes_keeps_two_batches_in_flight_by_default() {
         .sign(KeyArg::Handle(&k.sk_h), &m, None, &mut sig)
         .unwrap();
     shared.verify(KeyArg::Handle(&k.pk_h), &m, &sig).unwrap();
+}
+
+/// SLH-DSA through the dispatcher of a GPU-like context: handles and encoded keys, blocking
+/// calls from several threads merged into backend batches, the backend's failures retried on
+/// the CPU; every signature equals the plain function's and verifies.
+#[test]
+fn slhdsa_is_served_through_the_backend_batches() {
+    let p = slhdsa::ParamSet::Sha2_128f;
+    let kp = pair(Alg::SlhDsa(p), 21);
+    let n = p.n();
+    let msgs: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 10 + i as usize]).collect();
+    let want: Vec<Vec<u8>> = msgs
+        .iter()
+        .map(|m| {
+            let mut s = vec![0u8; p.signature_len()];
+            let msg = slhdsa::Message::Pure { ctx: b"s", msg: m };
+            slhdsa::sign(p, &kp.sk, &msg, Some(&kp.sk[2 * n..3 * n]), &mut s).unwrap();
+            s
+        })
+        .collect();
+    for mode in [Mode::Pass, Mode::Fail] {
+        let (fake, serve) = gpu_serve(mode, 20_000);
+        // Plain threads: blocking calls must not hold the CPU pool the batches run on.
+        let got: Vec<(Vec<u8>, Status)> = std::thread::scope(|sc| {
+            let (kp, serve) = (&kp, &serve);
+            let hs: Vec<_> = msgs
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    sc.spawn(move || {
+                        let msg = slhdsa::Message::Pure { ctx: b"s", msg: m };
+                        let key = if i % 2 == 0 {
+                            KeyArg::Handle(&kp.sk_h)
+                        } else {
+                            KeyArg::Bytes(kp.alg, &kp.sk)
+                        };
+                        let mut s = vec![0u8; p.signature_len()];
+                        serve
+                            .slh_sign(key, &msg, Some(&kp.sk[2 * n..3 * n]), &mut s)
+                            .unwrap();
+                        let pk = if i % 2 == 0 {
+                            KeyArg::Bytes(kp.alg, &kp.pk)
+                        } else {
+                            KeyArg::Handle(&kp.pk_h)
+                        };
+                        let v = serve.slh_verify(pk, &msg, &s);
+                        (s, v)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (i, (s, v)) in got.iter().enumerate() {
+            assert_eq!(s, &want[i], "item {i}");
+            assert_eq!(*v, Ok(()), "item {i}");
+        }
+        assert_eq!(
+            fake.items(),
+            2 * msgs.len(),
+            "every item went to the backend once"
+        );
+        // A wrong signature through a handle, and calls the op itself refuses.
+        let msg = slhdsa::Message::Pure {
+            ctx: b"s",
+            msg: &msgs[0],
+        };
+        let mut bad = want[0].clone();
+        bad[40] ^= 1;
+        if mode == Mode::Pass {
+            assert_eq!(
+                serve.slh_verify(KeyArg::Handle(&kp.pk_h), &msg, &bad),
+                Err(Error::VerifyFailed)
+            );
+        }
+        let mut s = vec![0u8; p.signature_len()];
+        assert_eq!(
+            serve.slh_sign(KeyArg::Handle(&kp.pk_h), &msg, None, &mut s),
+            Err(Error::InvalidArgument)
+        );
+        assert_eq!(
+            serve.slh_sign(KeyArg::Handle(&kp.sk_h), &msg, Some(&[0u8; 32]), &mut s),
+            Err(Error::BadLength),
+            "opt_rand is n bytes"
+        );
+        let m44 = pair(Alg::MlDsa(M44), 1);
+        assert_eq!(
+            serve.slh_sign(KeyArg::Handle(&m44.sk_h), &msg, None, &mut s),
+            Err(Error::InvalidArgument)
+        );
+        let mm = Message::Pure { ctx: b"", msg: b"" };
+        assert_eq!(
+            serve.sign(KeyArg::Handle(&kp.sk_h), &mm, None, &mut s),
+            Err(Error::InvalidArgument)
+        );
+    }
 }

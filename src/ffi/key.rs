@@ -1,16 +1,19 @@
 //! `pqg_key`: key handles, and the blocking single calls that take one.
 //!
 //! A handle is created once from an encoded key, checked and expanded (ML-DSA: A-hat and the
-//! NTT-domain secrets; CTRU-Prime: the decoded polynomials), and then used by any number of
+//! NTT-domain secrets; SLH-DSA: PK.seed's hash midstates, a secret key's PK.root checked;
+//! CTRU-Prime: the decoded polynomials), and then used by any number of
 //! calls on any context and thread. Calls that queue items keep their own reference, so a
 //! handle freed while they run stays alive until they finish; the secret parts are zeroed
 //! when the last reference goes.
 
 use super::context::{context, pqg_context};
 use super::guard::{boundary, boundary_or, input, optional, required, zero_secret};
+use super::slhdsa::opt_rand;
 use super::{pqg_alg, pqg_status};
 use crate::mldsa::Message;
 use crate::serve::{Key, KeyArg, KeyKind};
+use crate::slhdsa::Message as SlhMessage;
 use crate::{Alg, Error};
 
 /// An expanded public or secret key (opaque). Create with `pqg_key_new`, release with
@@ -22,9 +25,9 @@ pub struct pqg_key {
 /// Which half of a key pair a handle holds (`PQG_KEY_PUBLIC`, `PQG_KEY_SECRET`).
 pub type pqg_key_kind = i32;
 
-/// A public key (ML-DSA verification, KEM encapsulation: CTRU-Prime pk, ML-KEM ek).
+/// A public key (ML-DSA / SLH-DSA verification, KEM encapsulation: CTRU-Prime pk, ML-KEM ek).
 pub const PQG_KEY_PUBLIC: pqg_key_kind = 1;
-/// A secret key (ML-DSA signing, KEM decapsulation: CTRU-Prime sk, ML-KEM dk).
+/// A secret key (ML-DSA / SLH-DSA signing, KEM decapsulation: CTRU-Prime sk, ML-KEM dk).
 pub const PQG_KEY_SECRET: pqg_key_kind = 2;
 
 /// The handle behind a C pointer: NULL is `NullPointer`.
@@ -36,12 +39,38 @@ pub(crate) unsafe fn key_ref<'a>(key: *const pqg_key) -> Result<&'a Key, Error> 
     Ok(&unsafe { key.as_ref() }.ok_or(Error::NullPointer)?.key)
 }
 
-/// The handle's key, checked to be `kind` for an algorithm of the family `family` accepts.
-pub(crate) fn key_for(key: &Key, kind: KeyKind, mldsa: bool) -> Result<(), Error> {
-    if key.kind() != kind || matches!(key.alg(), Alg::MlDsa(_)) != mldsa {
+/// The algorithm families a handle call is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    MlDsa,
+    SlhDsa,
+    Kem,
+}
+
+impl Family {
+    fn of(alg: Alg) -> Family {
+        match alg {
+            Alg::MlDsa(_) => Family::MlDsa,
+            Alg::SlhDsa(_) => Family::SlhDsa,
+            Alg::Ctru(_) | Alg::MlKem(_) => Family::Kem,
+        }
+    }
+}
+
+/// The handle's key, checked to be `kind` of an algorithm of `family`.
+pub(crate) fn key_for(key: &Key, kind: KeyKind, family: Family) -> Result<(), Error> {
+    if key.kind() != kind || Family::of(key.alg()) != family {
         return Err(Error::InvalidArgument);
     }
     Ok(())
+}
+
+/// The parameter set of an SLH-DSA handle of `kind`; any other is `InvalidArgument`.
+pub(crate) fn slhdsa_key(key: &Key, kind: KeyKind) -> Result<crate::slhdsa::ParamSet, Error> {
+    match key.alg() {
+        Alg::SlhDsa(p) if key.kind() == kind => Ok(p),
+        _ => Err(Error::InvalidArgument),
+    }
 }
 
 /// A required output buffer of exactly `want` bytes.
@@ -65,7 +94,7 @@ pub(crate) unsafe fn output<'a>(
 
 /// Creates a key handle: checks the encoded key once and expands it.
 ///
-/// @param alg   any `PQG_ML_DSA_*`, `PQG_CTRU_PRIME_*` or `PQG_ML_KEM_*`.
+/// @param alg   any `PQG_ML_DSA_*`, `PQG_SLH_DSA_*`, `PQG_CTRU_PRIME_*` or `PQG_ML_KEM_*`.
 /// @param kind  `PQG_KEY_PUBLIC` or `PQG_KEY_SECRET`.
 /// @param[in]  key      the encoded key, `pqg_public_key_len(alg)` or `pqg_secret_key_len(alg)`
 ///                      bytes; copied, so it may be freed once this returns.
@@ -73,7 +102,8 @@ pub(crate) unsafe fn output<'a>(
 /// @return `PQG_OK`; `PQG_ERR_NULL_POINTER` (key or out); `PQG_ERR_INVALID_ARGUMENT` (unknown
 ///         alg or kind); `PQG_ERR_BAD_LENGTH`; `PQG_ERR_BAD_KEY` (ML-DSA secret key with s1/s2
 ///         out of range, CTRU-Prime key not canonically encoded, ML-KEM ek failing the FIPS 203
-///         modulus check or dk the hash check); `PQG_ERR_PANIC`. Thread-safe.
+///         modulus check or dk the hash check, SLH-DSA secret key whose PK.root is not the
+///         root its SK.seed and PK.seed give); `PQG_ERR_PANIC`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pqg_key_new(
     alg: pqg_alg,
@@ -149,7 +179,7 @@ pub unsafe extern "C" fn pqg_mldsa_sign_key(
         // SAFETY: every pointer is NULL or valid for its length (caller's promise).
         unsafe {
             let (c, k) = (self::context(ctx)?, key_ref(key)?);
-            key_for(k, KeyKind::Secret, true)?;
+            key_for(k, KeyKind::Secret, Family::MlDsa)?;
             let (msg, cs) = (input(msg, msg_len)?, input(context, context_len)?);
             let sig = output(sig, sig_len, k.alg().signature_len())?;
             let m = Message::Pure { ctx: cs, msg };
@@ -178,11 +208,74 @@ pub unsafe extern "C" fn pqg_mldsa_verify_key(
         // SAFETY: every pointer is NULL or valid for its length (caller's promise).
         unsafe {
             let (c, k) = (self::context(ctx)?, key_ref(key)?);
-            key_for(k, KeyKind::Public, true)?;
+            key_for(k, KeyKind::Public, Family::MlDsa)?;
             let (msg, cs) = (input(msg, msg_len)?, input(context, context_len)?);
             let sig = required(sig, sig_len)?;
             let m = Message::Pure { ctx: cs, msg };
             c.serve.verify(KeyArg::Handle(k), &m, sig)
+        }
+    })
+}
+
+/// Signs a message (FIPS 205 slh_sign, pure form) with an SLH-DSA secret-key handle.
+///
+/// Concurrent calls on a GPU context are merged into batches (see `pqg_context_set_option`);
+/// on a CPU context the call runs in the calling thread.
+///
+/// @param key  a `PQG_KEY_SECRET` handle of an SLH-DSA algorithm.
+/// @param[in] rnd  n bytes of opt_rand; NULL = hedged; PK.seed = the deterministic variant.
+/// Other parameters, outputs and statuses as `pqg_slhdsa_sign`; a public handle or one of
+/// another family is `PQG_ERR_INVALID_ARGUMENT`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_slhdsa_sign_key(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    msg: *const u8,
+    msg_len: usize,
+    context: *const u8,
+    context_len: usize,
+    rnd: *const u8,
+    sig: *mut u8,
+    sig_len: usize,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: every pointer is NULL or valid for its length (caller's promise).
+        unsafe {
+            let (c, k) = (self::context(ctx)?, key_ref(key)?);
+            let p = slhdsa_key(k, KeyKind::Secret)?;
+            let (msg, cs) = (input(msg, msg_len)?, input(context, context_len)?);
+            let sig = output(sig, sig_len, p.signature_len())?;
+            let rnd = opt_rand(rnd, p.n());
+            let m = SlhMessage::Pure { ctx: cs, msg };
+            c.serve.slh_sign(KeyArg::Handle(k), &m, rnd, sig)
+        }
+    })
+}
+
+/// Verifies an SLH-DSA signature (pure form) with a public-key handle.
+///
+/// @param key  a `PQG_KEY_PUBLIC` handle of an SLH-DSA algorithm.
+/// Other parameters and statuses as `pqg_slhdsa_verify`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_slhdsa_verify_key(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    msg: *const u8,
+    msg_len: usize,
+    context: *const u8,
+    context_len: usize,
+    sig: *const u8,
+    sig_len: usize,
+) -> pqg_status {
+    boundary(|| {
+        // SAFETY: every pointer is NULL or valid for its length (caller's promise).
+        unsafe {
+            let (c, k) = (self::context(ctx)?, key_ref(key)?);
+            slhdsa_key(k, KeyKind::Public)?;
+            let (msg, cs) = (input(msg, msg_len)?, input(context, context_len)?);
+            let sig = required(sig, sig_len)?;
+            let m = SlhMessage::Pure { ctx: cs, msg };
+            c.serve.slh_verify(KeyArg::Handle(k), &m, sig)
         }
     })
 }
@@ -210,7 +303,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_key(
         // SAFETY: every pointer is NULL or valid for its length (caller's promise).
         unsafe {
             let (c, k) = (self::context(ctx)?, key_ref(key)?);
-            key_for(k, KeyKind::Public, false)?;
+            key_for(k, KeyKind::Public, Family::Kem)?;
             let a = k.alg();
             if ss.is_null() {
                 return Err(Error::NullPointer);
@@ -249,7 +342,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_key(
         // SAFETY: every pointer is NULL or valid for its length (caller's promise).
         unsafe {
             let (c, k) = (self::context(ctx)?, key_ref(key)?);
-            key_for(k, KeyKind::Secret, false)?;
+            key_for(k, KeyKind::Secret, Family::Kem)?;
             let a = k.alg();
             let ct = required(ct, ct_len)?;
             let ss = output(ss, ss_len, a.shared_secret_len())?;

@@ -8,11 +8,13 @@ use super::guard::{
     boundary, context_string, input, optional, requests, required, signature, zero_secret, Out,
 };
 use super::job::{self, clear_out, hand_out, pqg_job};
-use super::key::{key_for, key_ref, pqg_key};
+use super::key::{key_for, key_ref, pqg_key, Family};
+use super::slhdsa::opt_rand;
 use super::{pqg_status, PQG_OK};
 use crate::backend::{BackendKind, SignItem, VerifyItem};
 use crate::mldsa::Message;
 use crate::serve::{Completion, Key, KeyArg, KeyKind, Op, Opt};
+use crate::slhdsa::Message as SlhMessage;
 use crate::{api, Alg, Error};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -231,7 +233,8 @@ unsafe fn start_one(
     Ok(())
 }
 
-/// One signing request of `pqg_mldsa_sign_key_submit` (the key is the call's handle).
+/// One signing request of `pqg_mldsa_sign_key_submit` and `pqg_slhdsa_sign_key_submit` (the
+/// key is the call's handle).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct pqg_key_sign_request {
@@ -241,13 +244,14 @@ pub struct pqg_key_sign_request {
     /// The FIPS 204 context string, 0..255 bytes; may be NULL when `context_len` is 0.
     pub context: *const u8,
     pub context_len: usize,
-    /// 32 bytes of signing randomness, or NULL for hedged signing (fresh randomness).
+    /// Signing randomness (ML-DSA: 32 bytes; SLH-DSA: n bytes of opt_rand), or NULL for
+    /// hedged signing (fresh randomness).
     pub rnd: *const u8,
     /// Receives the signature, `pqg_signature_len(alg)` bytes.
     pub sig: *mut u8,
 }
 
-/// One verification request of `pqg_mldsa_verify_key_submit`.
+/// One verification request of `pqg_mldsa_verify_key_submit` and `pqg_slhdsa_verify_key_submit`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct pqg_key_verify_request {
@@ -402,14 +406,22 @@ unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op,
     let len = k.alg().signature_len();
     // SAFETY: forwarded.
     unsafe {
-        let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
+        let (msg, ctx) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = super::key::output(r.sig, len, len)?;
-        Op::sign(
-            KeyArg::Lent(k),
-            &Message::Pure { ctx: cs, msg },
-            optional::<32>(r.rnd),
-            sig,
-        )
+        match k.alg() {
+            Alg::SlhDsa(p) => Op::slh_sign(
+                KeyArg::Lent(k),
+                &SlhMessage::Pure { ctx, msg },
+                opt_rand(r.rnd, p.n()),
+                sig,
+            ),
+            _ => Op::sign(
+                KeyArg::Lent(k),
+                &Message::Pure { ctx, msg },
+                optional::<32>(r.rnd),
+                sig,
+            ),
+        }
     }
 }
 
@@ -418,9 +430,12 @@ unsafe fn sign_op(k: &crate::serve::Key, r: &pqg_key_sign_request) -> Result<Op,
 unsafe fn verify_op(k: &crate::serve::Key, r: &pqg_key_verify_request) -> Result<Op, Error> {
     // SAFETY: forwarded.
     unsafe {
-        let (msg, cs) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
+        let (msg, ctx) = (input(r.msg, r.msg_len)?, input(r.context, r.context_len)?);
         let sig = required(r.sig, r.sig_len)?;
-        Op::verify(KeyArg::Lent(k), &Message::Pure { ctx: cs, msg }, sig)
+        match k.alg() {
+            Alg::SlhDsa(_) => Op::slh_verify(KeyArg::Lent(k), &SlhMessage::Pure { ctx, msg }, sig),
+            _ => Op::verify(KeyArg::Lent(k), &Message::Pure { ctx, msg }, sig),
+        }
     }
 }
 
@@ -463,13 +478,13 @@ unsafe fn front<'a, T>(
     n: usize,
     job: *mut *mut pqg_job,
     kind: KeyKind,
-    mldsa: bool,
+    family: Family,
 ) -> Result<(&'a pqg_context, &'a crate::serve::Key, &'a [T]), Error> {
     // SAFETY: forwarded.
     unsafe {
         clear_out(job)?;
         let (c, k) = (context(ctx)?, key_ref(key)?);
-        key_for(k, kind, mldsa)?;
+        key_for(k, kind, family)?;
         Ok((c, k, requests(reqs, n)?))
     }
 }
@@ -497,19 +512,98 @@ pub unsafe extern "C" fn pqg_mldsa_sign_key_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    boundary(|| {
-        // SAFETY: the pointers carry this function's documented promises.
-        unsafe {
-            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, true)?;
-            if n > 0 && statuses.is_null() {
-                return Err(Error::NullPointer);
-            }
-            if runs_as_batch(c, n) && sign_batch(c, k, reqs, statuses, job).is_some() {
-                return Ok(());
-            }
-            start(c, n, statuses, job, |i| sign_op(k, &reqs[i]), |_| {})
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { sign_key_submit(ctx, key, reqs, n, statuses, job, Family::MlDsa) })
+}
+
+/// The key-handle signing submits of every signature family.
+///
+/// # Safety
+/// The pointers carry the promises of the submit functions' documentation.
+unsafe fn sign_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_sign_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+    family: Family,
+) -> Result<(), Error> {
+    // SAFETY: forwarded.
+    unsafe {
+        let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, family)?;
+        if n > 0 && statuses.is_null() {
+            return Err(Error::NullPointer);
         }
-    })
+        if runs_as_batch(c, n) && sign_batch(c, k, reqs, statuses, job).is_some() {
+            return Ok(());
+        }
+        start(c, n, statuses, job, |i| sign_op(k, &reqs[i]), |_| {})
+    }
+}
+
+/// The key-handle verifying submits of every signature family.
+///
+/// # Safety
+/// As [`sign_key_submit`].
+unsafe fn verify_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_verify_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+    family: Family,
+) -> Result<(), Error> {
+    // SAFETY: forwarded.
+    unsafe {
+        let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, family)?;
+        if n > 0 && statuses.is_null() {
+            return Err(Error::NullPointer);
+        }
+        if runs_as_batch(c, n) && verify_batch(c, k, reqs, statuses, job).is_some() {
+            return Ok(());
+        }
+        start(c, n, statuses, job, |i| verify_op(k, &reqs[i]), |_| {})
+    }
+}
+
+/// Starts signing `n` messages with one SLH-DSA secret-key handle (slh_sign, pure form), each
+/// request's `rnd` being n bytes of opt_rand or NULL (hedged). The items join the context's
+/// dispatcher queue and are batched with other work on the context.
+///
+/// @param key  a `PQG_KEY_SECRET` SLH-DSA handle (it may be freed once this returns).
+/// @param[out] statuses  `n` entries, written as items complete: per item the status
+///                       `pqg_slhdsa_sign_key` would return.
+/// Other parameters, lifetimes and statuses as `pqg_mldsa_sign_key_submit`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_slhdsa_sign_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_sign_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { sign_key_submit(ctx, key, reqs, n, statuses, job, Family::SlhDsa) })
+}
+
+/// Starts verifying `n` signatures with one SLH-DSA public-key handle (slh_verify, pure form).
+///
+/// @param key  a `PQG_KEY_PUBLIC` SLH-DSA handle.
+/// Other parameters and statuses as `pqg_mldsa_verify_key_submit`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_slhdsa_verify_key_submit(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    reqs: *const pqg_key_verify_request,
+    n: usize,
+    statuses: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { verify_key_submit(ctx, key, reqs, n, statuses, job, Family::SlhDsa) })
 }
 
 /// Starts verifying `n` signatures with one public-key handle (ML-DSA.Verify, pure form).
@@ -527,19 +621,8 @@ pub unsafe extern "C" fn pqg_mldsa_verify_key_submit(
     statuses: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    boundary(|| {
-        // SAFETY: the pointers carry this function's documented promises.
-        unsafe {
-            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, true)?;
-            if n > 0 && statuses.is_null() {
-                return Err(Error::NullPointer);
-            }
-            if runs_as_batch(c, n) && verify_batch(c, k, reqs, statuses, job).is_some() {
-                return Ok(());
-            }
-            start(c, n, statuses, job, |i| verify_op(k, &reqs[i]), |_| {})
-        }
-    })
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { verify_key_submit(ctx, key, reqs, n, statuses, job, Family::MlDsa) })
 }
 
 /// Starts `n` encapsulations to one KEM public-key handle.
@@ -558,7 +641,7 @@ pub unsafe extern "C" fn pqg_kem_encaps_key_submit(
     boundary(|| {
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
-            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, false)?;
+            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Public, Family::Kem)?;
             let len = k.alg().shared_secret_len();
             start(
                 c,
@@ -588,7 +671,7 @@ pub unsafe extern "C" fn pqg_kem_decaps_key_submit(
     boundary(|| {
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
-            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, false)?;
+            let (c, k, reqs) = front(ctx, key, reqs, n, job, KeyKind::Secret, Family::Kem)?;
             let len = k.alg().shared_secret_len();
             start(
                 c,
@@ -627,32 +710,68 @@ pub unsafe extern "C" fn pqg_mldsa_sign_async(
     status: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    boundary(|| {
-        // SAFETY: the pointers carry this function's documented promises.
-        unsafe {
-            let r = pqg_key_sign_request {
-                msg,
-                msg_len,
-                context,
-                context_len,
-                rnd,
-                sig,
-            };
-            let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, true)?;
-            if status.is_null() {
-                return Err(Error::NullPointer);
-            }
-            if sig.is_null() {
-                return Err(Error::NullPointer);
-            }
-            if sig_len != k.alg().signature_len() {
-                return Err(Error::BadLength);
-            }
-            let op = sign_op(k, &r)?;
-            op.check()?;
-            start_one(c, status, job, op)
+    let r = pqg_key_sign_request {
+        msg,
+        msg_len,
+        context,
+        context_len,
+        rnd,
+        sig,
+    };
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { sign_async(ctx, key, &r, sig_len, status, job, Family::MlDsa) })
+}
+
+/// The single-item asynchronous signing of every signature family.
+///
+/// # Safety
+/// The pointers carry the promises of the async functions' documentation.
+unsafe fn sign_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    r: &pqg_key_sign_request,
+    sig_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+    family: Family,
+) -> Result<(), Error> {
+    // SAFETY: forwarded.
+    unsafe {
+        let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, family)?;
+        if status.is_null() || r.sig.is_null() {
+            return Err(Error::NullPointer);
         }
-    })
+        if sig_len != k.alg().signature_len() {
+            return Err(Error::BadLength);
+        }
+        let op = sign_op(k, r)?;
+        op.check()?;
+        start_one(c, status, job, op)
+    }
+}
+
+/// The single-item asynchronous verification of every signature family.
+///
+/// # Safety
+/// As [`sign_async`].
+unsafe fn verify_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    r: &pqg_key_verify_request,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+    family: Family,
+) -> Result<(), Error> {
+    // SAFETY: forwarded.
+    unsafe {
+        let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, family)?;
+        if status.is_null() {
+            return Err(Error::NullPointer);
+        }
+        let op = verify_op(k, r)?;
+        op.check()?;
+        start_one(c, status, job, op)
+    }
 }
 
 /// Starts verifying one signature with a public-key handle (async form of
@@ -671,26 +790,73 @@ pub unsafe extern "C" fn pqg_mldsa_verify_async(
     status: *mut pqg_status,
     job: *mut *mut pqg_job,
 ) -> pqg_status {
-    boundary(|| {
-        // SAFETY: the pointers carry this function's documented promises.
-        unsafe {
-            let r = pqg_key_verify_request {
-                msg,
-                msg_len,
-                context,
-                context_len,
-                sig,
-                sig_len,
-            };
-            let (c, k, _) = front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, true)?;
-            if status.is_null() {
-                return Err(Error::NullPointer);
-            }
-            let op = verify_op(k, &r)?;
-            op.check()?;
-            start_one(c, status, job, op)
-        }
-    })
+    let r = pqg_key_verify_request {
+        msg,
+        msg_len,
+        context,
+        context_len,
+        sig,
+        sig_len,
+    };
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { verify_async(ctx, key, &r, status, job, Family::MlDsa) })
+}
+
+/// Starts signing one message with an SLH-DSA secret-key handle: the asynchronous form of
+/// `pqg_slhdsa_sign_key` (`rnd`: n bytes of opt_rand, or NULL for hedged).
+/// Parameters, lifetimes and return values as `pqg_mldsa_sign_async`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_slhdsa_sign_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    msg: *const u8,
+    msg_len: usize,
+    context: *const u8,
+    context_len: usize,
+    rnd: *const u8,
+    sig: *mut u8,
+    sig_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let r = pqg_key_sign_request {
+        msg,
+        msg_len,
+        context,
+        context_len,
+        rnd,
+        sig,
+    };
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { sign_async(ctx, key, &r, sig_len, status, job, Family::SlhDsa) })
+}
+
+/// Starts verifying one signature with an SLH-DSA public-key handle (async form of
+/// `pqg_slhdsa_verify_key`); the verdict goes to `*status`.
+/// Parameters, lifetimes and return values as `pqg_mldsa_sign_async`.
+#[no_mangle]
+pub unsafe extern "C" fn pqg_slhdsa_verify_async(
+    ctx: *mut pqg_context,
+    key: *const pqg_key,
+    msg: *const u8,
+    msg_len: usize,
+    context: *const u8,
+    context_len: usize,
+    sig: *const u8,
+    sig_len: usize,
+    status: *mut pqg_status,
+    job: *mut *mut pqg_job,
+) -> pqg_status {
+    let r = pqg_key_verify_request {
+        msg,
+        msg_len,
+        context,
+        context_len,
+        sig,
+        sig_len,
+    };
+    // SAFETY: the pointers carry this function's documented promises.
+    boundary(|| unsafe { verify_async(ctx, key, &r, status, job, Family::SlhDsa) })
 }
 
 /// Starts one encapsulation to a public-key handle (async form of `pqg_kem_encaps_key`).
@@ -712,8 +878,15 @@ pub unsafe extern "C" fn pqg_kem_encaps_async(
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
             let r = pqg_key_encaps_request { coins, ct, ss };
-            let (c, k, _) =
-                front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Public, false)?;
+            let (c, k, _) = front::<u8>(
+                ctx,
+                key,
+                std::ptr::null(),
+                0,
+                job,
+                KeyKind::Public,
+                Family::Kem,
+            )?;
             if status.is_null() {
                 return Err(Error::NullPointer);
             }
@@ -754,8 +927,15 @@ pub unsafe extern "C" fn pqg_kem_decaps_async(
         // SAFETY: the pointers carry this function's documented promises.
         unsafe {
             let r = pqg_key_decaps_request { ct, ss };
-            let (c, k, _) =
-                front::<u8>(ctx, key, std::ptr::null(), 0, job, KeyKind::Secret, false)?;
+            let (c, k, _) = front::<u8>(
+                ctx,
+                key,
+                std::ptr::null(),
+                0,
+                job,
+                KeyKind::Secret,
+                Family::Kem,
+            )?;
             if status.is_null() {
                 return Err(Error::NullPointer);
             }

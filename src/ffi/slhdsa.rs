@@ -27,7 +27,7 @@ fn slhdsa_params(alg: pqg_alg) -> Result<ParamSet, Error> {
 ///
 /// # Safety
 /// `rnd` is NULL or `n` readable bytes for `'a`.
-unsafe fn opt_rand<'a>(rnd: *const u8, n: usize) -> Option<&'a [u8]> {
+pub(crate) unsafe fn opt_rand<'a>(rnd: *const u8, n: usize) -> Option<&'a [u8]> {
     // SAFETY: non-NULL: n readable bytes (caller's promise).
     (!rnd.is_null()).then(|| unsafe { std::slice::from_raw_parts(rnd, n) })
 }

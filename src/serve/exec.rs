@@ -7,7 +7,7 @@
 //! generation goes through one batch-sized buffer, because the backends' key generators
 //! take contiguous arrays.
 
-use super::item::{Class, Item};
+use super::item::{Class, Item, Sig};
 use crate::backend::Backend;
 use crate::{api, Alg, Error, Status};
 use rayon::prelude::*;
@@ -111,13 +111,24 @@ fn run_class(b: &dyn Backend, class: Class, items: &mut [&mut Item]) -> Vec<Stat
         let firsts = || -> Vec<&mut [u8]> { items.iter().map(|i| i.op.first_out()).collect() };
         let secrets = || -> Vec<&mut [u8]> { items.iter().map(|i| i.op.secret_out()).collect() };
         match class {
-            Class::Sign(p) => {
+            Class::Sign(Sig::MlDsa(p)) => {
                 let v: Vec<_> = items.iter().filter_map(|i| i.op.sign_item()).collect();
                 api::mldsa_sign(b, p, &v, &mut firsts(), &mut st)
             }
-            Class::Verify(p) => {
+            Class::Sign(Sig::SlhDsa(p)) => {
+                let v: Vec<_> = items.iter().filter_map(|i| i.op.slh_sign_item()).collect();
+                api::slhdsa_sign(b, p, &v, &mut firsts(), &mut st)
+            }
+            Class::Verify(Sig::MlDsa(p)) => {
                 let v: Vec<_> = items.iter().filter_map(|i| i.op.verify_item()).collect();
                 api::mldsa_verify(b, p, &v, &mut st)
+            }
+            Class::Verify(Sig::SlhDsa(p)) => {
+                let v: Vec<_> = items
+                    .iter()
+                    .filter_map(|i| i.op.slh_verify_item())
+                    .collect();
+                api::slhdsa_verify(b, p, &v, &mut st)
             }
             Class::Encaps(p) => {
                 let v: Vec<_> = items.iter().filter_map(|i| i.op.encaps_item()).collect();

@@ -7,9 +7,9 @@
 //! status: [`Item::finish`], or `Err(Panic)` from its `Drop` if it is dropped unfinished.
 
 use super::key::{Key, Lent};
-use crate::backend::{DecapsItem, EncapsItem, SignItem, VerifyItem};
+use crate::backend::{DecapsItem, EncapsItem, SignItem, SlhSignItem, SlhVerifyItem, VerifyItem};
 use crate::mldsa::{self, Message, PreHash};
-use crate::{api, ctru, mlkem, Alg, Error, Kem, Status};
+use crate::{api, ctru, mlkem, slhdsa, Alg, Error, Kem, Status};
 use std::sync::Arc;
 use zeroize::{Zeroize, Zeroizing};
 
@@ -132,6 +132,39 @@ impl RawMsg {
     }
 
     /// # Safety
+    /// As [`RawIn::new`] for every slice of `m`.
+    pub unsafe fn new_slh(m: &slhdsa::Message<'_>) -> RawMsg {
+        // SAFETY: forwarded.
+        unsafe {
+            match *m {
+                slhdsa::Message::Pure { ctx, msg } => RawMsg::new(&Message::Pure { ctx, msg }),
+                slhdsa::Message::PreHashed { ctx, ph, digest } => {
+                    RawMsg::new(&Message::PreHashed { ctx, ph, digest })
+                }
+                slhdsa::Message::Internal(m) => RawMsg::new(&Message::Internal(m)),
+            }
+        }
+    }
+
+    /// The message of an SLH-DSA op (made by [`RawMsg::new_slh`], so never `Mu`).
+    ///
+    /// # Safety
+    /// As [`RawIn::get`].
+    unsafe fn get_slh<'a>(self) -> slhdsa::Message<'a> {
+        // SAFETY: forwarded.
+        unsafe {
+            match self.get() {
+                Message::Pure { ctx, msg } => slhdsa::Message::Pure { ctx, msg },
+                Message::PreHashed { ctx, ph, digest } => {
+                    slhdsa::Message::PreHashed { ctx, ph, digest }
+                }
+                Message::Internal(m) => slhdsa::Message::Internal(m),
+                Message::Mu(_) => unreachable!("SLH-DSA ops are made from slhdsa::Message"),
+            }
+        }
+    }
+
+    /// # Safety
     /// As [`RawIn::get`].
     unsafe fn get<'a>(self) -> Message<'a> {
         // SAFETY: forwarded.
@@ -236,22 +269,54 @@ impl KeyArg<'_> {
         }
     }
 
+    fn slhdsa(&self) -> Result<slhdsa::ParamSet, Error> {
+        match self.alg() {
+            Alg::SlhDsa(p) => Ok(p),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
     fn kem(&self) -> Result<Kem, Error> {
         self.alg().kem()
     }
 }
 
+/// A signature scheme and parameter set: the signing and verifying ops' algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sig {
+    MlDsa(mldsa::ParamSet),
+    SlhDsa(slhdsa::ParamSet),
+}
+
+impl Sig {
+    pub const fn alg(self) -> Alg {
+        match self {
+            Sig::MlDsa(p) => Alg::MlDsa(p),
+            Sig::SlhDsa(p) => Alg::SlhDsa(p),
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.alg().name()
+    }
+
+    pub const fn signature_len(self) -> usize {
+        self.alg().signature_len()
+    }
+}
+
 /// One request.
 pub enum Op {
+    /// `rnd`: ML-DSA's 32 bytes, or SLH-DSA's opt_rand in the first n.
     Sign {
-        p: mldsa::ParamSet,
+        p: Sig,
         key: KeyRef,
         msg: RawMsg,
         rnd: Option<Zeroizing<[u8; 32]>>,
         sig: RawOut,
     },
     Verify {
-        p: mldsa::ParamSet,
+        p: Sig,
         key: KeyRef,
         msg: RawMsg,
         sig: RawIn,
@@ -282,8 +347,8 @@ pub enum Op {
 /// Which backend call an op belongs to: ops of one class run in one backend batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Class {
-    Sign(mldsa::ParamSet),
-    Verify(mldsa::ParamSet),
+    Sign(Sig),
+    Verify(Sig),
     Encaps(Kem),
     Decaps(Kem),
     /// Key generation of one algorithm, seeded or not (the backends take seeds for all items
@@ -304,7 +369,7 @@ impl Op {
         // SAFETY: forwarded.
         unsafe {
             Ok(Op::Sign {
-                p: key.mldsa()?,
+                p: Sig::MlDsa(key.mldsa()?),
                 key: key.raw(),
                 msg: RawMsg::new(msg),
                 rnd: rnd.map(|r| Zeroizing::new(*r)),
@@ -319,9 +384,62 @@ impl Op {
         // SAFETY: forwarded.
         unsafe {
             Ok(Op::Verify {
-                p: key.mldsa()?,
+                p: Sig::MlDsa(key.mldsa()?),
                 key: key.raw(),
                 msg: RawMsg::new(msg),
+                sig: RawIn::new(sig),
+            })
+        }
+    }
+
+    /// An SLH-DSA signing op; `rnd` is opt_rand (n bytes, else `BadLength`) or `None` for
+    /// hedged signing.
+    ///
+    /// # Safety
+    /// As [`Op::sign`].
+    pub unsafe fn slh_sign(
+        key: KeyArg<'_>,
+        msg: &slhdsa::Message<'_>,
+        rnd: Option<&[u8]>,
+        sig: &mut [u8],
+    ) -> Result<Op, Error> {
+        let p = key.slhdsa()?;
+        let rnd = match rnd {
+            None => None,
+            Some(r) if r.len() == p.n() => {
+                let mut buf = Zeroizing::new([0u8; 32]);
+                buf[..r.len()].copy_from_slice(r);
+                Some(buf)
+            }
+            Some(_) => return Err(Error::BadLength),
+        };
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Sign {
+                p: Sig::SlhDsa(p),
+                key: key.raw(),
+                msg: RawMsg::new_slh(msg),
+                rnd,
+                sig: RawOut::new(sig),
+            })
+        }
+    }
+
+    /// An SLH-DSA verification op.
+    ///
+    /// # Safety
+    /// As [`Op::sign`].
+    pub unsafe fn slh_verify(
+        key: KeyArg<'_>,
+        msg: &slhdsa::Message<'_>,
+        sig: &[u8],
+    ) -> Result<Op, Error> {
+        // SAFETY: forwarded.
+        unsafe {
+            Ok(Op::Verify {
+                p: Sig::SlhDsa(key.slhdsa()?),
+                key: key.raw(),
+                msg: RawMsg::new_slh(msg),
                 sig: RawIn::new(sig),
             })
         }
@@ -471,14 +589,14 @@ impl Op {
             Op::Sign {
                 p, key, msg, sig, ..
             } => {
-                key_ok(key, Alg::MlDsa(*p), true)?;
+                key_ok(key, p.alg(), true)?;
                 if sig.len() != p.signature_len() {
                     return Err(Error::BadLength);
                 }
                 unsafe { msg.get() }.validate()
             }
             Op::Verify { p, key, msg, sig } => {
-                key_ok(key, Alg::MlDsa(*p), false)?;
+                key_ok(key, p.alg(), false)?;
                 unsafe { msg.get() }.validate()?;
                 if sig.len() != p.signature_len() {
                     return Err(Error::VerifyFailed);
@@ -516,7 +634,7 @@ impl Op {
         unsafe {
             match self {
                 Op::Sign {
-                    p,
+                    p: Sig::MlDsa(p),
                     key,
                     msg,
                     rnd,
@@ -528,9 +646,37 @@ impl Op {
                         KeyRef::Bytes(b) => mldsa::sign(*p, b.get(), &msg.get(), rnd, sig.get()),
                     }
                 }
-                Op::Verify { p, key, msg, sig } => match key {
+                Op::Sign {
+                    p: Sig::SlhDsa(p),
+                    key,
+                    msg,
+                    rnd,
+                    sig,
+                } => {
+                    let rnd = rnd.as_ref().map(|r| &r[..p.n()]);
+                    let m = msg.get_slh();
+                    match key {
+                        KeyRef::Handle(k) => k.slhdsa_sk()?.sign(&m, rnd, sig.get()),
+                        KeyRef::Bytes(b) => slhdsa::sign(*p, b.get(), &m, rnd, sig.get()),
+                    }
+                }
+                Op::Verify {
+                    p: Sig::MlDsa(p),
+                    key,
+                    msg,
+                    sig,
+                } => match key {
                     KeyRef::Handle(k) => k.mldsa_pk()?.verify(&msg.get(), sig.get()),
                     KeyRef::Bytes(b) => mldsa::verify(*p, b.get(), &msg.get(), sig.get()),
+                },
+                Op::Verify {
+                    p: Sig::SlhDsa(p),
+                    key,
+                    msg,
+                    sig,
+                } => match key {
+                    KeyRef::Handle(k) => k.slhdsa_pk()?.verify(&msg.get_slh(), sig.get()),
+                    KeyRef::Bytes(b) => slhdsa::verify(*p, b.get(), &msg.get_slh(), sig.get()),
                 },
                 Op::Encaps {
                     p,
@@ -612,7 +758,13 @@ impl Op {
     pub unsafe fn sign_item<'a>(&'a self) -> Option<SignItem<'a>> {
         match self {
             // SAFETY: forwarded.
-            Op::Sign { key, msg, rnd, .. } => Some(unsafe {
+            Op::Sign {
+                p: Sig::MlDsa(_),
+                key,
+                msg,
+                rnd,
+                ..
+            } => Some(unsafe {
                 SignItem {
                     sk: key.bytes(),
                     msg: msg.get(),
@@ -628,10 +780,60 @@ impl Op {
     pub unsafe fn verify_item<'a>(&'a self) -> Option<VerifyItem<'a>> {
         match self {
             // SAFETY: forwarded.
-            Op::Verify { key, msg, sig, .. } => Some(unsafe {
+            Op::Verify {
+                p: Sig::MlDsa(_),
+                key,
+                msg,
+                sig,
+            } => Some(unsafe {
                 VerifyItem {
                     pk: key.bytes(),
                     msg: msg.get(),
+                    sig: sig.get(),
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// The backend's view of an SLH-DSA sign op (`None` for another class).
+    ///
+    /// # Safety
+    /// As [`Op::sign_item`].
+    pub unsafe fn slh_sign_item<'a>(&'a self) -> Option<SlhSignItem<'a>> {
+        match self {
+            // SAFETY: forwarded.
+            Op::Sign {
+                p: Sig::SlhDsa(p),
+                key,
+                msg,
+                rnd,
+                ..
+            } => Some(unsafe {
+                SlhSignItem {
+                    sk: key.bytes(),
+                    msg: msg.get_slh(),
+                    rnd: rnd.as_ref().map(|r| &r[..p.n()]),
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// # Safety
+    /// As [`Op::sign_item`].
+    pub unsafe fn slh_verify_item<'a>(&'a self) -> Option<SlhVerifyItem<'a>> {
+        match self {
+            // SAFETY: forwarded.
+            Op::Verify {
+                p: Sig::SlhDsa(_),
+                key,
+                msg,
+                sig,
+            } => Some(unsafe {
+                SlhVerifyItem {
+                    pk: key.bytes(),
+                    msg: msg.get_slh(),
                     sig: sig.get(),
                 }
             }),

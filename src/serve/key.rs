@@ -7,7 +7,7 @@
 //! reference zeroizes the secret parts.
 
 use super::uncounted::Uncounted;
-use crate::{ctru, mldsa, mlkem, Alg, Error};
+use crate::{ctru, mldsa, mlkem, slhdsa, Alg, Error};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -23,6 +23,8 @@ enum Form {
     MlDsaSk(mldsa::ExpandedSecretKey),
     CtruPk(ctru::ExpandedPublicKey),
     CtruSk(ctru::ExpandedSecretKey),
+    SlhDsaPk(slhdsa::ExpandedPublicKey),
+    SlhDsaSk(slhdsa::ExpandedSecretKey),
     /// An ML-KEM key that passed FIPS 203's check (ek modulus, dk hash); its bytes are the
     /// handle's encoded key.
     MlKem(KeyKind),
@@ -45,7 +47,8 @@ pub struct Key(Arc<Inner>);
 impl Key {
     /// Checks and expands `bytes`. Errors: `BadLength` (wrong length for alg and kind),
     /// `BadKey` (ML-DSA s1/s2 out of range; CTRU-Prime non-canonical pk or malformed f; ML-KEM ek
-    /// failing the modulus check or dk the hash check).
+    /// failing the modulus check or dk the hash check; an SLH-DSA sk whose PK.root is not its
+    /// seeds' root).
     pub fn new(alg: Alg, kind: KeyKind, bytes: &[u8]) -> Result<Key, Error> {
         let form = match (alg, kind) {
             (Alg::MlDsa(p), KeyKind::Public) => {
@@ -60,8 +63,12 @@ impl Key {
             (Alg::Ctru(p), KeyKind::Secret) => {
                 Form::CtruSk(ctru::ExpandedSecretKey::new(p, bytes)?)
             }
-            // SLH-DSA keys are used as bytes: the C ABI has no SLH-DSA key handles yet.
-            (Alg::SlhDsa(_), _) => return Err(Error::InvalidArgument),
+            (Alg::SlhDsa(p), KeyKind::Public) => {
+                Form::SlhDsaPk(slhdsa::ExpandedPublicKey::new(p, bytes)?)
+            }
+            (Alg::SlhDsa(p), KeyKind::Secret) => {
+                Form::SlhDsaSk(slhdsa::ExpandedSecretKey::new(p, bytes)?)
+            }
             (Alg::MlKem(p), KeyKind::Public) => {
                 mlkem::check_encaps_key(p, bytes)?;
                 Form::MlKem(kind)
@@ -84,8 +91,8 @@ impl Key {
 
     pub fn kind(&self) -> KeyKind {
         match self.0.form {
-            Form::MlDsaPk(_) | Form::CtruPk(_) => KeyKind::Public,
-            Form::MlDsaSk(_) | Form::CtruSk(_) => KeyKind::Secret,
+            Form::MlDsaPk(_) | Form::CtruPk(_) | Form::SlhDsaPk(_) => KeyKind::Public,
+            Form::MlDsaSk(_) | Form::CtruSk(_) | Form::SlhDsaSk(_) => KeyKind::Secret,
             Form::MlKem(kind) => kind,
         }
     }
@@ -120,6 +127,20 @@ impl Key {
     pub(crate) fn mldsa_pk(&self) -> Result<&mldsa::ExpandedPublicKey, Error> {
         match &self.0.form {
             Form::MlDsaPk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
+    pub(crate) fn slhdsa_sk(&self) -> Result<&slhdsa::ExpandedSecretKey, Error> {
+        match &self.0.form {
+            Form::SlhDsaSk(k) => Ok(k),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
+    pub(crate) fn slhdsa_pk(&self) -> Result<&slhdsa::ExpandedPublicKey, Error> {
+        match &self.0.form {
+            Form::SlhDsaPk(k) => Ok(k),
             _ => Err(Error::InvalidArgument),
         }
     }

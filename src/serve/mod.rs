@@ -15,12 +15,12 @@ mod uncounted;
 
 pub use config::{Config, Opt};
 pub use dispatch::Observer;
-pub use item::{Class, Completion, KeyArg, Op};
+pub use item::{Class, Completion, KeyArg, Op, Sig};
 pub use key::{Key, KeyKind};
 
 use crate::backend::Backend;
 use crate::mldsa::Message;
-use crate::Status;
+use crate::{slhdsa, Status};
 use dispatch::Dispatcher;
 use std::sync::Arc;
 
@@ -61,6 +61,27 @@ impl Serve {
         // SAFETY: as in `sign`.
         self.dispatcher
             .run(unsafe { Op::verify(key.lent(), msg, sig) }?)
+    }
+
+    /// Signs one message with SLH-DSA (`rnd`: opt_rand, n bytes, or `None` for hedged):
+    /// `sig` is written on success only.
+    pub fn slh_sign(
+        &self,
+        key: KeyArg<'_>,
+        msg: &slhdsa::Message<'_>,
+        rnd: Option<&[u8]>,
+        sig: &mut [u8],
+    ) -> Status {
+        // SAFETY: as in `sign`.
+        self.dispatcher
+            .run(unsafe { Op::slh_sign(key.lent(), msg, rnd, sig) }?)
+    }
+
+    /// Verifies one SLH-DSA signature: `Ok` valid, `Err(VerifyFailed)` invalid.
+    pub fn slh_verify(&self, key: KeyArg<'_>, msg: &slhdsa::Message<'_>, sig: &[u8]) -> Status {
+        // SAFETY: as in `sign`.
+        self.dispatcher
+            .run(unsafe { Op::slh_verify(key.lent(), msg, sig) }?)
     }
 
     /// Encapsulates: `ct` and `ss` written on success; `ss` zeroed on failure.

@@ -11,6 +11,7 @@ mod address;
 mod fors;
 mod hash;
 mod hypertree;
+mod keys;
 mod message;
 pub mod params;
 mod sign;
@@ -18,6 +19,7 @@ mod wots;
 mod xmss;
 
 pub use crate::prehash::PreHash;
+pub use keys::{ExpandedPublicKey, ExpandedSecretKey};
 pub use message::Message;
 pub use params::ParamSet;
 

@@ -60,10 +60,15 @@ fn fors_adrs(idx_tree: u64, idx_leaf: u32) -> Adrs {
 /// slh_sign_internal (Alg. 19) of M (the pieces of `msg`) with opt_rand `addrnd`.
 /// `sk` is 4n bytes and `sig` the set's signature length.
 pub fn sign(p: Params, sk: &[u8], msg: &[&[u8]], addrnd: &[u8], sig: &mut [u8]) {
+    sign_with(&Hasher::new(p, &sk[2 * p.n..3 * p.n]), sk, msg, addrnd, sig);
+}
+
+/// [`sign`] with the hash functions of the key's PK.seed made beforehand (a key handle's).
+pub fn sign_with(hs: &Hasher, sk: &[u8], msg: &[&[u8]], addrnd: &[u8], sig: &mut [u8]) {
+    let p = *hs.params();
     let n = p.n;
     let sk_seed = Zeroizing::new(sk[..n].to_vec());
-    let (sk_prf, pk_seed, pk_root) = (&sk[n..2 * n], &sk[2 * n..3 * n], &sk[3 * n..4 * n]);
-    let hs = Hasher::new(p, pk_seed);
+    let (sk_prf, pk_root) = (&sk[n..2 * n], &sk[3 * n..4 * n]);
     let (r, rest) = sig.split_at_mut(n);
     hs.prf_msg(sk_prf, addrnd, msg, r);
     let mut digest = [0u8; MAX_M];
@@ -72,24 +77,29 @@ pub fn sign(p: Params, sk: &[u8], msg: &[&[u8]], addrnd: &[u8], sig: &mut [u8]) 
     let (sig_fors, sig_ht) = rest.split_at_mut(p.fors_sig_len());
     let mut pk_fors = [0u8; MAX_N];
     fors::sign(
-        &hs,
+        hs,
         md,
         &sk_seed,
         &fors_adrs(idx_tree, idx_leaf),
         sig_fors,
         &mut pk_fors,
     );
-    hypertree::sign(&hs, &pk_fors[..n], &sk_seed, idx_tree, idx_leaf, sig_ht);
+    hypertree::sign(hs, &pk_fors[..n], &sk_seed, idx_tree, idx_leaf, sig_ht);
 }
 
 /// slh_verify_internal (Alg. 20): whether `sig` is a signature of M under `pk` (2n bytes).
 pub fn verify(p: Params, pk: &[u8], msg: &[&[u8]], sig: &[u8]) -> bool {
+    verify_with(&Hasher::new(p, &pk[..p.n]), pk, msg, sig)
+}
+
+/// [`verify`] with the hash functions of the key's PK.seed made beforehand (a key handle's).
+pub fn verify_with(hs: &Hasher, pk: &[u8], msg: &[&[u8]], sig: &[u8]) -> bool {
+    let p = *hs.params();
     if sig.len() != p.sig_len() {
         return false;
     }
     let n = p.n;
-    let (pk_seed, pk_root) = pk.split_at(n);
-    let hs = Hasher::new(p, pk_seed);
+    let pk_root = &pk[n..2 * n];
     let (r, rest) = sig.split_at(n);
     let mut digest = [0u8; MAX_M];
     hs.h_msg(r, pk_root, msg, &mut digest);
@@ -97,11 +107,11 @@ pub fn verify(p: Params, pk: &[u8], msg: &[&[u8]], sig: &[u8]) -> bool {
     let (sig_fors, sig_ht) = rest.split_at(p.fors_sig_len());
     let mut pk_fors = [0u8; MAX_N];
     fors::pk_from_sig(
-        &hs,
+        hs,
         sig_fors,
         md,
         &fors_adrs(idx_tree, idx_leaf),
         &mut pk_fors,
     );
-    hypertree::verify(&hs, &pk_fors[..n], sig_ht, idx_tree, idx_leaf, pk_root)
+    hypertree::verify(hs, &pk_fors[..n], sig_ht, idx_tree, idx_leaf, pk_root)
 }
