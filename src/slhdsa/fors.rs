@@ -83,7 +83,7 @@ pub fn pk_from_sig(hs: &Hasher, sig: &[u8], md: &[u8], adrs: &Adrs, pk: &mut [u8
     for (i, tree_sig) in trees().enumerate() {
         roots[i * n..(i + 1) * n].copy_from_slice(&tree_sig[..n]);
     }
-    hs.f_many(k, |i| node_adrs(0, i), &mut roots[..k * n]);
+    hs.f_many_public(k, |i| node_adrs(0, i), &mut roots[..k * n]);
     let mut pairs = [0u8; MAX_K * 2 * MAX_N];
     for z in 1..=a {
         for (i, tree_sig) in trees().enumerate() {
@@ -97,7 +97,7 @@ pub fn pk_from_sig(hs: &Hasher, sig: &[u8], md: &[u8], adrs: &Adrs, pk: &mut [u8
             pairs[2 * i * n..(2 * i + 1) * n].copy_from_slice(left);
             pairs[(2 * i + 1) * n..(2 * i + 2) * n].copy_from_slice(right);
         }
-        hs.h_many(k, |i| node_adrs(z, i), &mut pairs[..2 * k * n]);
+        hs.h_many_public(k, |i| node_adrs(z, i), &mut pairs[..2 * k * n]);
         roots[..k * n].copy_from_slice(&pairs[..k * n]);
     }
     compress_roots(hs, adrs, &roots[..k * n], pk);

@@ -156,23 +156,35 @@ impl Hasher {
         sk_seed: &[u8],
         out: &mut [u8],
     ) {
-        self.many(count, self.p.n, adrs, Some(sk_seed), out);
+        self.many(count, self.p.n, adrs, Some(sk_seed), out, true);
     }
 
     /// F in place on `count` n-byte values: lane j of `buf` = F(PK.seed, adrs(j), lane j).
     pub fn f_many(&self, count: usize, adrs: impl Fn(usize) -> Adrs, buf: &mut [u8]) {
-        self.many(count, self.p.n, adrs, None, buf);
+        self.many(count, self.p.n, adrs, None, buf, true);
     }
 
     /// H on `count` pairs, in place: n bytes at j * n = H(PK.seed, adrs(j), the 2n bytes at
     /// j * 2n) (one level of a tree from the level below).
     pub fn h_many(&self, count: usize, adrs: impl Fn(usize) -> Adrs, buf: &mut [u8]) {
-        self.many(count, 2 * self.p.n, adrs, None, buf);
+        self.many(count, 2 * self.p.n, adrs, None, buf, true);
+    }
+
+    /// `f_many` on public values (verification: a signature's chains): nothing to wipe after.
+    pub fn f_many_public(&self, count: usize, adrs: impl Fn(usize) -> Adrs, buf: &mut [u8]) {
+        self.many(count, self.p.n, adrs, None, buf, false);
+    }
+
+    /// `h_many` on public values (verification: the FORS paths of a signature).
+    pub fn h_many_public(&self, count: usize, adrs: impl Fn(usize) -> Adrs, buf: &mut [u8]) {
+        self.many(count, 2 * self.p.n, adrs, None, buf, false);
     }
 
     /// F or H (by `in_len`: n or 2n) on `count` inputs, lanes at a time: input j is `src`, or
     /// else the `in_len` bytes of `buf` at j * in_len; output j goes to `buf` at j * n. Each
     /// group's inputs are read before its outputs are written, so the two may overlap as above.
+    /// `wipe`: the inputs may be secret, so the buffers that held them are zeroed at the end
+    /// (verification hashes only public values and skips that).
     fn many(
         &self,
         count: usize,
@@ -180,6 +192,7 @@ impl Hasher {
         adrs: impl Fn(usize) -> Adrs,
         src: Option<&[u8]>,
         buf: &mut [u8],
+        wipe: bool,
     ) {
         let n = self.p.n;
         #[cfg(target_arch = "x86_64")]
@@ -189,20 +202,21 @@ impl Hasher {
                 use crate::simd::{sha256ni, sha256x8};
                 if let Some(t) = ShaNi::detect() {
                     let compress = |s: &mut _, b: &_| sha256ni::compress(t, s, b);
-                    return self
-                        .sha256_lanes::<SHA_NI_LANES>(count, in_len, &adrs, src, buf, compress);
+                    return self.sha256_lanes::<SHA_NI_LANES>(
+                        count, in_len, &adrs, src, buf, compress, wipe,
+                    );
                 }
                 if let Some(t) = crate::simd::level().avx2() {
                     let compress = |s: &mut _, b: &_| sha256x8::compress_x8(t, s, b);
                     return self.sha256_lanes::<{ sha256x8::LANES }>(
-                        count, in_len, &adrs, src, buf, compress,
+                        count, in_len, &adrs, src, buf, compress, wipe,
                     );
                 }
             }
             // SHAKE256 on one block (PK.seed, ADRS, M all fit), four states at once.
             let avx2 = crate::simd::level().avx2().is_some();
             if !self.p.sha2 && n + 32 + in_len < SHAKE_RATE && avx2 {
-                return self.shake_lanes(count, in_len, &adrs, src, buf);
+                return self.shake_lanes(count, in_len, &adrs, src, buf, wipe);
             }
         }
         let mut m = [0u8; 2 * MAX_N];
@@ -216,7 +230,9 @@ impl Hasher {
                 self.t(&a, &m[..in_len], out);
             }
         }
-        m.zeroize();
+        if wipe {
+            m.zeroize();
+        }
     }
 
     /// `many` for SHA-256, L lanes per `compress`: each lane's last block is ADRS^c, M and the
@@ -230,6 +246,7 @@ impl Hasher {
         src: Option<&[u8]>,
         buf: &mut [u8],
         compress: impl Fn(&mut [[u32; 8]; L], &[[u8; 64]; L]),
+        wipe: bool,
     ) {
         let n = self.p.n;
         let end = 22 + in_len;
@@ -256,8 +273,10 @@ impl Hasher {
                 }
             }
         }
-        blocks.zeroize();
-        states.zeroize();
+        if wipe {
+            blocks.zeroize();
+            states.zeroize();
+        }
     }
 
     /// `many` for SHAKE256, four Keccak states at once: PK.seed || ADRS || M in one block.
@@ -269,6 +288,7 @@ impl Hasher {
         adrs: &impl Fn(usize) -> Adrs,
         src: Option<&[u8]>,
         buf: &mut [u8],
+        wipe: bool,
     ) {
         let n = self.p.n;
         let len = n + 32 + in_len;
@@ -297,8 +317,10 @@ impl Hasher {
                 buf[(g + l) * n..(g + l + 1) * n].copy_from_slice(&o[..n]);
             }
         }
-        blocks.zeroize();
-        outs.zeroize();
+        if wipe {
+            blocks.zeroize();
+            outs.zeroize();
+        }
     }
 
     /// SHAKE256(PK.seed || ADRS || M, 8n): one Keccak block when it fits (F, H, PRF).
@@ -519,7 +541,7 @@ mod tests {
                         "avx2 x8",
                         Box::new(|in_len, src, buf| {
                             let c = |s: &mut _, b: &_| sha256x8::compress_x8(avx2, s, b);
-                            hs.sha256_lanes::<8>(count, in_len, at, src, buf, c)
+                            hs.sha256_lanes::<8>(count, in_len, at, src, buf, c, true)
                         }),
                     ));
                     if let Some(t) = sha256ni::ShaNi::detect() {
@@ -527,7 +549,9 @@ mod tests {
                             "sha-ni",
                             Box::new(move |in_len, src, buf| {
                                 let c = |s: &mut _, b: &_| sha256ni::compress(t, s, b);
-                                hs.sha256_lanes::<SHA_NI_LANES>(count, in_len, at, src, buf, c)
+                                hs.sha256_lanes::<SHA_NI_LANES>(
+                                    count, in_len, at, src, buf, c, false,
+                                )
                             }),
                         ));
                     } else {
@@ -536,7 +560,9 @@ mod tests {
                 } else {
                     paths.push((
                         "keccak x4",
-                        Box::new(|in_len, src, buf| hs.shake_lanes(count, in_len, at, src, buf)),
+                        Box::new(|in_len, src, buf| {
+                            hs.shake_lanes(count, in_len, at, src, buf, true)
+                        }),
                     ));
                 }
                 for (name, run) in &paths {

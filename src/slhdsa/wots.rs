@@ -154,7 +154,7 @@ pub fn pk_from_sig(hs: &Hasher, sig: &[u8], m: &[u8], adrs: &Adrs, out: &mut [u8
             a.set_hash_address(pos[slots[l]]);
             a
         };
-        hs.f_many(busy, chain_adrs, &mut buf[..busy * n]);
+        hs.f_many_public(busy, chain_adrs, &mut buf[..busy * n]);
         // Write back, advance, and drop the chains that reached w - 1 (keeping slot order).
         let mut kept = 0;
         for l in 0..busy {
