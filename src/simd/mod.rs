@@ -28,6 +28,8 @@ pub(crate) mod sha256ni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sha256x8;
 pub(crate) mod sha2_consts;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sha512x4;
 pub(crate) mod stream;
 pub(crate) mod wipe;
 

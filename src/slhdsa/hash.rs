@@ -213,6 +213,12 @@ impl Hasher {
                     );
                 }
             }
+            // SHA-512 (H for n > 16) is one block after PK.seed's too.
+            if self.p.sha2 && n > 16 {
+                if let Some(t) = crate::simd::level().avx2() {
+                    return self.sha512_lanes(t, count, in_len, &adrs, buf, wipe);
+                }
+            }
             // SHAKE256 on one block (PK.seed, ADRS, M all fit), four states at once.
             let avx2 = crate::simd::level().avx2().is_some();
             if !self.p.sha2 && n + 32 + in_len < SHAKE_RATE && avx2 {
@@ -269,6 +275,50 @@ impl Hasher {
             for (l, st) in states.iter().enumerate().take(lanes) {
                 let out = &mut buf[(g + l) * n..(g + l + 1) * n];
                 for (o, w) in out.chunks_mut(4).zip(st) {
+                    o.copy_from_slice(&w.to_be_bytes()[..o.len()]);
+                }
+            }
+        }
+        if wipe {
+            blocks.zeroize();
+            states.zeroize();
+        }
+    }
+
+    /// `many` for SHA-512 (H of the sets with n > 16), four AVX2 lanes: each lane's last block
+    /// is ADRS^c, M and the padding (at most 22 + 64 + 17 bytes), from PK.seed's midstate.
+    #[cfg(target_arch = "x86_64")]
+    fn sha512_lanes(
+        &self,
+        t: crate::simd::Avx2,
+        count: usize,
+        in_len: usize,
+        adrs: &impl Fn(usize) -> Adrs,
+        buf: &mut [u8],
+        wipe: bool,
+    ) {
+        use crate::simd::sha512x4::{compress_x4, LANES};
+        let n = self.p.n;
+        let end = 22 + in_len;
+        debug_assert!(end + 17 <= 128);
+        let mut blocks = [[0u8; 128]; LANES];
+        for b in blocks.iter_mut() {
+            b[end] = 0x80;
+            b[112..].copy_from_slice(&((128 + end) as u128 * 8).to_be_bytes());
+        }
+        let mut states = [self.mid512; LANES];
+        for g in (0..count).step_by(LANES) {
+            let lanes = LANES.min(count - g);
+            for (l, b) in blocks.iter_mut().enumerate().take(lanes) {
+                let j = g + l;
+                b[..22].copy_from_slice(&adrs(j).compressed());
+                b[22..end].copy_from_slice(&buf[j * in_len..(j + 1) * in_len]);
+            }
+            states = [self.mid512; LANES];
+            compress_x4(t, &mut states, &blocks);
+            for (l, st) in states.iter().enumerate().take(lanes) {
+                let out = &mut buf[(g + l) * n..(g + l + 1) * n];
+                for (o, w) in out.chunks_mut(8).zip(st) {
                     o.copy_from_slice(&w.to_be_bytes()[..o.len()]);
                 }
             }
@@ -572,7 +622,7 @@ mod tests {
                     let mut prf = vec![0u8; count * n];
                     run(n, Some(&sk_seed), &mut prf);
                     assert_eq!(prf, want_prf, "{} {name} PRF, {count} lanes", p.name());
-                    // H goes through SHA-512 for n > 16, never these lanes.
+                    // H goes through SHA-512 for n > 16 (below), never these lanes.
                     if !q.sha2 || n == 16 {
                         let mut h = ins.clone();
                         run(2 * n, None, &mut h);
@@ -583,6 +633,12 @@ mod tests {
                             p.name()
                         );
                     }
+                }
+                if q.sha2 && n > 16 {
+                    let mut h = ins.clone();
+                    hs.sha512_lanes(avx2, count, 2 * n, at, &mut h, true);
+                    let what = format!("{} SHA-512 x4 H, {count} lanes", p.name());
+                    assert_eq!(h[..count * n], want_h[..], "{what}");
                 }
             }
         }
