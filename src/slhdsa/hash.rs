@@ -244,6 +244,7 @@ impl Hasher {
     /// `many` for SHA-256, L lanes per `compress`: each lane's last block is ADRS^c, M and the
     /// padding (at most 22 + 32 + 9 bytes), compressed from PK.seed's midstate.
     #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
     fn sha256_lanes<const L: usize>(
         &self,
         count: usize,
