@@ -1,5 +1,5 @@
-//! pqgpu's main job: batched keygen/sign/verify (ML-DSA) and keygen/encaps/decaps (CTRU-Prime,
-//! ML-KEM)
+//! pqgpu's main job: batched keygen/sign/verify (ML-DSA, SLH-DSA) and keygen/encaps/decaps
+//! (CTRU-Prime, ML-KEM)
 //! on the GPU and the CPU, side by side, every result checked.
 //!
 //! Every end-to-end figure goes through the exported C ABI (`pqg_*_submit` + `pqg_job_wait`,
@@ -21,6 +21,7 @@ macro_rules! say {
 
 mod report;
 mod serve;
+mod slhdsa;
 mod workload;
 
 use clap::{CommandFactory, Parser, ValueEnum};
@@ -55,6 +56,9 @@ enum Family {
     Mlkem,
     /// ML-DSA-44/65/87 and round-3 Dilithium2/3/5, side by side.
     Dilithium,
+    /// SLH-DSA, the twelve FIPS 205 sets (or those of --slh-sets), each with batch sizes of
+    /// its own (printed).
+    Slhdsa,
 }
 
 #[derive(Parser, Debug)]
@@ -102,6 +106,10 @@ struct Args {
     /// the batch size: every item its own key).
     #[arg(long, default_value_t = 1, value_parser = positive, allow_negative_numbers = true)]
     kem_keys: usize,
+    /// SLH-DSA sets to run with --alg slhdsa (comma-separated FIPS 205 names or their endings,
+    /// e.g. SHA2-128f,SHA2-128s; default every set).
+    #[arg(long, value_delimiter = ',')]
+    slh_sets: Vec<String>,
     /// Serving mode only: single-item calls from T threads and N outstanding async
     /// items through the C ABI, with one key handle (see serve.rs).
     #[arg(long)]
@@ -220,7 +228,7 @@ enum HostMemory {
 fn mldsa_sets(f: Family) -> &'static [mldsa::ParamSet] {
     match f {
         Family::All | Family::Mldsa => &mldsa::ParamSet::ALL,
-        Family::Ctru | Family::Mlkem => &[],
+        Family::Ctru | Family::Mlkem | Family::Slhdsa => &[],
         Family::Dilithium => &mldsa::ParamSet::EVERY,
     }
 }
@@ -233,8 +241,21 @@ fn kem_sets(f: Family) -> Vec<Alg> {
         Family::All => ctru.into_iter().chain(mlkem).collect(),
         Family::Ctru => ctru.to_vec(),
         Family::Mlkem => mlkem.to_vec(),
-        Family::Mldsa | Family::Dilithium => Vec::new(),
+        Family::Mldsa | Family::Dilithium | Family::Slhdsa => Vec::new(),
     }
+}
+
+/// The SLH-DSA sets of `--alg` (and `--slh-sets`).
+fn slh_sets(args: &Args) -> Vec<pqgpu::slhdsa::ParamSet> {
+    if args.alg != Family::Slhdsa {
+        return Vec::new();
+    }
+    pqgpu::slhdsa::ParamSet::ALL
+        .into_iter()
+        .filter(|p| {
+            args.slh_sets.is_empty() || args.slh_sets.iter().any(|o| p.name().ends_with(o.as_str()))
+        })
+        .collect()
 }
 
 /// One context to measure, with its batch size and label.
@@ -293,6 +314,7 @@ fn main() {
                 (pqgpu::ffi::PQG_CTRU_PRIME_653..pqgpu::ffi::PQG_ML_KEM_512).contains(&a)
             }
             Family::Mlkem => a >= pqgpu::ffi::PQG_ML_KEM_512,
+            Family::Slhdsa => false,
         });
         if let Err(e) = serve::run(&s) {
             eprintln!("pqgpu-bench: CHECK FAILED: {e}");
@@ -311,7 +333,8 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
-    let steps = targets.len() * (mldsa_sets(args.alg).len() + kem_sets(args.alg).len());
+    let steps = targets.len()
+        * (mldsa_sets(args.alg).len() + kem_sets(args.alg).len() + slh_sets(&args).len());
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} [{elapsed_precise}, eta {eta}] {msg}")
@@ -334,6 +357,12 @@ fn main() {
         for p in kem_sets(args.alg) {
             step(&bar, format!("{} {}", t.label, p.name()));
             fail_on_error(&bar, run_kem(&args, t, p, &mut rows, &mut latencies));
+            bar.inc(1);
+        }
+        for p in slh_sets(&args) {
+            step(&bar, format!("{} {}", t.label, p.name()));
+            let r = run_slhdsa(&args, t, p, threads, &cpu, &mut rows, &mut latencies);
+            fail_on_error(&bar, r);
             bar.inc(1);
         }
     }
@@ -608,5 +637,64 @@ fn run_kem(
             call,
         )?);
     }
+    Ok(())
+}
+
+/// SLH-DSA keygen, hedged signing and verification of one set at its own batch sizes (see
+/// [`slhdsa::batches`]); on the GPU a sample cross-checked with the CPU backend and the
+/// kernel-only figures (a key per item), and the latency of single signing calls.
+fn run_slhdsa(
+    args: &Args,
+    t: &Target,
+    p: pqgpu::slhdsa::ParamSet,
+    threads: usize,
+    cpu: &Context,
+    rows: &mut Vec<Row>,
+    lat: &mut Vec<Latency>,
+) -> Result<(), String> {
+    let [kg, sg, vf] = slhdsa::batches(p, t.is_gpu, threads);
+    let mut figures = [
+        Row::new(&t.label, p.name(), "keygen", kg),
+        Row::new(&t.label, p.name(), "sign", sg),
+        Row::new(&t.label, p.name(), "verify", vf),
+    ];
+    for mem in memories(args, t) {
+        let mut w = slhdsa::SlhDsaBatch::new(p, kg.max(sg).max(vf));
+        let _pinned = register(mem, &t.ctx, &w.host_buffers())?;
+        figures[0].set(mem, median_rate(args.reps, kg, || w.keygen(&t.ctx, kg))?);
+        figures[1].set(mem, median_rate(args.reps, sg, || w.sign(&t.ctx, sg))?);
+        // Signatures to verify: the whole verification batch signed once, untimed.
+        w.sign(&t.ctx, vf)?;
+        figures[2].set(mem, median_rate(args.reps, vf, || w.verify(&t.ctx, vf))?);
+        if t.is_gpu {
+            w.cross_check(&t.ctx, cpu, 16)?;
+        }
+    }
+    if t.is_gpu {
+        for (row, (op, n)) in figures.iter_mut().zip([
+            (gpu::SlhOp::Keygen, kg),
+            (gpu::SlhOp::Sign, sg),
+            (gpu::SlhOp::Verify, vf),
+        ]) {
+            let k = gpu::slhdsa_kernel_throughput(p, op, n)
+                .map_err(|e| format!("{} kernel-only {op:?}: {e}", p.name()))?;
+            row.kernel = Some(k);
+        }
+    }
+    rows.extend(figures);
+    let mut w = slhdsa::SlhDsaBatch::new(p, 1);
+    w.keygen(&t.ctx, 1)?;
+    let samples = if p.params().a >= 12 {
+        args.latency_samples.min(5)
+    } else {
+        args.latency_samples.min(50)
+    };
+    lat.push(Latency::measure(
+        &t.label,
+        p.name(),
+        "sign",
+        samples,
+        || w.single_sign(&t.ctx),
+    )?);
     Ok(())
 }

@@ -23,13 +23,13 @@ pub fn library_version() -> String {
         .into_owned()
 }
 
-fn random_bytes(n: usize) -> Vec<u8> {
+pub(crate) fn random_bytes(n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
     pqgpu::rng::fill_bulk(&mut v).expect("OS randomness");
     v
 }
 
-fn check(what: &str, r: pqg_status) -> Result<(), String> {
+pub(crate) fn check(what: &str, r: pqg_status) -> Result<(), String> {
     match r {
         PQG_OK => Ok(()),
         e => Err(format!("{what}: {}", status_name(e))),
@@ -44,7 +44,7 @@ fn status_name(s: pqg_status) -> String {
 }
 
 /// Fails loudly when any item did not succeed: a benchmark of wrong results is worthless.
-fn expect_all_ok(what: &str, statuses: &[pqg_status]) -> Result<(), String> {
+pub(crate) fn expect_all_ok(what: &str, statuses: &[pqg_status]) -> Result<(), String> {
     let bad = statuses.iter().filter(|&&s| s != PQG_OK).count();
     match statuses.iter().find(|&&s| s != PQG_OK) {
         None => Ok(()),
@@ -86,7 +86,7 @@ impl Drop for Context {
 }
 
 /// Runs one submit call and waits for its job; returns the time from submit to completion.
-fn submit_and_wait(
+pub(crate) fn submit_and_wait(
     what: &str,
     submit: impl FnOnce(*mut *mut pqg_job) -> pqg_status,
 ) -> Result<Duration, String> {
