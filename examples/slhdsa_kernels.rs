@@ -72,7 +72,6 @@ fn main() {
         };
         let (kg, sg, vf) = hash_calls(p);
         let s = |n: f64| ((n * scale) as usize).max(1);
-        let small = q.a >= 12;
         let runs = [
             (SlhOp::Keygen, s((1 << 20 >> q.hp) as f64), kg),
             (SlhOp::Sign, s((1 << 20) as f64 / (q.d << q.hp) as f64), sg),
@@ -81,7 +80,7 @@ fn main() {
                 s((1 << 20) as f64 / (q.d << q.hp) as f64),
                 sg,
             ),
-            (SlhOp::Verify, s(if small { 4096.0 } else { 16384.0 }), vf),
+            (SlhOp::Verify, s(65536.0), vf),
         ];
         for (op, n, calls) in runs {
             let bound = rate / calls;

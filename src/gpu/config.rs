@@ -46,8 +46,9 @@ pub const SIGN_FILL: usize = 16384;
 /// 146). Enough threads per chunk to fill an H200 twice over with a few chunks in flight.
 pub const SLHDSA_KEYGEN_LEAVES: usize = 1 << 19;
 pub const SLHDSA_SIGN_LEAVES: usize = 1 << 19;
-/// SLH-DSA verifications per chunk (one thread each, 17-50 KB of signature per item).
-pub const SLHDSA_VERIFY_CHUNK: usize = 16384;
+/// SLH-DSA signature bytes per verification chunk (one thread per item, 8-50 KB each):
+/// SHA2-128f 62,836 items, SHA2-256f 21,537, so a chunk holds a few hundred blocks.
+pub const SLHDSA_VERIFY_BYTES: usize = 1 << 30;
 
 /// A set of the engine's chunked operations (for the per-operation switches below).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -67,7 +67,6 @@ fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, Driv
     let s = k.s;
     let (nb, q) = (s.n, s.q);
     let one = op == SlhOp::SignOneKey;
-    let nkeys = if one { 1 } else { n };
     let seeds = w.dev("slh_b_seeds", n * 3 * nb)?;
     let ctx = w.dev("slh_b_ctx", n * CTX_BYTES)?;
     let kleaves = w.dev("slh_b_kleaves", n * s.leaves * nb)?;
@@ -98,43 +97,77 @@ fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, Driv
         k.keygen_leaves(w, ctx, kleaves, n)?;
         k.keygen_top(w, seeds, ctx, kleaves, (pk, sk), n)
     };
-    let trees = |w: &mut Worker| -> Result<(), DriverError> {
-        k.fors_leaves(w, jobs, ctx, groots, sigs, n)?;
-        k.fors_top(w, jobs, ctx, (groots, roots), sigs, n)?;
-        k.fors_pk(w, jobs, ctx, (roots, pkf), sigs, n)?;
-        k.ht_leaves(w, jobs, ctx, leaves, q.d - 1, n)?;
-        k.ht_top(w, jobs, ctx, (leaves, kleaves), htroots, sigs, n)?;
-        k.wots_sign(w, jobs, ctx, (pkf, htroots), sigs, n)
+    // The trees of the first m items, and signing them from the secret keys.
+    let trees = |w: &mut Worker, m: usize| -> Result<(), DriverError> {
+        k.fors_leaves(w, jobs, ctx, groots, sigs, m)?;
+        k.fors_top(w, jobs, ctx, (groots, roots), sigs, m)?;
+        k.fors_pk(w, jobs, ctx, (roots, pkf), sigs, m)?;
+        k.ht_leaves(w, jobs, ctx, leaves, q.d - 1, m)?;
+        k.ht_top(w, jobs, ctx, (leaves, kleaves), htroots, sigs, m)?;
+        k.wots_sign(w, jobs, ctx, (pkf, htroots), sigs, m)
     };
-    let sign = |w: &mut Worker| -> Result<(), DriverError> {
-        k.prep(w, sk, 4 * nb, (0, 2 * nb), ctx, nkeys)?;
-        k.keygen_leaves(w, ctx, kleaves, nkeys)?;
-        trees(w)
+    let sign = |w: &mut Worker, m: usize| -> Result<(), DriverError> {
+        let keys = if one { 1 } else { m };
+        k.prep(w, sk, 4 * nb, (0, 2 * nb), ctx, keys)?;
+        k.keygen_leaves(w, ctx, kleaves, keys)?;
+        trees(w, m)
     };
-    let verify = |w: &mut Worker| k.verify(w, jobs, pk, (sigs, s.sig), ok, n);
+    let verify = |w: &mut Worker, m: usize| k.verify(w, jobs, pk, (sigs, s.sig), ok, m);
+    // Signatures for verification: at most one GPU-filling batch signed (the s sets sign a few
+    // thousand per second), repeated over the items with their jobs and keys.
+    let ns = n.min(((1usize << 21) / (q.d << q.hp)).max(1));
+    let signing = matches!(op, SlhOp::Sign | SlhOp::SignOneKey);
     key_gen(w)?;
-    sign(w)?;
+    sign(w, if signing { n } else { ns })?;
     w.sync()?;
+    let mut pk_h = vec![0u8; n * 2 * nb];
+    w.dtoh(&mut pk_h, pk)?;
+    w.sync()?;
+    if op == SlhOp::Verify && ns < n {
+        let mut sig_h = vec![0u8; ns * s.sig];
+        w.dtoh(&mut sig_h, sigs)?;
+        w.sync()?;
+        let rep = |rows: &[u8], len: usize| -> Vec<u8> {
+            rows[..ns * len]
+                .iter()
+                .copied()
+                .cycle()
+                .take(n * len)
+                .collect()
+        };
+        let (sig_r, pk_r, job_r) = (
+            rep(&sig_h, s.sig),
+            rep(&pk_h, 2 * nb),
+            rep(&job_h, JOB_BYTES),
+        );
+        w.htod(sigs, &sig_r)?;
+        w.htod(pk, &pk_r)?;
+        w.htod(jobs, &job_r)?;
+        w.sync()?;
+    }
     let seconds = match op {
         SlhOp::Keygen => time(w, key_gen)?,
-        SlhOp::Sign => time(w, sign)?,
+        SlhOp::Sign => time(w, |w| sign(w, n))?,
         // The key's context and top-tree leaves are built by the untimed signing above.
-        SlhOp::SignOneKey => time(w, trees)?,
-        SlhOp::Verify => time(w, verify)?,
+        SlhOp::SignOneKey => time(w, |w| trees(w, n))?,
+        SlhOp::Verify => time(w, |w| verify(w, n))?,
     };
-    // The check: the GPU verifies what it signed (under the one key, or each item's). With one
-    // key, every item's pk row must be key 0's: the signing used key 0.
+    // The check: the GPU verifies what it signed (under the one key, or each item's; after
+    // keygen the first ns items, whose keys it made again). With one key, every item's pk row
+    // must be key 0's: the signing used key 0.
     if one {
-        k.keygen_top(w, seeds, ctx, kleaves, (pk, sk), 1)?;
-        let mut pk0 = vec![0u8; 2 * nb];
-        w.dtoh(&mut pk0, pk)?;
-        w.sync()?;
-        let rows: Vec<u8> = pk0.iter().copied().cycle().take(n * 2 * nb).collect();
+        let rows: Vec<u8> = pk_h[..2 * nb]
+            .iter()
+            .copied()
+            .cycle()
+            .take(n * 2 * nb)
+            .collect();
         host = rows;
         w.htod(pk, &host)?;
     }
-    verify(w)?;
-    let mut out = vec![0u8; n * 4];
+    let checked = if op == SlhOp::Keygen { ns } else { n };
+    verify(w, checked)?;
+    let mut out = vec![0u8; checked * 4];
     w.dtoh(&mut out, ok)?;
     w.sync()?;
     let rejected = out.chunks_exact(4).filter(|x| *x != [1, 0, 0, 0]).count();

@@ -23,7 +23,7 @@ mod verify;
 
 use crate::backend::{cpu_backend, SlhSignItem, SlhVerifyItem};
 use crate::gpu::config::{
-    GpuConfig, SLHDSA_KEYGEN_LEAVES, SLHDSA_SIGN_LEAVES, SLHDSA_VERIFY_CHUNK,
+    GpuConfig, SLHDSA_KEYGEN_LEAVES, SLHDSA_SIGN_LEAVES, SLHDSA_VERIFY_BYTES,
 };
 use crate::gpu::engine::Bound;
 use crate::gpu::hostmem;
@@ -149,7 +149,7 @@ pub fn verify(
     items: &[SlhVerifyItem<'_>],
     statuses: &mut [Status],
 ) {
-    let sizes = chunk_sizes(items.len(), SLHDSA_VERIFY_CHUNK, false);
+    let sizes = chunk_sizes(items.len(), SLHDSA_VERIFY_BYTES / p.signature_len(), false);
     let reg = hostmem::snapshot();
     let chunks: Vec<_> = cut(items, &sizes, 1)
         .into_iter()
