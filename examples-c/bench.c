@@ -1,6 +1,6 @@
 /* A C batch benchmark: how a C server drives pqgpu at full speed.
  *
- * For every ML-DSA, CTRU-Prime and ML-KEM parameter set: one array per output kind,
+ * For every ML-DSA, CTRU-Prime and ML-KEM parameter set (SLH-DSA when asked for): one array per output kind,
  * registered once with pqg_host_register (so a GPU moves it by DMA), requests filled once,
  * then pqg_*_submit + pqg_job_wait timed over a few repetitions, with NULL seeds, coins and
  * rnd (fresh randomness) and 32-byte messages. KEM encapsulation and decapsulation run under
@@ -10,7 +10,9 @@
  *
  * Usage: bench [n [reps [pageable]]]   (defaults: 65536 items, 3 repetitions, registered;
  *        any third argument uses plain heap memory instead). PQG_BENCH_ONLY=ML-KEM (a name
- *        prefix) runs only the parameter sets whose names start with it. */
+ *        prefix) runs only the parameter sets whose names start with it; the SLH-DSA sets
+ *        run only when named so (PQG_BENCH_ONLY=SLH-DSA, =SLH-DSA-SHA2-128f), at n/8 items
+ *        (f sets) or n/128 (s sets). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c99 */
 #include <time.h>
 
@@ -58,7 +60,8 @@ static void report(const char *name, const char *op, size_t n, double best) {
 
 static double keep_best(double best, double secs) { return best == 0 || secs < best ? secs : best; }
 
-static void mldsa(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int reps) {
+/* slh: the SLH-DSA submit functions (same requests, n-byte rnd) instead of ML-DSA's. */
+static void sig(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int reps, int slh) {
   const size_t pkl = pqg_public_key_len(alg), skl = pqg_secret_key_len(alg);
   const size_t sgl = pqg_signature_len(alg);
   uint8_t *pks = xmalloc(n * pkl), *sks = xmalloc(n * skl), *sigs = xmalloc(n * sgl);
@@ -83,13 +86,22 @@ static void mldsa(pqg_context *ctx, pqg_alg alg, const char *name, size_t n, int
   }
   /* One untimed round first (kernel loading, first touch of the arrays). */
   for (r = -1; r < reps; r++) {
-    TIMED(pqg_mldsa_keygen_submit(ctx, alg, n, NULL, pks, sks, st, &job_));
+    if (slh)
+      TIMED(pqg_slhdsa_keygen_submit(ctx, alg, n, NULL, pks, sks, st, &job_));
+    else
+      TIMED(pqg_mldsa_keygen_submit(ctx, alg, n, NULL, pks, sks, st, &job_));
     all_ok(st, n, "keygen");
     if (r >= 0) best[0] = keep_best(best[0], secs);
-    TIMED(pqg_mldsa_sign_submit(ctx, alg, sreq, n, st, &job_));
+    if (slh)
+      TIMED(pqg_slhdsa_sign_submit(ctx, alg, sreq, n, st, &job_));
+    else
+      TIMED(pqg_mldsa_sign_submit(ctx, alg, sreq, n, st, &job_));
     all_ok(st, n, "sign");
     if (r >= 0) best[1] = keep_best(best[1], secs);
-    TIMED(pqg_mldsa_verify_submit(ctx, alg, vreq, n, st, &job_));
+    if (slh)
+      TIMED(pqg_slhdsa_verify_submit(ctx, alg, vreq, n, st, &job_));
+    else
+      TIMED(pqg_mldsa_verify_submit(ctx, alg, vreq, n, st, &job_));
     all_ok(st, n, "verify");
     if (r >= 0) best[2] = keep_best(best[2], secs);
   }
@@ -181,9 +193,9 @@ int main(int argc, char **argv) {
   g_register = argc <= 3;
   printf("batch %lu, best of %d, %s buffers\n", (unsigned long)n, reps,
          g_register ? "registered" : "pageable");
-  if (wanted("ML-DSA-44")) mldsa(ctx, PQG_ML_DSA_44, "ML-DSA-44", n, reps);
-  if (wanted("ML-DSA-65")) mldsa(ctx, PQG_ML_DSA_65, "ML-DSA-65", n, reps);
-  if (wanted("ML-DSA-87")) mldsa(ctx, PQG_ML_DSA_87, "ML-DSA-87", n, reps);
+  if (wanted("ML-DSA-44")) sig(ctx, PQG_ML_DSA_44, "ML-DSA-44", n, reps, 0);
+  if (wanted("ML-DSA-65")) sig(ctx, PQG_ML_DSA_65, "ML-DSA-65", n, reps, 0);
+  if (wanted("ML-DSA-87")) sig(ctx, PQG_ML_DSA_87, "ML-DSA-87", n, reps, 0);
   if (wanted("CTRU-Prime-653")) kem(ctx, PQG_CTRU_PRIME_653, "CTRU-Prime-653", n, reps, 0);
   if (wanted("CTRU-Prime-761")) kem(ctx, PQG_CTRU_PRIME_761, "CTRU-Prime-761", n, reps, 0);
   if (wanted("CTRU-Prime-1277")) kem(ctx, PQG_CTRU_PRIME_1277, "CTRU-Prime-1277", n, reps, 0);
@@ -193,6 +205,17 @@ int main(int argc, char **argv) {
     if (!wanted(names[i])) continue;
     kem(ctx, sets[i], names[i], n, reps, 0);
     kem(ctx, sets[i], names[i], n, reps, 1);
+  }
+  /* SLH-DSA only when asked for by name (PQG_BENCH_ONLY=SLH-DSA...): its signing is slow
+   * enough that a default run would take minutes. Batches of n/8 (f sets) or n/128 (s). */
+  for (i = 0; i < 12 && getenv("PQG_BENCH_ONLY") != NULL; i++) {
+    static const char *names[12] = {"SLH-DSA-SHA2-128s", "SLH-DSA-SHAKE-128s", "SLH-DSA-SHA2-128f",
+                                    "SLH-DSA-SHAKE-128f", "SLH-DSA-SHA2-192s", "SLH-DSA-SHAKE-192s",
+                                    "SLH-DSA-SHA2-192f", "SLH-DSA-SHAKE-192f", "SLH-DSA-SHA2-256s",
+                                    "SLH-DSA-SHAKE-256s", "SLH-DSA-SHA2-256f", "SLH-DSA-SHAKE-256f"};
+    size_t m = names[i][strlen(names[i]) - 1] == 's' ? n / 128 : n / 8;
+    if (!wanted(names[i])) continue;
+    sig(ctx, PQG_SLH_DSA_SHA2_128S + i, names[i], m ? m : 1, reps, 1);
   }
   pqg_context_free(ctx);
   return finish("bench");

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SLH-DSA on the GPU machine, in about five minutes: NIST's ACVP SLH-DSA keyGen and sigVer
 # cases on the GPU (the first step compiles the twelve sets' kernels), GPU == CPU on
-# PQGPU_GPU_CASES items per set (default 600; signing on the s sets a tenth: their CPU side is
+# PQGPU_GPU_CASES items per set (default 400; signing on the s sets a tenth: their CPU side is
 # slow) with every interface, key per item / one key / three keys, hedged, tampered and
 # malformed items and registered buffers, compute-sanitizer memcheck on a small run, then the
-# hash ceilings and kernel-only throughput per set (examples/slhdsa_kernels), then the
-# benchmark's SLH-DSA figures through the C ABI when it has them (GPU and CPU backends).
+# hash ceilings with SHA2-128f's and SHA2-128s's kernel-only figures (examples/slhdsa_kernels),
+# then `pqgpu-bench --alg slhdsa` for every set (through the C ABI, registered and pageable,
+# with kernel-only figures; median of 3) on the GPU and on the CPU backend.
 # Each set's test prints "SLH-DSA-...: ... match the CPU" when it passes.
 # stage: tests="gpu_slhdsa" examples="slhdsa_kernels" bins="pqgpu-bench"
 if [ "${1:-}" = stage ]; then
@@ -21,13 +22,14 @@ SHOW="test result|SKIPPED|panicked|FAILED|ERROR SUMMARY|match the CPU|ACVP|ceili
 SHOW_LINES=60
 machine
 step acvp 240 ./gpu_slhdsa --nocapture gpu_slhdsa_acvp_vectors
-step cases 240 env PQGPU_GPU_CASES=${PQGPU_GPU_CASES:-600} ./gpu_slhdsa --nocapture --test-threads=1 --skip acvp
+step cases 240 env PQGPU_GPU_CASES=${PQGPU_GPU_CASES:-400} ./gpu_slhdsa --nocapture --test-threads=1 --skip acvp
 step memcheck 120 env PQGPU_GPU_CASES=4 compute-sanitizer --tool memcheck --error-exitcode 9 \
   ./gpu_slhdsa --test-threads=1 gpu_slhdsa_sha2_128f_matches_cpu gpu_slhdsa_shake_256s_matches_cpu
-step kernels 240 ./slhdsa_kernels 1
+step kernels 120 ./slhdsa_kernels 1 SHA2-128f SHA2-128s
 if ./pqgpu-bench --help 2>&1 | grep -qi slhdsa; then
-  step bench_gpu 150 ./pqgpu-bench --backend gpu --alg slhdsa --reps 3
-  step bench_cpu 90 ./pqgpu-bench --backend cpu --alg slhdsa --reps 3
+  SHOW="gpu|cpu|SLH-DSA|CHECK FAILED|error|all results"
+  step bench_gpu 200 ./pqgpu-bench --backend gpu --alg slhdsa --reps 3 --json "$OUT/bench_gpu.json"
+  step bench_cpu 120 ./pqgpu-bench --backend cpu --alg slhdsa --reps 3 --json "$OUT/bench_cpu.json"
 else
   echo "=== bench: pqgpu-bench has no SLH-DSA option; kernel-only figures above"
 fi
