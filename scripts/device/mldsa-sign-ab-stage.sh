@@ -4,10 +4,11 @@
 # OLD being the revision to compare against (a commit or branch). Result: target/device/sign-ab
 # (stripped binaries, ML-DSA vectors, run.sh; about 30 MB), to carry to the GPU machine.
 #
-# When OLD differs from HEAD only in kernels/ (and scripts, tools, documents), the old build
-# is this checkout with OLD's kernels/ put in place for one build and restored after (the
-# kernels are embedded sources: one incremental rebuild); otherwise OLD is built from a
-# temporary worktree into this checkout's target directory (a full build of pqgpu).
+# When OLD differs from HEAD only in the signing files (kernels/, src/gpu/mldsa/,
+# src/gpu/config.rs; scripts, tools and documents aside), the old build is this checkout
+# with OLD's versions of those put in place for one build and restored after (an incremental
+# rebuild of pqgpu); otherwise OLD is built from a temporary worktree into this checkout's
+# target directory (a full build of pqgpu).
 set -euo pipefail
 OLD=${1:?usage: mldsa-sign-ab-stage.sh OLD-REVISION}
 cd "$(git rev-parse --show-toplevel)"
@@ -29,12 +30,14 @@ build() { # $1: source tree, $2: destination, $3: "tests" to take the GPU suites
     done
   fi
 }
-if git diff --quiet "$OLD" HEAD -- . ':!kernels' ':!scripts' ':!tools' ':!*.md'; then
-  git diff --quiet HEAD -- kernels || { echo "kernels/ has uncommitted changes: commit them first" >&2; exit 1; }
-  trap 'git checkout -q HEAD -- kernels' EXIT
-  git checkout -q "$OLD" -- kernels
+SWAP=(kernels src/gpu/mldsa src/gpu/config.rs)
+if git diff --quiet "$OLD" HEAD -- . ':!kernels' ':!src/gpu/mldsa' ':!src/gpu/config.rs' ':!scripts' ':!tools' ':!*.md' \
+   && git diff --quiet --diff-filter=AD "$OLD" HEAD -- "${SWAP[@]}"; then
+  git diff --quiet HEAD -- "${SWAP[@]}" || { echo "${SWAP[*]} have uncommitted changes: commit them first" >&2; exit 1; }
+  trap 'git checkout -q HEAD -- "${SWAP[@]}"' EXIT
+  git checkout -q "$OLD" -- "${SWAP[@]}"
   build "$ROOT" "$D/old" no
-  git checkout -q HEAD -- kernels
+  git checkout -q HEAD -- "${SWAP[@]}"
   trap - EXIT
 else
   TMP=$(mktemp -d)

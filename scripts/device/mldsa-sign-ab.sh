@@ -84,6 +84,36 @@ for name, k in agg.items():
     print(f"{name:16} {k['n']:4} {k['us']:10.1f} {100 * k['us'] / tot:5.1f}% {k.get('sm','-'):>6} {k.get('mem','-'):>6} {k.get('occ','-'):>6} {k.get('regs','-'):>4}")
 PY
 done
+# The verdict in a few lines: sign new/old per set, the suites, the sanitizers.
+python3 - $L >> $S 2>&1 <<'PY'
+import json, statistics, sys, glob, re, os
+d = sys.argv[1]; fig = {}
+for b in ("old", "new"):
+    for f in glob.glob(f"{d}/bench_{b}_*.json"):
+        try: rows = json.load(open(f))["throughput"]
+        except (ValueError, KeyError): continue
+        for r in rows:
+            if r.get("op") != "sign": continue
+            for k in ("c_abi_registered_ops_per_s", "kernel_only_ops_per_s"):
+                if r.get(k): fig.setdefault(r["alg"], {}).setdefault((k, b), []).append(r[k])
+print("=== verdict")
+for alg, v in sorted(fig.items()):
+    cells = []
+    for k, name in (("c_abi_registered_ops_per_s", "C ABI"), ("kernel_only_ops_per_s", "kernel")):
+        o, n = (statistics.median(v[(k, b)]) if v.get((k, b)) else None for b in ("old", "new"))
+        cells.append(f"{name} {o / 1e6 if o else 0:.2f} -> {n / 1e6 if n else 0:.2f} M ({n / o:.3f}x)" if o and n else f"{name} -")
+    print(f"sign {alg:10} " + ", ".join(cells))
+def log(name):
+    p = f"{d}/{name}.log"
+    return open(p, errors="replace").read() if os.path.exists(p) else ""
+for t in ("gpu_mldsa", "gpu_dilithium"):
+    text = log(t); res = re.findall(r"test result: (\w+)\. (\d+) passed; (\d+) failed", text)
+    skipped = text.count("SKIPPED")
+    print(f"suite {t}: " + (", ".join(f"{r[0]} ({r[1]} passed, {r[2]} failed)" for r in res) or "no result") + (f", {skipped} SKIPPED lines" if skipped else ""))
+for t in ("memcheck", "racecheck"):
+    m = re.findall(r"ERROR SUMMARY: (\d+) error", log(t))
+    print(f"{t}: " + (f"{m[-1]} errors" if m else "no summary"))
+PY
 echo "total $(( $(date +%s) - START )) s" >> $S
 tar czf $OUT/logs.tgz -C $L . 2>/dev/null
 cat $S
