@@ -5,10 +5,11 @@
 # (stripped binaries, ML-DSA vectors, run.sh; about 30 MB), to carry to the GPU machine.
 #
 # When OLD differs from HEAD only in the signing files (kernels/, src/gpu/mldsa/,
-# src/gpu/config.rs; scripts, tools and documents aside), the old build is this checkout
-# with OLD's versions of those put in place for one build and restored after (an incremental
-# rebuild of pqgpu); otherwise OLD is built from a temporary worktree into this checkout's
-# target directory (a full build of pqgpu).
+# src/gpu/config.rs, src/gpu/emu.rs; scripts, tools and documents aside) and HEAD deletes
+# none of them, the old build is this checkout with OLD's versions of those put in place for
+# one build and restored after (an incremental rebuild of pqgpu; files only HEAD has stay,
+# unused by OLD's bench and example); otherwise OLD is built from a temporary worktree into
+# this checkout's target directory (a full build of pqgpu).
 set -euo pipefail
 OLD=${1:?usage: mldsa-sign-ab-stage.sh OLD-REVISION}
 cd "$(git rev-parse --show-toplevel)"
@@ -30,9 +31,10 @@ build() { # $1: source tree, $2: destination, $3: "tests" to take the GPU suites
     done
   fi
 }
-SWAP=(kernels src/gpu/mldsa src/gpu/config.rs)
-if git diff --quiet "$OLD" HEAD -- . ':!kernels' ':!src/gpu/mldsa' ':!src/gpu/config.rs' ':!scripts' ':!tools' ':!*.md' \
-   && git diff --quiet --diff-filter=AD "$OLD" HEAD -- "${SWAP[@]}"; then
+SWAP=(kernels src/gpu/mldsa src/gpu/config.rs src/gpu/emu.rs)
+if git diff --quiet "$OLD" HEAD -- . ':!kernels' ':!src/gpu/mldsa' ':!src/gpu/config.rs' ':!src/gpu/emu.rs' \
+     ':!scripts' ':!tools' ':!*.md' \
+   && git diff --quiet --diff-filter=D "$OLD" HEAD -- "${SWAP[@]}"; then
   git diff --quiet HEAD -- "${SWAP[@]}" || { echo "${SWAP[*]} have uncommitted changes: commit them first" >&2; exit 1; }
   trap 'git checkout -q HEAD -- "${SWAP[@]}"' EXIT
   git checkout -q "$OLD" -- "${SWAP[@]}"
