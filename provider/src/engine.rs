@@ -333,33 +333,56 @@ pub fn keygen(p: ParamSet, seed: Zeroizing<[u8; 32]>) -> Result<(Vec<u8>, Secret
 /// them while the job is paused, which `async_job::dispatch_queued` returns from only once
 /// the item has reported. Outside jobs: a blocking call.
 pub fn sign(sk: &Handle, msg: &Message<'_>, rnd: &[u8; 32], sig: &mut [u8]) -> Status {
-    reported(async_job::dispatch_queued(
+    signed(
         sig,
-        |sig| with_serve(|s| s.sign(KeyArg::Handle(sk), msg, Some(rnd), sig))?,
-        |sig, done| {
-            if let Err(e) = warm() {
-                return done.complete(0, Err(e));
-            }
-            // SAFETY: the buffers outlive the item (see above); the handle is lent, and
-            // `sk` (the caller's) outlives the queuing.
-            queue(done, || unsafe {
-                Op::sign(KeyArg::Lent(sk), msg, Some(rnd), sig)
-            })
-        },
-    ))
+        |s, sig| s.sign(KeyArg::Handle(sk), msg, Some(rnd), sig),
+        // SAFETY: the buffers outlive the item (see above); the handle is lent, and `sk` (the
+        // caller's) outlives the queuing.
+        |sig| unsafe { Op::sign(KeyArg::Lent(sk), msg, Some(rnd), sig) },
+    )
 }
 
 /// Verifies `sig` on `msg`: `Ok(())` valid, `Err(VerifyFailed)` not. As `sign`.
 pub fn verify(pk: &Handle, msg: &Message<'_>, sig: &[u8]) -> Status {
+    checked(
+        |s| s.verify(KeyArg::Handle(pk), msg, sig),
+        // SAFETY: as in `sign`.
+        || unsafe { Op::verify(KeyArg::Lent(pk), msg, sig) },
+    )
+}
+
+/// One signing request: `blocking` outside async jobs, else the item `op` makes, queued from
+/// the job (see `sign`).
+fn signed(
+    sig: &mut [u8],
+    blocking: impl FnOnce(&Serve, &mut [u8]) -> Status,
+    op: impl FnOnce(&mut [u8]) -> Result<Op, Error>,
+) -> Status {
+    reported(async_job::dispatch_queued(
+        sig,
+        |sig| with_serve(|s| blocking(s, sig))?,
+        |sig, done| {
+            if let Err(e) = warm() {
+                return done.complete(0, Err(e));
+            }
+            queue(done, || op(sig))
+        },
+    ))
+}
+
+/// One verification request, as `signed`.
+fn checked(
+    blocking: impl FnOnce(&Serve) -> Status,
+    op: impl FnOnce() -> Result<Op, Error>,
+) -> Status {
     reported(async_job::dispatch_queued(
         (),
-        |()| with_serve(|s| s.verify(KeyArg::Handle(pk), msg, sig))?,
+        |()| with_serve(|s| blocking(s))?,
         |(), done| {
             if let Err(e) = warm() {
                 return done.complete(0, Err(e));
             }
-            // SAFETY: as in `sign`.
-            queue(done, || unsafe { Op::verify(KeyArg::Lent(pk), msg, sig) })
+            queue(done, op)
         },
     ))
 }
@@ -620,12 +643,9 @@ pub fn mlkem_check(
 
 // ---- SLH-DSA --------------------------------------------------------------------------------
 //
-// Key generation and the pairwise check run on pqgpu's CPU code (as every single key here).
-// Signing and verification run on this process's backend (the GPU's SLH-DSA engine on a GPU
-// context), in the calling thread, or inside an async job on a helper thread while the job
-// pauses (a signature's trees want more stack than a job has). The request is copied first:
-// a helper thread must not read OpenSSL's buffers, and an SLH-DSA signature costs far more
-// than the copy.
+// Signing and verification go through the dispatcher with key handles (`slh_sign`,
+// `slh_verify`), as ML-DSA's. Key generation and the pairwise check run on pqgpu's CPU code (as
+// every single key here), inside an async job on a helper thread.
 
 /// slh_keygen_internal from `seed` = SK.seed || SK.prf || PK.seed (3n bytes), or slh_keygen
 /// with fresh seeds: (pk, sk).
@@ -645,82 +665,27 @@ pub fn slh_keygen(
     })
 }
 
-/// What is signed or verified, owned: M (pure, with its context) or M' (internal).
-struct SlhMessage {
-    pure: bool,
-    context: Vec<u8>,
-    data: Vec<u8>,
-}
-
-impl SlhMessage {
-    fn new(msg: &slhdsa::Message<'_>) -> Result<SlhMessage, Error> {
-        match *msg {
-            slhdsa::Message::Pure { ctx, msg } => Ok(SlhMessage {
-                pure: true,
-                context: ctx.to_vec(),
-                data: msg.to_vec(),
-            }),
-            slhdsa::Message::Internal(m) => Ok(SlhMessage {
-                pure: false,
-                context: Vec::new(),
-                data: m.to_vec(),
-            }),
-            // OpenSSL 3.5 has no HashSLH-DSA; nothing here asks for it.
-            slhdsa::Message::PreHashed { .. } => Err(Error::InvalidArgument),
-        }
-    }
-
-    fn get(&self) -> slhdsa::Message<'_> {
-        if self.pure {
-            slhdsa::Message::Pure {
-                ctx: &self.context,
-                msg: &self.data,
-            }
-        } else {
-            slhdsa::Message::Internal(&self.data)
-        }
-    }
-}
-
-/// Signs `msg` with the 4n-byte secret key into `sig` (exactly the signature's length).
-/// `rnd`: opt_rand (n bytes; PK.seed for the deterministic variant), or `None` for fresh.
+/// SLH-DSA signing with a key handle (`rnd`: opt_rand, n bytes; PK.seed for the deterministic
+/// variant; `None` for fresh randomness). As `sign`.
 pub fn slh_sign(
-    p: slhdsa::ParamSet,
-    sk: SecretKey,
+    sk: &Handle,
     msg: &slhdsa::Message<'_>,
-    rnd: Option<Zeroizing<Vec<u8>>>,
+    rnd: Option<&[u8]>,
     sig: &mut [u8],
 ) -> Status {
-    let m = SlhMessage::new(msg)?;
-    let out = reported(run(move || {
-        let b = engine()?.0;
-        let mut out = vec![0u8; p.signature_len()];
-        let r = rnd.as_deref().map(|r| &r[..]);
-        let st = pqgpu::api::slhdsa_sign_one(&*b, p, &sk, m.get(), r, &mut out);
-        trace("sign", p.name(), &*b);
-        st.map(|()| out)
-    }))?;
-    if out.len() != sig.len() {
-        return Err(Error::BadLength);
-    }
-    sig.copy_from_slice(&out);
-    Ok(())
+    signed(
+        sig,
+        |s, sig| s.slh_sign(KeyArg::Handle(sk), msg, rnd, sig),
+        // SAFETY: as in `sign`.
+        |sig| unsafe { Op::slh_sign(KeyArg::Lent(sk), msg, rnd, sig) },
+    )
 }
 
-/// Verifies `sig` on `msg` with the 2n-byte public key: `Ok(())` valid, `Err(VerifyFailed)`
-/// not.
-pub fn slh_verify(
-    p: slhdsa::ParamSet,
-    pk: Arc<Vec<u8>>,
-    msg: &slhdsa::Message<'_>,
-    sig: &[u8],
-) -> Status {
-    let m = SlhMessage::new(msg)?;
-    let sig = sig.to_vec();
-    reported(run(move || {
-        let b = engine()?.0;
-        let r = pqgpu::api::slhdsa_verify_one(&*b, p, &pk, m.get(), &sig);
-        trace("verify", p.name(), &*b);
-        r
-    }))
+/// SLH-DSA verification with a key handle. As `verify`.
+pub fn slh_verify(pk: &Handle, msg: &slhdsa::Message<'_>, sig: &[u8]) -> Status {
+    checked(
+        |s| s.slh_verify(KeyArg::Handle(pk), msg, sig),
+        // SAFETY: as in `sign`.
+        || unsafe { Op::slh_verify(KeyArg::Lent(pk), msg, sig) },
+    )
 }

@@ -6,12 +6,13 @@
 //! DER) serve the key files, as for ML-DSA.
 
 use crate::abi::{self, Dispatch, Param, Table};
-use crate::engine::{self, SecretKey};
+use crate::engine::{self, Handle, LazyHandle, SecretKey};
 use crate::key_family::{ct_eq, functions, KeyFamily, ENTRIES};
 use crate::params::Params;
 use crate::sig_key::{nist_sig_algorithm_id, Request, Rnd, SigKey};
+use pqgpu::serve::KeyKind;
 use pqgpu::slhdsa::{Message, ParamSet};
-use pqgpu::{Error, Status};
+use pqgpu::{Alg, Status};
 use std::ffi::{c_int, CStr};
 use std::sync::Arc;
 use zeroize::Zeroizing;
@@ -51,36 +52,55 @@ pub const fn oid_arc(p: ParamSet) -> u8 {
     }
 }
 
-/// An SLH-DSA key: the secret key (which holds the public key) and the public key. Secrets
-/// are zeroed when the last holder drops them.
+/// An SLH-DSA key: the secret key (which holds the public key) and the public key, plus pqgpu
+/// key handles (checked and prepared once, on first use: PK.seed's hash state, and for a
+/// secret key PK.root recomputed from its seeds; zeroized by pqgpu when the last holder lets
+/// go). Secrets are zeroed when the last holder drops them.
 #[derive(Clone)]
 pub struct Key {
     pub set: ParamSet,
     pub sk: Option<SecretKey>,
     pub pk: Option<Arc<Vec<u8>>>,
+    sk_handle: Option<LazyHandle>,
+    pk_handle: Option<LazyHandle>,
 }
 
 impl Key {
+    fn new(set: ParamSet, sk: Option<SecretKey>, pk: Option<Arc<Vec<u8>>>) -> Key {
+        let alg = Alg::SlhDsa(set);
+        Key {
+            set,
+            sk_handle: sk
+                .as_ref()
+                .map(|b| LazyHandle::new(alg, KeyKind::Secret, b)),
+            pk_handle: pk
+                .as_ref()
+                .map(|b| LazyHandle::new(alg, KeyKind::Public, b)),
+            sk,
+            pk,
+        }
+    }
+
     /// slh_keygen_internal from SK.seed || SK.prf || PK.seed, or slh_keygen (fresh seeds).
     pub fn generate(set: ParamSet, seed: Option<&[u8]>) -> Option<Key> {
         let seed = seed.map(|s| Zeroizing::new(s.to_vec()));
         let (pk, sk) = engine::slh_keygen(set, seed).ok()?;
-        Some(Key {
-            set,
-            sk: Some(sk),
-            pk: Some(Arc::new(pk)),
-        })
+        Some(Key::new(set, Some(sk), Some(Arc::new(pk))))
     }
 
     /// A key pair from its secret key (PK.seed || PK.root are its last 2n bytes).
     fn from_sk(set: ParamSet, sk: Vec<u8>) -> Key {
         let pk = sk[2 * set.n()..].to_vec();
-        Key {
-            set,
-            sk: Some(Arc::new(Zeroizing::new(sk))),
-            pk: Some(Arc::new(pk)),
-        }
+        Key::new(set, Some(Arc::new(Zeroizing::new(sk))), Some(Arc::new(pk)))
     }
+}
+
+/// What a signature context keeps of an SLH-DSA key: its pqgpu handle, and the public key
+/// (deterministic signing uses PK.seed, its first n bytes, as opt_rand).
+#[derive(Clone)]
+pub struct Ready {
+    handle: Handle,
+    pk: Arc<Vec<u8>>,
 }
 
 /// A key from import parameters, with OpenSSL's rules: `priv` of 4n bytes (the public key
@@ -108,11 +128,7 @@ pub fn key_from_params(set: ParamSet, p: &Params, include_private: bool) -> Opti
             Some(Key::from_sk(set, [half, pk].concat()))
         }
         (Some(_), _) => None,
-        (None, Some(pk)) => Some(Key {
-            set,
-            sk: None,
-            pk: Some(Arc::new(pk.to_vec())),
-        }),
+        (None, Some(pk)) => Some(Key::new(set, None, Some(Arc::new(pk.to_vec())))),
         (None, None) => None,
     }
 }
@@ -145,11 +161,7 @@ impl KeyFamily for Key {
     }
 
     fn empty(set: ParamSet) -> Key {
-        Key {
-            set,
-            sk: None,
-            pk: None,
-        }
+        Key::new(set, None, None)
     }
 
     fn public(&self) -> Option<&[u8]> {
@@ -205,9 +217,11 @@ impl KeyFamily for Key {
     fn keep(&mut self, private: bool, public: bool) {
         if !private {
             self.sk = None;
+            self.sk_handle = None;
         }
         if !public {
             self.pk = None;
+            self.pk_handle = None;
         }
     }
 
@@ -259,8 +273,7 @@ fn message<'a>(req: &Request<'a>) -> Message<'a> {
 /// SLH-DSA as OpenSSL 3.5 signs: `test-entropy` is opt_rand (n bytes), `deterministic` uses
 /// PK.seed as opt_rand (FIPS 205's deterministic variant), else fresh randomness.
 impl SigKey for Key {
-    /// The key itself (its parts are shared, not copied).
-    type Prepared = Key;
+    type Prepared = Ready;
     const TAKES_MU: bool = false;
 
     fn is_set(&self, s: usize) -> bool {
@@ -283,29 +296,30 @@ impl SigKey for Key {
         SIG_SETTABLE.as_ptr()
     }
 
-    fn prepare(&self, secret: bool) -> Option<Key> {
-        let present = if secret {
-            self.sk.is_some()
+    fn prepare(&self, secret: bool) -> Option<Ready> {
+        let lazy = if secret {
+            self.sk_handle.as_ref()
         } else {
-            self.pk.is_some()
+            self.pk_handle.as_ref()
         };
-        present.then(|| self.clone())
+        Some(Ready {
+            handle: lazy?.handle().ok()?,
+            pk: self.pk.clone()?,
+        })
     }
 
-    fn sign(k: &Key, req: &Request<'_>, rnd: Rnd<'_>, sig: &mut [u8]) -> Status {
-        let sk = k.sk.clone().ok_or(Error::InvalidArgument)?;
-        let n = k.set.n();
+    fn sign(k: &Ready, req: &Request<'_>, rnd: Rnd<'_>, sig: &mut [u8]) -> Status {
+        let n = k.pk.len() / 2;
         let rnd = match rnd {
-            Rnd::Given(e) => Some(Zeroizing::new(e.to_vec())),
-            Rnd::Deterministic => Some(Zeroizing::new(sk[2 * n..3 * n].to_vec())),
+            Rnd::Given(e) => Some(e),
+            Rnd::Deterministic => Some(&k.pk[..n]),
             Rnd::Fresh => None,
         };
-        engine::slh_sign(k.set, sk, &message(req), rnd, sig)
+        engine::slh_sign(&k.handle, &message(req), rnd, sig)
     }
 
-    fn verify(k: &Key, req: &Request<'_>, sig: &[u8]) -> Status {
-        let pk = k.pk.clone().ok_or(Error::InvalidArgument)?;
-        engine::slh_verify(k.set, pk, &message(req), sig)
+    fn verify(k: &Ready, req: &Request<'_>, sig: &[u8]) -> Status {
+        engine::slh_verify(&k.handle, &message(req), sig)
     }
 }
 

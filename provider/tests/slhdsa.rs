@@ -434,8 +434,8 @@ fn certificates_and_cms_round_trip() {
     }
 }
 
-/// `openssl speed -async_jobs` with SLH-DSA: inside async jobs signing and verification run
-/// on helper threads (never on a job's small stack), and every counted operation was pqgpu's.
+/// `openssl speed -async_jobs` with SLH-DSA: inside async jobs signing and verification are
+/// queued with pqgpu's dispatcher and run on its threads (never on a job's small stack).
 #[test]
 fn speed_with_async_jobs() {
     let Some(e) = Env::new("slh-speed") else {
@@ -463,8 +463,25 @@ fn speed_with_async_jobs() {
         .filter_map(|v| v.parse().ok())
         .collect();
     assert!(rates.len() >= 3 && rates[rates.len() - 2] > 0.0, "{row}");
+    // Every counted operation went through pqgpu's dispatcher: its runs ("batch ...") cover
+    // every traced item, and inside the jobs they ran on the dispatcher's threads.
+    let trace = std::fs::read_to_string(e.path("trace.log")).unwrap();
     for op in ["sign", "verify"] {
         let helper = e.traced(&format!("{op} {set} Cpu helper"));
         assert!(helper >= 1, "{op}: nothing on helper threads\n{o}");
+        let sizes: Vec<usize> = trace
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("batch {op} {set} Cpu n=")))
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let items: usize = sizes.iter().sum();
+        assert_eq!(
+            items,
+            e.traced(&format!("{op} {set}")),
+            "{op}: runs cover every item"
+        );
+        let max = sizes.iter().max().copied().unwrap_or(0);
+        println!("{op}: {} runs, {items} items, largest {max}", sizes.len());
+        assert!(max > 1, "{op}: concurrent jobs' requests were not merged");
     }
 }
