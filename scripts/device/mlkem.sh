@@ -54,9 +54,11 @@ for c in 8192 32768; do
 done
 
 # The summary. Throughput rows of pqgpu-bench: backend ("gpu", "cpu x16"), algorithm, op,
-# batch, then the registered, pageable and kernel-only figures ("14.30 M", "512.0 k", "-").
+# batch, then the registered, pageable and kernel-only figures ("14.30 M", "512.0 k", "-");
+# the latency table after them is skipped.
 rows() { # FILES...: "alg op registered kernel" per row, ops/s
-  awk '{ s = ($1 == "cpu" && $2 ~ /^x[0-9]+$/) ? 1 : 0 }
+  awk 'FNR == 1 { lat = 0 } /^Latency/ { lat = 1 } lat { next }
+  { s = ($1 == "cpu" && $2 ~ /^x[0-9]+$/) ? 1 : 0 }
   ($1 == "gpu" || $1 == "cpu") && $(2 + s) ~ /^ML-KEM/ && $(4 + s) ~ /^[0-9]+$/ {
     n = 0
     for (i = 5 + s; i <= NF; i++) {
