@@ -9,7 +9,7 @@
 //! import_private_keys = yes          # whether C_CreateObject accepts private keys
 //! kdf_memory_kib = 19456             # Argon2id memory for PINs set from now on
 //! kdf_iterations = 2                 # Argon2id passes for PINs set from now on
-//! max_wait_us = 500                  # serving options, as pqg_context_set_option's
+//! max_wait_us = 50                   # serving options, as pqg_context_set_option's
 //! max_batch = 65536
 //! cpu_crossover = 16
 //! max_in_flight = 4
@@ -19,6 +19,12 @@
 use pqgpu::backend::BackendKind;
 use pqgpu::serve::Opt;
 use std::path::{Path, PathBuf};
+
+/// The module's longest wait for a forming batch, in microseconds, unless the file sets one
+/// (the library's own default is 500). Many sessions that each sign one message at a time
+/// refill the queue within microseconds: on the H200, 256 sessions signing with one ML-DSA-44
+/// key reached 333 k signatures/s with 50 µs against 193 k/s with 500 µs.
+pub const DEFAULT_MAX_WAIT_US: i64 = 50;
 
 /// Where the configuration is read when `PQGPU_PKCS11_CONF` is unset.
 pub const DEFAULT_PATH: &str = "/etc/pqgpu/pkcs11.conf";
@@ -88,7 +94,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
         import_private_keys: true,
         kdf_memory_kib: 19456,
         kdf_iterations: 2,
-        serve: Vec::new(),
+        serve: vec![(Opt::MaxWaitUs, DEFAULT_MAX_WAIT_US)],
     };
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -124,6 +130,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
                     pqgpu::serve::Config::default()
                         .set(*opt, n)
                         .map_err(|_| format!("{k}: {n} is out of range"))?;
+                    c.serve.retain(|(o, _)| o != opt);
                     c.serve.push((*opt, n));
                 }
                 None => return Err(format!("line {}: unknown key '{k}'", i + 1)),
@@ -149,6 +156,11 @@ mod tests {
         assert_eq!(c.serve, vec![(Opt::MaxWaitUs, 100)]);
         assert!(!c.import_private_keys);
         assert!(parse("backend = cpu\n").unwrap_err().contains("token_dir"));
+        let c = parse("token_dir=/t\nquiet_us = 10\n").unwrap();
+        assert_eq!(
+            c.serve,
+            vec![(Opt::MaxWaitUs, DEFAULT_MAX_WAIT_US), (Opt::QuietUs, 10)]
+        );
         assert!(parse("token_dir=/t\nbackend = tpu\n").is_err());
         assert!(parse("token_dir=/t\nmax_batch = 0\n").is_err());
         assert!(parse("token_dir=/t\nbogus = 1\n").is_err());

@@ -3,7 +3,7 @@
 //! so sessions used by different threads never wait for each other.
 
 use crate::ck::*;
-use crate::mech::mldsa;
+use crate::mech::sign;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex, RwLock};
 pub struct Session {
     pub rw: bool,
     pub find: Option<Vec<CK_OBJECT_HANDLE>>,
-    pub sign: Option<mldsa::Op>,
-    pub verify: Option<mldsa::Op>,
+    pub sign: Option<sign::Op>,
+    pub verify: Option<sign::Op>,
     /// Message-based operations (C_MessageSignInit, C_MessageVerifyInit).
-    pub msg_sign: Option<mldsa::Op>,
-    pub msg_verify: Option<mldsa::Op>,
+    pub msg_sign: Option<sign::Op>,
+    pub msg_verify: Option<sign::Op>,
 }
 
 /// (read-write?, the session)

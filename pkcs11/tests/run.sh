@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The PKCS#11 module's tests: its Rust unit tests, then clients no one here wrote driving
 # libpqgpu_pkcs11.so on the CPU backend: python-pkcs11 0.10 (end to end, the 3.2 interface),
-# PyKCS11 (the 2.x function list; return codes for bad input), OpenSSL 3.5's default provider
+# PyKCS11 (the 2.x function list; return codes for bad input; SLH-DSA, which python-pkcs11
+# 0.10 lacks), OpenSSL 3.5's default provider
 # checking the token's public keys and signatures (PQGPU_OPENSSL, as scripts/test.sh exports
 # it; those tests skip with the reason when it is unset), and storage across processes.
 # The Python packages come from PyPI into a virtual environment kept between runs
@@ -21,6 +22,6 @@ cargo test --release -p pqgpu_pkcs11
 cargo build --release -p pqgpu_pkcs11
 export PQGPU_PKCS11_MODULE="$PWD/target/release/libpqgpu_pkcs11.so"
 # One process per client: the module's state is per process, as in any application.
-for t in test_python_pkcs11 test_pykcs11 test_store; do
+for t in test_python_pkcs11 test_pykcs11 test_pykcs11_slhdsa test_store; do
   "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "pkcs11/tests/$t.py"
 done

@@ -3,14 +3,14 @@
 use super::{guard, input, put};
 use crate::attr::{read_template, Given};
 use crate::ck::*;
-use crate::fns::object::{may_write, MLDSA_USES, MLKEM_USES};
+use crate::fns::object::{may_write, MLKEM_USES, SIGN_USES};
 use crate::keys::{self, Origin};
-use crate::mech::{mldsa, mlkem};
+use crate::mech::{mldsa, mlkem, slhdsa};
 use crate::module;
 use crate::object::{Object, Secret};
 use zeroize::Zeroizing;
 
-/// CKM_ML_DSA_KEY_PAIR_GEN and CKM_ML_KEM_KEY_PAIR_GEN: the parameter set comes from the public template (the private
+/// CKM_ML_DSA_KEY_PAIR_GEN, CKM_SLH_DSA_KEY_PAIR_GEN and CKM_ML_KEM_KEY_PAIR_GEN: the parameter set comes from the public template (the private
 /// template may repeat it, not contradict it).
 ///
 /// # Safety
@@ -35,7 +35,8 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
         // SAFETY: the caller's promise.
         let mech = unsafe { std::ptr::read_unaligned(mech) };
         let (key_type, uses) = match mech.mechanism {
-            CKM_ML_DSA_KEY_PAIR_GEN => (CKK_ML_DSA, &MLDSA_USES),
+            CKM_ML_DSA_KEY_PAIR_GEN => (CKK_ML_DSA, &SIGN_USES),
+            CKM_SLH_DSA_KEY_PAIR_GEN => (CKK_SLH_DSA, &SIGN_USES),
             CKM_ML_KEM_KEY_PAIR_GEN => (CKK_ML_KEM, &MLKEM_USES),
             _ => return Err(CKR_MECHANISM_INVALID),
         };
@@ -54,10 +55,16 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
             .ulong(CKA_PARAMETER_SET)?
             .ok_or(CKR_TEMPLATE_INCOMPLETE)?;
         // Checked before anything is made: an unknown set is CKR_PARAMETER_SET_NOT_SUPPORTED.
-        if key_type == CKK_ML_KEM {
-            mlkem::set_of(ckp)?;
-        } else {
-            mldsa::set_of(ckp)?;
+        match key_type {
+            CKK_ML_KEM => {
+                mlkem::set_of(ckp)?;
+            }
+            CKK_SLH_DSA => {
+                slhdsa::set_of(ckp)?;
+            }
+            _ => {
+                mldsa::set_of(ckp)?;
+            }
         }
         let origin = Origin::Generated(mech.mechanism);
         let mut pa = keys::build(CKO_PUBLIC_KEY, key_type, ckp, uses, &gp, origin, &[])?;
@@ -69,12 +76,19 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
             may_write(&t, rw, pub_obj.is_token(), pub_obj.is_private())?;
             may_write(&t, rw, priv_obj.is_token(), priv_obj.is_private())?;
         }
-        let (pk, secret) = if key_type == CKK_ML_KEM {
-            let (ek, dk) = mlkem::generate(mlkem::set_of(ckp)?)?;
-            (ek, vec![(CKA_VALUE, dk)])
-        } else {
-            let (pk, sk, seed) = mldsa::generate(mldsa::set_of(ckp)?)?;
-            (pk, vec![(CKA_VALUE, sk), (CKA_SEED, seed)])
+        let (pk, secret) = match key_type {
+            CKK_ML_KEM => {
+                let (ek, dk) = mlkem::generate(mlkem::set_of(ckp)?)?;
+                (ek, vec![(CKA_VALUE, dk)])
+            }
+            CKK_SLH_DSA => {
+                let (pk, sk) = slhdsa::generate(slhdsa::set_of(ckp)?)?;
+                (pk, vec![(CKA_VALUE, sk)])
+            }
+            _ => {
+                let (pk, sk, seed) = mldsa::generate(mldsa::set_of(ckp)?)?;
+                (pk, vec![(CKA_VALUE, sk), (CKA_SEED, seed)])
+            }
         };
         pa.insert(CKA_VALUE, pk);
         let secret = Secret::Clear(Zeroizing::new(secret));

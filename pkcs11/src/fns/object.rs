@@ -4,14 +4,15 @@ use super::{guard, put};
 use crate::attr::{read_template, Given};
 use crate::ck::*;
 use crate::keys::{self, Origin, Uses};
-use crate::mech::{mldsa, mlkem};
+use crate::mech::{mldsa, mlkem, slhdsa};
 use crate::module;
 use crate::object::{Object, Secret, SECRET_ATTRS};
 use crate::token::{Login, Token};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-pub const MLDSA_USES: Uses = Uses {
+/// The usage flags of signature keys (ML-DSA, SLH-DSA).
+pub const SIGN_USES: Uses = Uses {
     public: CKA_VERIFY,
     private: CKA_SIGN,
 };
@@ -60,16 +61,16 @@ pub unsafe extern "C" fn C_CreateObject(
         }
         let class = g.ulong(CKA_CLASS)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
         let key_type = g.ulong(CKA_KEY_TYPE)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
-        if !matches!(key_type, CKK_ML_DSA | CKK_ML_KEM)
+        if !matches!(key_type, CKK_ML_DSA | CKK_SLH_DSA | CKK_ML_KEM)
             || !matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY)
         {
             return Err(CKR_ATTRIBUTE_VALUE_INVALID);
         }
         let ckp = g.ulong(CKA_PARAMETER_SET)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
-        let obj = if key_type == CKK_ML_KEM {
-            import_mlkem(&m, &g, class, ckp)?
-        } else {
-            import_mldsa(&m, &g, class, ckp)?
+        let obj = match key_type {
+            CKK_ML_KEM => import_mlkem(&m, &g, class, ckp)?,
+            CKK_SLH_DSA => import_slhdsa(&m, &g, class, ckp)?,
+            _ => import_mldsa(&m, &g, class, ckp)?,
         };
         let mut tok = m.token_write();
         may_write(&tok, rw, obj.is_token(), obj.is_private())?;
@@ -90,7 +91,7 @@ fn import_mldsa(m: &crate::Module, g: &Given, class: CK_OBJECT_CLASS, ckp: CK_UL
             class,
             CKK_ML_DSA,
             ckp,
-            &MLDSA_USES,
+            &SIGN_USES,
             g,
             Origin::Imported,
             &[CKA_VALUE],
@@ -105,7 +106,7 @@ fn import_mldsa(m: &crate::Module, g: &Given, class: CK_OBJECT_CLASS, ckp: CK_UL
         class,
         CKK_ML_DSA,
         ckp,
-        &MLDSA_USES,
+        &SIGN_USES,
         g,
         Origin::Imported,
         &[CKA_VALUE, CKA_SEED],
@@ -116,6 +117,40 @@ fn import_mldsa(m: &crate::Module, g: &Given, class: CK_OBJECT_CLASS, ckp: CK_UL
         secret.push((CKA_SEED, seed));
     }
     Ok(Object::new(a, Secret::Clear(Zeroizing::new(secret))))
+}
+
+/// An SLH-DSA key from C_CreateObject, in FIPS 205's encoding (CKA_VALUE): a private key's
+/// PK.root must be the root its seeds give, else CKR_ATTRIBUTE_VALUE_INVALID.
+fn import_slhdsa(
+    m: &crate::Module,
+    g: &Given,
+    class: CK_OBJECT_CLASS,
+    ckp: CK_ULONG,
+) -> Rv<Object> {
+    let set = slhdsa::set_of(ckp)?;
+    let private = class == CKO_PRIVATE_KEY;
+    if private && !m.token_read().import_private_keys {
+        return Err(CKR_ACTION_PROHIBITED);
+    }
+    let a = keys::build(
+        class,
+        CKK_SLH_DSA,
+        ckp,
+        &SIGN_USES,
+        g,
+        Origin::Imported,
+        &[CKA_VALUE],
+    )?;
+    let value = g.bytes(CKA_VALUE).ok_or(CKR_TEMPLATE_INCOMPLETE)?;
+    if private {
+        slhdsa::check(set, pqgpu::serve::KeyKind::Secret, value)?;
+        let secret = vec![(CKA_VALUE, Zeroizing::new(value.to_vec()))];
+        return Ok(Object::new(a, Secret::Clear(Zeroizing::new(secret))));
+    }
+    slhdsa::check(set, pqgpu::serve::KeyKind::Public, value)?;
+    let mut a = a;
+    a.insert(CKA_VALUE, value.to_vec());
+    Ok(Object::new(a, Secret::None))
 }
 
 /// An ML-KEM key from C_CreateObject, in FIPS 203's encoding: ek passes the modulus check

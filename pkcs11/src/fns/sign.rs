@@ -7,7 +7,7 @@
 
 use super::{guard, input, output};
 use crate::ck::*;
-use crate::mech::{self, mldsa};
+use crate::mech::{self, sign};
 use crate::session::Session;
 use crate::token::Login;
 use crate::{engine, module};
@@ -20,7 +20,7 @@ enum Role {
     MessageVerify,
 }
 
-fn slot(s: &mut Session, r: Role) -> &mut Option<mldsa::Op> {
+fn slot(s: &mut Session, r: Role) -> &mut Option<sign::Op> {
     match r {
         Role::Sign => &mut s.sign,
         Role::Verify => &mut s.verify,
@@ -46,9 +46,7 @@ unsafe fn init(
     }
     // SAFETY: the caller's promise.
     let mech = unsafe { std::ptr::read_unaligned(mech) };
-    if !mldsa::SIGN_MECHANISMS.contains(&mech.mechanism) {
-        return Err(CKR_MECHANISM_INVALID);
-    }
+    let key_type = sign::key_type_of(mech.mechanism).ok_or(CKR_MECHANISM_INVALID)?;
     let mut ses = session.lock().unwrap_or_else(|e| e.into_inner());
     if slot(&mut ses, r).is_some() {
         return Err(CKR_OPERATION_ACTIVE);
@@ -69,18 +67,20 @@ unsafe fn init(
         Role::Sign | Role::MessageSign => (CKO_PRIVATE_KEY, CKA_SIGN),
         Role::Verify | Role::MessageVerify => (CKO_PUBLIC_KEY, CKA_VERIFY),
     };
-    if o.class() != class || o.key_type() != CKK_ML_DSA {
+    if o.class() != class || o.key_type() != key_type {
         return Err(CKR_KEY_TYPE_INCONSISTENT);
     }
     if !o.flag(usage) {
         return Err(CKR_KEY_FUNCTION_NOT_PERMITTED);
     }
-    let pqgpu::Alg::MlDsa(set) = mech::alg_of(&o)? else {
-        return Err(CKR_KEY_TYPE_INCONSISTENT);
+    let sig = match mech::alg_of(&o)? {
+        pqgpu::Alg::MlDsa(p) => pqgpu::serve::Sig::MlDsa(p),
+        pqgpu::Alg::SlhDsa(p) => pqgpu::serve::Sig::SlhDsa(p),
+        _ => return Err(CKR_KEY_TYPE_INCONSISTENT),
     };
     let handle = mech::handle_of(&o)?;
     // SAFETY: the caller's promise about the mechanism parameter.
-    let op = unsafe { mldsa::start(&mech, handle, set) }?;
+    let op = unsafe { sign::start(&mech, handle, sig) }?;
     *slot(&mut ses, r) = Some(op);
     Ok(())
 }
@@ -298,13 +298,13 @@ pub unsafe extern "C" fn C_MessageSignInit(
 /// The operation for one message: the message-based operation stays in the session.
 ///
 /// # Safety
-/// `param` holds `plen` bytes, as [`mldsa::Op::for_message`] requires.
+/// `param` holds `plen` bytes, as [`sign::Op::for_message`] requires.
 unsafe fn message_op(
     s: CK_SESSION_HANDLE,
     r: Role,
     param: *mut std::ffi::c_void,
     plen: CK_ULONG,
-) -> Rv<mldsa::Op> {
+) -> Rv<sign::Op> {
     let m = module()?;
     m.sessions.with(s, |ses| {
         let op = slot(ses, r).as_ref().ok_or(CKR_OPERATION_NOT_INITIALIZED)?;

@@ -3,6 +3,8 @@
 
 pub mod mldsa;
 pub mod mlkem;
+pub mod sign;
+pub mod slhdsa;
 
 use crate::ck::*;
 
@@ -12,6 +14,11 @@ pub fn table() -> Vec<(CK_MECHANISM_TYPE, CK_ULONG, CK_ULONG, CK_FLAGS)> {
     let (lo, hi) = mldsa::key_size_range();
     v.push((CKM_ML_DSA_KEY_PAIR_GEN, lo, hi, CKF_GENERATE_KEY_PAIR));
     for m in mldsa::SIGN_MECHANISMS {
+        v.push((m, lo, hi, CKF_SIGN | CKF_VERIFY));
+    }
+    let (lo, hi) = slhdsa::key_size_range();
+    v.push((CKM_SLH_DSA_KEY_PAIR_GEN, lo, hi, CKF_GENERATE_KEY_PAIR));
+    for m in slhdsa::SIGN_MECHANISMS {
         v.push((m, lo, hi, CKF_SIGN | CKF_VERIFY));
     }
     let (lo, hi) = mlkem::key_size_range();
@@ -41,6 +48,7 @@ pub fn alg_of(o: &Object) -> Rv<Alg> {
         crate::attr::get_ulong(&o.attrs, CKA_PARAMETER_SET).ok_or(CKR_KEY_TYPE_INCONSISTENT)?;
     match o.key_type() {
         CKK_ML_DSA => Ok(Alg::MlDsa(mldsa::set_of(set)?)),
+        CKK_SLH_DSA => Ok(Alg::SlhDsa(slhdsa::set_of(set)?)),
         CKK_ML_KEM => Ok(Alg::MlKem(mlkem::set_of(set)?)),
         _ => Err(CKR_KEY_TYPE_INCONSISTENT),
     }
