@@ -11,9 +11,9 @@ use std::time::Duration;
 
 /// Items per batch of keygen, sign and verify: on a GPU enough threads to fill it several
 /// times (a few hundred thousand WOTS+ keys per batch; SHA2-128f: 524,288 keys, 11,915
-/// signatures, 65,536 verifications; SHA2-128s: 8,192, 585, 16,384, its verification batch
-/// bounded by the time to sign it), on the CPU a few items per core (the s sets sign a handful
-/// of messages per second per core).
+/// signatures, 65,536 verifications; SHA2-128s: 8,192, 585, 4,096), on the CPU a few items per
+/// core (the s sets sign a handful of messages per second per core). A verification batch is
+/// signed first, untimed, which bounds it on the s sets.
 pub fn batches(p: ParamSet, gpu: bool, threads: usize) -> [usize; 3] {
     let q = p.params();
     let small = q.a >= 12;
@@ -21,10 +21,10 @@ pub fn batches(p: ParamSet, gpu: bool, threads: usize) -> [usize; 3] {
         [
             (1 << 22) >> q.hp,
             (1 << 21) / (q.d << q.hp),
-            if small { 16_384 } else { 65_536 },
+            if small { 4096 } else { 65_536 },
         ]
     } else if small {
-        [4 * threads, threads, 64 * threads]
+        [4 * threads, threads, 4 * threads]
     } else {
         [64 * threads, 8 * threads, 64 * threads]
     }
