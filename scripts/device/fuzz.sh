@@ -23,6 +23,10 @@
 # (the grown corpora: `tar xzf corpora.tar.gz -C fuzz/` here to keep them).
 # Env (GPU machine): FUZZ_SECS=200  FUZZ_RUNS=10000000  CAL_SECS=4  FUZZ_CPUS=$(nproc)
 #   FUZZ_TARGETS="a b" (default: every binary in bin/)
+# The SLH-DSA targets (slhdsa_pk, slhdsa_sk, slhdsa_sig) run one full verification or key
+# generation per input, hundreds of executions per second per core: run them on their own,
+# FUZZ_TARGETS="slhdsa_pk slhdsa_sk slhdsa_sig" FUZZ_SECS=560, seeded with earlier corpora,
+# several such runs for FUZZ_RUNS each (the summary counts one run).
 set -uo pipefail
 
 if [ "${1:-}" = stage ]; then
