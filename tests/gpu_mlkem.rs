@@ -271,6 +271,46 @@ fn gpu_mlkem_fresh_randomness_decapsulates_on_the_cpu() {
     println!("fresh randomness ({n} items per batch, GPU-drawn and mixed): every ciphertext distinct and decapsulated by the CPU");
 }
 
+/// Host buffers registered with the backend for as long as it lives: unregistered when it is
+/// dropped, on a failed assertion too, so that a test that panics leaves no registration behind
+/// for the next test's allocations (which would be refused as overlapping it).
+struct Registered<'a> {
+    gpu: &'a dyn Backend,
+    ptrs: Vec<*const u8>,
+}
+
+impl<'a> Registered<'a> {
+    fn new(gpu: &'a dyn Backend) -> Self {
+        Registered {
+            gpu,
+            ptrs: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, buf: &[u8], what: &str) {
+        self.gpu
+            .register_host_memory(buf)
+            .unwrap_or_else(|e| panic!("register {what}: {e:?}"));
+        self.ptrs.push(buf.as_ptr());
+    }
+
+    /// Unregisters every buffer now, checking each status.
+    fn release(mut self) {
+        for p in std::mem::take(&mut self.ptrs) {
+            self.gpu.unregister_host_memory(p).expect("unregister");
+        }
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        for &p in &self.ptrs {
+            // A panicking test: its buffers are freed right after this.
+            let _ = self.gpu.unregister_host_memory(p);
+        }
+    }
+}
+
 /// Keys, ciphertexts and shared secrets in registered memory: outputs by DMA, ciphertexts in
 /// by DMA, equal to the CPU's.
 #[test]
@@ -285,7 +325,8 @@ fn gpu_mlkem_registered_buffers() {
     let (el, dl, cl) = (p.encaps_key_len(), p.decaps_key_len(), p.ciphertext_len());
     // One registered arena: eks | dks | cts | sss.
     let mut arena = vec![0u8; n * (el + dl + cl + 32)];
-    gpu.register_host_memory(&arena).expect("register");
+    let mut reg = Registered::new(&*gpu);
+    reg.add(&arena, "arena");
     {
         let (eks, rest) = arena.split_at_mut(n * el);
         let (dks, rest) = rest.split_at_mut(n * dl);
@@ -331,8 +372,7 @@ fn gpu_mlkem_registered_buffers() {
             assert_eq!(s[j], &want_ss[j][..], "registered decaps {j}");
         }
     }
-    gpu.unregister_host_memory(arena.as_ptr())
-        .expect("unregister");
+    reg.release();
     println!(
         "{}: {n} keygen, encaps and decaps through registered buffers match the CPU",
         p.name()
@@ -380,6 +420,36 @@ fn outputs(
     }
 }
 
+/// Which 32-byte rows differ, by kind (a failed item's row not zeroed; a live item's row left
+/// as the filler, zeroed or else wrong), with the first few items of each: what tells apart
+/// rows never written, written to the wrong place and written wrong.
+fn row_diff(got: &[u8], want: &[u8], st: &[Status], fill: u8) -> String {
+    let mut kinds: [(&str, Vec<usize>); 4] = [
+        ("failed item, row not zeroed", vec![]),
+        ("live item, row left as filler", vec![]),
+        ("live item, row zeroed", vec![]),
+        ("live item, other bytes", vec![]),
+    ];
+    for (j, (g, w)) in got.chunks(32).zip(want.chunks(32)).enumerate() {
+        if g == w {
+            continue;
+        }
+        let k = match (st[j].is_ok(), g) {
+            (false, _) => 0,
+            (true, g) if g.iter().all(|&b| b == fill) => 1,
+            (true, g) if g.iter().all(|&b| b == 0) => 2,
+            _ => 3,
+        };
+        kinds[k].1.push(j);
+    }
+    let parts: Vec<String> = kinds
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(what, v)| format!("{what}: {} rows, first {:?}", v.len(), &v[..v.len().min(8)]))
+        .collect();
+    format!("shared-secret rows differ: {}", parts.join("; "))
+}
+
 /// A key per item with malformed keys among them (every 7th ek fails the modulus check, every
 /// 5th dk the hash check; in the shuffled batches some items use a copy of a key from
 /// elsewhere), keys and outputs in registered memory (keys in by DMA, outputs by DMA or the
@@ -419,9 +489,10 @@ fn gpu_mlkem_key_per_item_with_malformed_keys() {
     let (mut cpu_cts, mut cpu_sss) = (vec![0u8; n * cl], vec![0u8; n * 32]);
     let mut tried = 0;
     for registered in [true, false] {
+        let mut reg = Registered::new(&*gpu);
         if registered {
-            gpu.register_host_memory(keys).expect("register keys");
-            gpu.register_host_memory(io).expect("register outputs");
+            reg.add(keys, "keys");
+            reg.add(io, "outputs");
         }
         for shuffled in [false, true] {
             let mut order: Vec<usize> = (0..n).collect();
@@ -472,16 +543,15 @@ fn gpu_mlkem_key_per_item_with_malformed_keys() {
             assert_eq!(got.enc_st, want.enc_st, "encaps statuses, {case}");
             assert_eq!(got.dec_st, want.dec_st, "decaps statuses, {case}");
             assert!(got.cts == want.cts, "ciphertexts, {case}");
-            assert!(got.enc_ss == want.enc_ss, "encaps shared secrets, {case}");
-            assert!(got.dec_ss == want.dec_ss, "decaps shared secrets, {case}");
+            let ss = |what: &str, got: &[u8], want: &[u8], st: &[Status]| {
+                let diff = || row_diff(got, want, st, 0x5A);
+                assert!(got == want, "{what} shared secrets, {case}: {}", diff());
+            };
+            ss("encaps", &got.enc_ss, &want.enc_ss, &want.enc_st);
+            ss("decaps", &got.dec_ss, &want.dec_ss, &want.dec_st);
             tried += 1;
         }
-        if registered {
-            gpu.unregister_host_memory(keys.as_ptr())
-                .expect("unregister keys");
-            gpu.unregister_host_memory(io.as_ptr())
-                .expect("unregister outputs");
-        }
+        reg.release();
     }
     println!(
         "{}: {tried} batches of {n} items with a key per item, malformed keys among them (registered or not, in order or shuffled), match the CPU: statuses, outputs, untouched failures",

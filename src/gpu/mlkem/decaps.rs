@@ -131,14 +131,11 @@ pub fn decaps_chunk(
         }
     }
 
-    let ss_rows = Rows::registered(
-        reg,
-        32,
-        valid
-            .iter()
-            .zip(&live)
-            .map(|(&i, &l)| l.then_some(&*sss[i])),
-    );
+    // Straight into the caller's rows only by one DMA, every item's row written and evenly
+    // spaced; otherwise staged, the host writing the live rows: the device never writes a
+    // shared-secret row beside a failed item's zeroed one.
+    let ss_rows = Rows::registered(reg, 32, valid.iter().map(|&i| Some(&*sss[i])))
+        .filter(|r| live.iter().all(|&l| l) && r.is_dma(&k.io));
     let mut out = w.take_host("mlkem_dec_out", if ss_rows.is_some() { 0 } else { n * 32 })?;
     let o = &mut out.bytes()?[..if ss_rows.is_some() { 0 } else { n * 32 }];
     match &ss_rows {

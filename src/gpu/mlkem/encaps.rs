@@ -164,61 +164,60 @@ pub fn encaps_chunk(
         }
     }
 
-    let rows = |len, out: &[&mut [u8]]| {
-        Rows::registered(
-            reg,
-            len,
-            valid
-                .iter()
-                .zip(&live)
-                .map(|(&i, &l)| l.then_some(&*out[i])),
-        )
-    };
-    let ct_rows = rows(s.ct, cts);
-    let ss_rows = rows(32, sss);
-    if let (Some(ct_rows), Some(ss_rows)) = (&ct_rows, &ss_rows) {
-        // Straight into the caller's registered rows: no host copy.
-        hostio::scatter(w, &k.io, d_ct, s.ct, ct_rows, "mlkem_ct_rows")?;
-        hostio::scatter(w, &k.io, d_ss, 32, ss_rows, "mlkem_ss_rows")?;
-        w.end_phase(Phase::Staging);
-        w.sync()?;
-        w.end_phase(Phase::GpuWait);
-        for (&i, &l) in valid.iter().zip(&live) {
-            if l {
-                st[i] = Ok(());
-            }
-        }
-    } else {
-        let mut out = w.take_host("mlkem_enc_out", n * (s.ct + 32))?;
-        let (o_ct, o_ss) = out.bytes()?.split_at_mut(n * s.ct);
-        let o_ss = &mut o_ss[..n * 32];
-        w.dtoh(o_ct, d_ct)?;
-        w.dtoh(o_ss, d_ss)?;
-        w.end_phase(Phase::Staging);
-        w.sync()?;
-        w.end_phase(Phase::GpuWait);
-        let mut pos = vec![u32::MAX; items.len()];
-        for (j, (&i, &l)) in valid.iter().zip(&live).enumerate() {
-            if l {
-                pos[i] = j as u32;
-            }
-        }
-        let (o_ct, o_k) = (&*o_ct, &*o_ss);
-        cts.par_iter_mut()
-            .zip(sss.par_iter_mut())
-            .zip(st.par_iter_mut())
-            .zip(pos.par_iter())
-            .with_min_len(ROWS_PER_TASK)
-            .filter(|(_, &j)| j != u32::MAX)
-            .for_each(|(((ct, ss), status), &j)| {
-                let j = j as usize;
-                ct.copy_from_slice(&o_ct[j * s.ct..(j + 1) * s.ct]);
-                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
-                *status = Ok(());
-            });
-        // The shared secrets are secret: do not leave them in the staging buffer.
-        o_ss.fill(0);
+    // The ciphertexts go straight into the caller's registered rows (the scatter kernel skips
+    // a failed item's row). The shared secrets do only by one DMA, when every item's row is
+    // written and evenly spaced; otherwise they come back staged and the host writes the live
+    // rows: the device never writes a shared-secret row beside a failed item's zeroed one.
+    let ct_rows = Rows::registered(
+        reg,
+        s.ct,
+        valid
+            .iter()
+            .zip(&live)
+            .map(|(&i, &l)| l.then_some(&*cts[i])),
+    );
+    let ss_rows = Rows::registered(reg, 32, valid.iter().map(|&i| Some(&*sss[i])))
+        .filter(|r| live.iter().all(|&l| l) && r.is_dma(&k.io));
+    let (ct_staged, ss_staged) = (ct_rows.is_none(), ss_rows.is_none());
+    let o_len = usize::from(ct_staged) * n * s.ct + usize::from(ss_staged) * n * 32;
+    let mut out = w.take_host("mlkem_enc_out", o_len)?;
+    let (o_ct, o_ss) = out.bytes()?[..o_len].split_at_mut(usize::from(ct_staged) * n * s.ct);
+    match &ct_rows {
+        Some(rows) => hostio::scatter(w, &k.io, d_ct, s.ct, rows, "mlkem_ct_rows")?,
+        None => w.dtoh(o_ct, d_ct)?,
     }
+    match &ss_rows {
+        Some(rows) => hostio::scatter(w, &k.io, d_ss, 32, rows, "mlkem_ss_rows")?,
+        None => w.dtoh(o_ss, d_ss)?,
+    }
+    w.end_phase(Phase::Staging);
+    w.sync()?;
+    w.end_phase(Phase::GpuWait);
+    let mut pos = vec![u32::MAX; items.len()];
+    for (j, (&i, &l)) in valid.iter().zip(&live).enumerate() {
+        if l {
+            pos[i] = j as u32;
+        }
+    }
+    let (o_ct, o_k) = (&*o_ct, &*o_ss);
+    cts.par_iter_mut()
+        .zip(sss.par_iter_mut())
+        .zip(st.par_iter_mut())
+        .zip(pos.par_iter())
+        .with_min_len(ROWS_PER_TASK)
+        .filter(|(_, &j)| j != u32::MAX)
+        .for_each(|(((ct, ss), status), &j)| {
+            let j = j as usize;
+            if ct_staged {
+                ct.copy_from_slice(&o_ct[j * s.ct..(j + 1) * s.ct]);
+            }
+            if ss_staged {
+                ss.copy_from_slice(&o_k[32 * j..32 * j + 32]);
+            }
+            *status = Ok(());
+        });
+    // The shared secrets are secret: do not leave them in the staging buffer.
+    o_ss.fill(0);
     // The messages, or their key, are secret too.
     h_m.fill(0);
     w.end_phase(Phase::Unpacking);
