@@ -220,3 +220,40 @@ fn wrong_lengths() {
         assert_eq!(ss, ss2);
     }
 }
+
+/// The CPU backend, item by item, follows the contract for a failed item's shared secret: an
+/// encapsulation key failing the modulus check and a decapsulation key failing the hash check
+/// leave the shared secret zeroed (the GPU backend does the same, and `tests/gpu_mlkem.rs`
+/// compares the two row by row).
+#[test]
+fn backend_zeroes_the_shared_secret_of_a_bad_key() {
+    use pqgpu::backend::{cpu_backend, DecapsItem, EncapsItem};
+    let p = pqgpu::mlkem::ParamSet::MlKem768;
+    let (mut ek, mut dk) = (vec![0u8; p.encaps_key_len()], vec![0u8; p.decaps_key_len()]);
+    pqgpu::mlkem::keygen_seeded(p, &[7u8; 64], &mut ek, &mut dk).unwrap();
+    ek[0] = 0xff;
+    ek[1] = 0xff; // first coefficient 4095 >= q
+    let mut ct = vec![0x5au8; p.ciphertext_len()];
+    let mut ss = [0x5au8; 32];
+    let mut st = [Ok(())];
+    let coins = [1u8; 32];
+    let enc = [EncapsItem {
+        pk: &ek,
+        coins: Some(&coins),
+    }];
+    cpu_backend().mlkem_encaps(p, &enc, &mut [&mut ct[..]], &mut [&mut ss[..]], &mut st);
+    assert_eq!(st[0], Err(pqgpu::Error::BadKey));
+    assert_eq!(ss, [0u8; 32], "encaps: failed item's shared secret zeroed");
+    assert!(
+        ct.iter().all(|&b| b == 0x5a),
+        "encaps: no ciphertext written"
+    );
+
+    let last = dk.len() - 64; // H(ek) inside dk
+    dk[last] ^= 1;
+    let mut ss = [0x5au8; 32];
+    let dec = [DecapsItem { sk: &dk, ct: &ct }];
+    cpu_backend().mlkem_decaps(p, &dec, &mut [&mut ss[..]], &mut st);
+    assert_eq!(st[0], Err(pqgpu::Error::BadKey));
+    assert_eq!(ss, [0u8; 32], "decaps: failed item's shared secret zeroed");
+}

@@ -165,6 +165,15 @@ pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// The contract's rule for a failed item's shared secret: zeroed, unless its own length was
+/// the one rejected (then nothing is written to it). The GPU backend does the same per item.
+fn zero_secret_on_failure(r: Status, ss: &mut [u8]) -> Status {
+    if r.is_err() && ss.len() == mlkem::SHARED_SECRET_LEN {
+        ss.fill(0);
+    }
+    r
+}
+
 /// The lengths of one key generation: seed, public key and secret key.
 struct KeyLens {
     seed: usize,
@@ -466,7 +475,7 @@ impl Backend for CpuBackend {
             .zip(sss.iter_mut())
             .collect();
         for_each(work, statuses, |(((ek, m), ct), ss)| {
-            mlkem::encaps_internal(p, ek, m, ct, ss)
+            zero_secret_on_failure(mlkem::encaps_internal(p, ek, m, ct, ss), ss)
         });
     }
 
@@ -480,7 +489,7 @@ impl Backend for CpuBackend {
         let _batch = self.live().registry.hold();
         let work: Vec<_> = items.iter().zip(sss.iter_mut()).collect();
         for_each(work, statuses, |(it, ss)| {
-            mlkem::decaps(p, it.sk, it.ct, ss)
+            zero_secret_on_failure(mlkem::decaps(p, it.sk, it.ct, ss), ss)
         });
     }
 
