@@ -148,6 +148,26 @@ static void slh_modes(const std::string &mode, const std::vector<u8> &in, std::v
     memcpy(b8(sigs), p + (size_t)n * JOB_BYTES + n * 2 * NB, (size_t)n * SIG_BYTES);
     for (u32 t = 0; t < n; ++t) at(t), slh_verify(b8(jobs), b8(pks), b8(sigs), SIG_BYTES, ok.data(), n);
     put(ok.data(), n * 4);
+  } else if (mode == "slh_wots_pk") {
+    // n rows of PK.seed, the message, layer (u32), key pair (u32), tree (u64), the WOTS+
+    // signature -> n public keys (wots_pk_from_sig).
+    const size_t row = 2 * NB + 16 + WLEN * NB;
+    auto rows = buf(n * row);
+    memcpy(b8(rows), p, n * row);
+    for (u32 t = 0; t < n; ++t) {
+      const u8 *r = b8(rows) + t * row;
+      u32 seed[NW], m[NW], pk[NW], layer, kp;
+      u64 tree;
+      ld(r, seed);
+      ld(r + NB, m);
+      memcpy(&layer, r + 2 * NB, 4);
+      memcpy(&kp, r + 2 * NB + 4, 4);
+      memcpy(&tree, r + 2 * NB + 8, 8);
+      Ctx c;
+      make_ctx(c, seed);
+      wots_pk_from_sig(c, layer, tree, kp, r + 2 * NB + 16, m, pk);
+      put(pk, NB);
+    }
   }
 }
 #endif

@@ -7,15 +7,15 @@
 //! interfaces). Lengths are checked here. Every index that steers memory access or branching
 //! comes from public data (the digest of R and M); secret seeds only flow through the hashes.
 
-mod address;
+pub(crate) mod address;
 mod fors;
-mod hash;
+pub(crate) mod hash;
 mod hypertree;
 mod keys;
 mod message;
 pub mod params;
 mod sign;
-mod wots;
+pub(crate) mod wots;
 mod xmss;
 
 pub use crate::prehash::PreHash;

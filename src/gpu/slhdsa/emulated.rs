@@ -5,7 +5,8 @@
 //! verification of valid and modified signatures on every set (F, H, T_len and T_k on SHA-256
 //! and SHA-512 from their midstates, and on SHAKE256), and on the f sets key generation from
 //! random seeds and signatures with a given opt_rand bit for bit (FORS, every hypertree layer,
-//! the WOTS+ signatures; the top layer's leaves built per key and per item). The s sets differ
+//! the WOTS+ signatures; the top layer's leaves built per key and per item), and on every set
+//! wots_pkFromSig alone on messages whose digits give empty, full and alternating chains. The s sets differ
 //! only in their numbers and take tens of seconds here; the GPU suite `tests/gpu_slhdsa.rs`
 //! runs every operation on every set. Skips, saying so, without a C++ compiler.
 
@@ -13,7 +14,9 @@ use super::kernels::{defines, JOB_BYTES};
 use super::{sign, verify};
 use crate::backend::{SlhSignItem, SlhVerifyItem};
 use crate::gpu::emu::{compiler, Harness};
-use crate::slhdsa::{self, Message, ParamSet};
+use crate::slhdsa::address::{Adrs, AdrsType};
+use crate::slhdsa::hash::Hasher;
+use crate::slhdsa::{self, wots, Message, ParamSet};
 use crate::Status;
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -126,12 +129,71 @@ fn verify_both(h: &Harness, p: ParamSet, items: &[SlhVerifyItem<'_>]) -> Vec<boo
         .collect()
 }
 
+/// An n-byte message of the given base-w digits (two per byte, the high one first).
+fn from_digits(d: &[u8]) -> Vec<u8> {
+    d.chunks_exact(2).map(|p| p[0] << 4 | p[1]).collect()
+}
+
+/// wots_pkFromSig emulated against the CPU's on messages whose digits make the edge cases of
+/// the flattened chain loop: every chain the full 15 steps (digits 0), a run of chains with
+/// no steps from the first on (digits 15, checksum digits 0), alternating full and empty
+/// chains, empty last chains (a checksum of 255: digits 0, 15, 15), and random ones. A step
+/// skipped or repeated, or a chain started at the wrong digit or address, changes the key.
+fn check_wots(h: &Harness, p: ParamSet, rng: &mut StdRng) {
+    let q = p.params();
+    let (n, len1) = (q.n, 2 * q.n);
+    let mut last_empty = vec![15u8; len1];
+    last_empty[..17].fill(0);
+    let msgs = [
+        vec![0u8; n],
+        vec![0xff; n],
+        vec![0xf0; n],
+        from_digits(&last_empty),
+        random(rng, n),
+        random(rng, n),
+    ];
+    let sig_len = q.wots_len() * n;
+    let mut input = head(msgs.len(), 0);
+    let mut want = Vec::new();
+    for m in &msgs {
+        let seed = random(rng, n);
+        let sig = random(rng, sig_len);
+        let layer = rng.gen_range(0..q.d as u32);
+        let kp = rng.gen_range(0..1u32 << q.hp);
+        let tree: u64 = rng.gen();
+        input.extend_from_slice(&seed);
+        input.extend_from_slice(m);
+        input.extend_from_slice(&layer.to_le_bytes());
+        input.extend_from_slice(&kp.to_le_bytes());
+        input.extend_from_slice(&tree.to_le_bytes());
+        input.extend_from_slice(&sig);
+        let mut adrs = Adrs::default();
+        adrs.set_layer_address(layer);
+        adrs.set_tree_address(tree);
+        adrs.set_type_and_clear(AdrsType::WotsHash);
+        adrs.set_key_pair_address(kp);
+        let mut pk = vec![0u8; n];
+        wots::pk_from_sig(&Hasher::new(q, &seed), &sig, m, &adrs, &mut pk);
+        want.push(pk);
+    }
+    let out = h.run("slh_wots_pk", &input);
+    assert_eq!(out.len(), msgs.len() * n, "{} wots output", p.name());
+    for (i, (got, want)) in out.chunks_exact(n).zip(&want).enumerate() {
+        assert!(
+            got == &want[..],
+            "{} wots_pk_from_sig, message {i}",
+            p.name()
+        );
+    }
+}
+
 /// Every check on one set: on the f sets one key emulated (a second from the CPU) and
 /// signing; on all, verification (every hash function: F, H, T_len, T_k). The s sets' trees
 /// take tens of seconds here; their keygen and signing run on the GPU in `tests/gpu_slhdsa.rs`.
 fn check_set(cxx: &str, p: ParamSet) {
     let h = Harness::build(cxx, &format!("slh{}", p.index()), &defines(p));
     let mut rng = StdRng::seed_from_u64(0x205 + p.index() as u64);
+    check_wots(&h, p, &mut rng);
     let small = p.params().a >= 12;
     let mut keys = if small {
         Vec::new()
