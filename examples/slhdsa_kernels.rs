@@ -3,8 +3,9 @@
 //! signing (a key per item, and one key whose top tree is built), verification, each with the
 //! hash calls per operation and the ceiling they imply.
 //! `cargo run --release --example slhdsa_kernels [SCALE [SET...]]`: SCALE multiplies the batch
-//! sizes (default 1: about one GPU's worth of threads per batch), SETs are FIPS 205 names or
-//! their endings (`SHA2-128f`); default every set.
+//! sizes (default 1: about one GPU's worth of threads per batch; verification 131,072
+//! signatures, one thread each), SETs are FIPS 205 names or their endings (`SHA2-128f`);
+//! default every set.
 
 use pqgpu::gpu::{self, SlhOp};
 use pqgpu::slhdsa::ParamSet;
@@ -80,7 +81,7 @@ fn main() {
                 s((1 << 20) as f64 / (q.d << q.hp) as f64),
                 sg,
             ),
-            (SlhOp::Verify, s(65536.0), vf),
+            (SlhOp::Verify, s(131_072.0), vf),
         ];
         for (op, n, calls) in runs {
             let bound = rate / calls;

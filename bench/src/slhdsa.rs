@@ -11,9 +11,10 @@ use std::time::Duration;
 
 /// Items per batch of keygen, sign and verify: on a GPU enough threads to fill it several
 /// times (a few hundred thousand WOTS+ keys per batch; SHA2-128f: 524,288 keys, 11,915
-/// signatures, 65,536 verifications; SHA2-128s: 8,192, 585, 4,096), on the CPU a few items per
-/// core (the s sets sign a handful of messages per second per core). A verification batch is
-/// signed first, untimed, which bounds it on the s sets.
+/// signatures; SHA2-128s: 8,192, 585; verification 131,072 on every set, one thread per
+/// signature), on the CPU a few items per core (the s sets sign a handful of messages per
+/// second per core). A verification batch repeats the signing batch's items (see
+/// [`SlhDsaBatch::repeat`]).
 pub fn batches(p: ParamSet, gpu: bool, threads: usize) -> [usize; 3] {
     let q = p.params();
     let small = q.a >= 12;
@@ -21,7 +22,7 @@ pub fn batches(p: ParamSet, gpu: bool, threads: usize) -> [usize; 3] {
         [
             (1 << 22) >> q.hp,
             (1 << 21) / (q.d << q.hp),
-            if small { 4096 } else { 65_536 },
+            VERIFY_BATCH_GPU,
         ]
     } else if small {
         [4 * threads, threads, 4 * threads]
@@ -29,6 +30,10 @@ pub fn batches(p: ParamSet, gpu: bool, threads: usize) -> [usize; 3] {
         [64 * threads, 8 * threads, 64 * threads]
     }
 }
+
+/// Verifications per GPU batch: enough one-thread items to fill an H200 with several chunks
+/// in flight (at most 6.5 GB of signatures, SLH-DSA-*-256f's).
+pub const VERIFY_BATCH_GPU: usize = 131_072;
 
 /// Keys, messages and signatures for one set, for up to `n` items.
 pub struct SlhDsaBatch {
@@ -59,6 +64,27 @@ impl SlhDsaBatch {
     /// The buffers a server would register: keys, messages, signatures.
     pub fn host_buffers(&self) -> [&[u8]; 4] {
         [&self.pks, &self.sks, &self.msgs, &self.sigs]
+    }
+
+    /// Items `m..` as copies of items `..m` in turn (key pair, message, signature): a batch to
+    /// verify without signing it all (the s sets sign a few thousand per second).
+    pub fn repeat(&mut self, m: usize) {
+        let p = self.p;
+        let m = m.clamp(1, self.n);
+        let widths = [
+            p.public_key_len(),
+            p.secret_key_len(),
+            MSG_LEN,
+            p.signature_len(),
+        ];
+        let bufs = [&mut self.pks, &mut self.sks, &mut self.msgs, &mut self.sigs];
+        for (buf, w) in bufs.into_iter().zip(widths) {
+            let (head, tail) = buf.split_at_mut(m * w);
+            for (i, row) in tail.chunks_exact_mut(w).enumerate() {
+                let j = i % m;
+                row.copy_from_slice(&head[j * w..(j + 1) * w]);
+            }
+        }
     }
 
     /// `pqg_slhdsa_keygen_submit` of the first `m` items with fresh seeds.

@@ -47,8 +47,12 @@ pub const SIGN_FILL: usize = 16384;
 pub const SLHDSA_KEYGEN_LEAVES: usize = 1 << 19;
 pub const SLHDSA_SIGN_LEAVES: usize = 1 << 19;
 /// SLH-DSA signature bytes per verification chunk (one thread per item, 8-50 KB each):
-/// SHA2-128f 62,836 items, SHA2-256f 21,537, so a chunk holds a few hundred blocks.
-pub const SLHDSA_VERIFY_BYTES: usize = 1 << 30;
+/// SHA2-128s 68,340 items, SHA2-128f 31,418, SHA2-256f 10,768, so a batch of 131,072 makes
+/// 2-13 chunks, and the four in flight (a few hundred blocks each) overlap one's signature
+/// copy with the others' kernels. The large-signature sets are bound by that copy more than
+/// by the hashing (SHA2-256f at its 1.35 M/s ceiling would move 67 GB/s), so their chunks
+/// stay small.
+pub const SLHDSA_VERIFY_BYTES: usize = 1 << 29;
 
 /// A set of the engine's chunked operations (for the per-operation switches below).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -63,21 +63,45 @@ struct Run {
     rejected: usize,
 }
 
+/// `rows` repeated to `len` bytes.
+fn repeat(rows: &[u8], len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len);
+    while v.len() < len {
+        let k = rows.len().min(len - v.len());
+        v.extend_from_slice(&rows[..k]);
+    }
+    v
+}
+
+/// Items per batch whose signatures are made for verification (and for keygen's check): at
+/// most one GPU-filling signing batch (the s sets sign a few thousand per second), repeated
+/// over the items with their jobs and keys.
+fn signed_for_check(k: &Kernels, n: usize) -> usize {
+    n.min(((1usize << 21) / (k.s.q.d << k.s.q.hp)).max(1))
+}
+
 fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, DriverError> {
     let s = k.s;
     let (nb, q) = (s.n, s.q);
     let one = op == SlhOp::SignOneKey;
+    let ns = signed_for_check(k, n);
+    // Keys made before the timing, and items signed (their trees' buffers sized for them).
+    let (made, signed) = match op {
+        SlhOp::Keygen => (n, ns),
+        SlhOp::Sign | SlhOp::SignOneKey => (n, n),
+        SlhOp::Verify => (ns, ns),
+    };
     let seeds = w.dev("slh_b_seeds", n * 3 * nb)?;
     let ctx = w.dev("slh_b_ctx", n * CTX_BYTES)?;
-    let kleaves = w.dev("slh_b_kleaves", n * s.leaves * nb)?;
+    let kleaves = w.dev("slh_b_kleaves", made * s.leaves * nb)?;
     let pk = w.dev("slh_b_pk", n * 2 * nb)?;
     let sk = w.dev("slh_b_sk", n * 4 * nb)?;
     let jobs = w.dev("slh_b_jobs", n * JOB_BYTES)?;
-    let groots = w.dev("slh_b_groots", n * q.k * s.groups * nb)?;
-    let roots = w.dev("slh_b_roots", n * q.k * nb)?;
-    let pkf = w.dev("slh_b_pkf", n * nb)?;
-    let leaves = w.dev("slh_b_leaves", n * q.d * s.leaves * nb)?;
-    let htroots = w.dev("slh_b_htroots", n * q.d * nb)?;
+    let groots = w.dev("slh_b_groots", signed * q.k * s.groups * nb)?;
+    let roots = w.dev("slh_b_roots", signed * q.k * nb)?;
+    let pkf = w.dev("slh_b_pkf", signed * nb)?;
+    let leaves = w.dev("slh_b_leaves", signed * q.d * s.leaves * nb)?;
+    let htroots = w.dev("slh_b_htroots", signed * q.d * nb)?;
     let sigs = w.dev("slh_b_sigs", n * s.sig)?;
     let ok: Dev<u32> = w.dev("slh_b_ok", n)?;
     // Inputs: seeds, and jobs of random digests (key i for item i, or key 0).
@@ -92,10 +116,10 @@ fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, Driv
         job_row(&q, d, key, &rs[i * nb..(i + 1) * nb], row);
     }
     w.htod(jobs, &job_h)?;
-    let key_gen = |w: &mut Worker| -> Result<(), DriverError> {
-        k.prep(w, seeds, 3 * nb, (0, 2 * nb), ctx, n)?;
-        k.keygen_leaves(w, ctx, kleaves, n)?;
-        k.keygen_top(w, seeds, ctx, kleaves, (pk, sk), n)
+    let key_gen = |w: &mut Worker, m: usize| -> Result<(), DriverError> {
+        k.prep(w, seeds, 3 * nb, (0, 2 * nb), ctx, m)?;
+        k.keygen_leaves(w, ctx, kleaves, m)?;
+        k.keygen_top(w, seeds, ctx, kleaves, (pk, sk), m)
     };
     // The trees of the first m items, and signing them from the secret keys.
     let trees = |w: &mut Worker, m: usize| -> Result<(), DriverError> {
@@ -113,40 +137,23 @@ fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, Driv
         trees(w, m)
     };
     let verify = |w: &mut Worker, m: usize| k.verify(w, jobs, pk, (sigs, s.sig), ok, m);
-    // Signatures for verification: at most one GPU-filling batch signed (the s sets sign a few
-    // thousand per second), repeated over the items with their jobs and keys.
-    let ns = n.min(((1usize << 21) / (q.d << q.hp)).max(1));
-    let signing = matches!(op, SlhOp::Sign | SlhOp::SignOneKey);
-    key_gen(w)?;
-    sign(w, if signing { n } else { ns })?;
+    key_gen(w, made)?;
+    sign(w, signed)?;
     w.sync()?;
-    let mut pk_h = vec![0u8; n * 2 * nb];
+    let mut pk_h = vec![0u8; made * 2 * nb];
     w.dtoh(&mut pk_h, pk)?;
     w.sync()?;
     if op == SlhOp::Verify && ns < n {
         let mut sig_h = vec![0u8; ns * s.sig];
         w.dtoh(&mut sig_h, sigs)?;
         w.sync()?;
-        let rep = |rows: &[u8], len: usize| -> Vec<u8> {
-            rows[..ns * len]
-                .iter()
-                .copied()
-                .cycle()
-                .take(n * len)
-                .collect()
-        };
-        let (sig_r, pk_r, job_r) = (
-            rep(&sig_h, s.sig),
-            rep(&pk_h, 2 * nb),
-            rep(&job_h, JOB_BYTES),
-        );
-        w.htod(sigs, &sig_r)?;
-        w.htod(pk, &pk_r)?;
-        w.htod(jobs, &job_r)?;
+        w.htod(sigs, &repeat(&sig_h, n * s.sig))?;
+        w.htod(pk, &repeat(&pk_h, n * 2 * nb))?;
+        w.htod(jobs, &repeat(&job_h[..ns * JOB_BYTES], n * JOB_BYTES))?;
         w.sync()?;
     }
     let seconds = match op {
-        SlhOp::Keygen => time(w, key_gen)?,
+        SlhOp::Keygen => time(w, |w| key_gen(w, n))?,
         SlhOp::Sign => time(w, |w| sign(w, n))?,
         // The key's context and top-tree leaves are built by the untimed signing above.
         SlhOp::SignOneKey => time(w, |w| trees(w, n))?,
@@ -156,13 +163,7 @@ fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, Driv
     // keygen the first ns items, whose keys it made again). With one key, every item's pk row
     // must be key 0's: the signing used key 0.
     if one {
-        let rows: Vec<u8> = pk_h[..2 * nb]
-            .iter()
-            .copied()
-            .cycle()
-            .take(n * 2 * nb)
-            .collect();
-        host = rows;
+        host = repeat(&pk_h[..2 * nb], n * 2 * nb);
         w.htod(pk, &host)?;
     }
     let checked = if op == SlhOp::Keygen { ns } else { n };
@@ -177,8 +178,13 @@ fn measure(w: &mut Worker, k: &Kernels, op: SlhOp, n: usize) -> Result<Run, Driv
 /// Kernel-only ops/s of `op` on `n` items (clamped to 1..=`max`) on the first worker of `e`.
 pub fn kernel_throughput(e: &DeviceEngine, k: &Kernels, op: SlhOp, n: usize) -> Result<f64, Error> {
     let mut w = e.workers[0].lock().unwrap_or_else(|e| e.into_inner());
-    // Device memory per item stays a few GB at most (the s sets' signatures are large).
-    let max = (1usize << 31) / (k.s.sig + k.s.q.d * k.s.leaves * k.s.n + 4096);
+    // Device memory stays a few GB at most: a signed item holds its signature and its d * 2^h'
+    // WOTS+ keys, a verified one (signatures repeated, see `measure`) its signature alone.
+    let max = if op == SlhOp::Verify {
+        (1usize << 33) / (k.s.sig + 4096)
+    } else {
+        (1usize << 31) / (k.s.sig + k.s.q.d * k.s.leaves * k.s.n + 4096)
+    };
     let n = n.clamp(1, max.max(1));
     w.plan(n, n);
     let r = measure(&mut w, k, op, n).map_err(device::device_error)?;
