@@ -47,18 +47,21 @@ pub const SIGN_FILL: usize = 16384;
 pub const SLHDSA_KEYGEN_LEAVES: usize = 1 << 19;
 pub const SLHDSA_SIGN_LEAVES: usize = 1 << 19;
 /// SLH-DSA signature bytes per verification chunk (one thread per item, 8-50 KB each):
-/// SHA2-128s 68,340 items, SHA2-128f 31,418, SHA2-256f 10,768, so a batch of 131,072 makes
-/// 2-13 chunks, and the four in flight (a few hundred blocks each) overlap one's signature
-/// copy with the others' kernels. The large-signature sets are bound by that copy more than
-/// by the hashing (SHA2-256f at its 1.35 M/s ceiling would move 67 GB/s), so their chunks
-/// stay small.
-pub const SLHDSA_VERIFY_BYTES: usize = 1 << 29;
+/// SHA2-128s 25,627 items, SHA2-128f 11,782, SHA2-256f 4,038. Batches of four chunks or more
+/// ramp (with the `verify` ramp switch), so a batch of 131,072 starts with small chunks and
+/// overlaps the signatures' copy with the kernels from there on; the four chunks in flight
+/// hold 16-100 k threads (on the H200, SHA2-128s's kernel-only verification on 30,990
+/// threads reached 90 % of SHA2-128f's share of its ceiling on 65,536). The large-signature
+/// sets are bound by the copy more than by the hashing (SHA2-256f at its 1.35 M/s ceiling
+/// would move 67 GB/s).
+pub const SLHDSA_VERIFY_BYTES: usize = 3 << 26;
 
 /// A set of the engine's chunked operations (for the per-operation switches below).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpSet {
     pub mldsa_keygen: bool,
     pub mldsa_sign: bool,
+    /// ML-DSA verification; for the ramp switch, SLH-DSA's too.
     pub mldsa_verify: bool,
     pub kem_keygen: bool,
     /// CTRU-Prime encaps and decaps.

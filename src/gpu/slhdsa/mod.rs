@@ -149,7 +149,8 @@ pub fn verify(
     items: &[SlhVerifyItem<'_>],
     statuses: &mut [Status],
 ) {
-    let sizes = chunk_sizes(items.len(), SLHDSA_VERIFY_BYTES / p.signature_len(), false);
+    let chunk = SLHDSA_VERIFY_BYTES / p.signature_len();
+    let sizes = chunk_sizes(items.len(), chunk, cfg.ramp.mldsa_verify);
     let reg = hostmem::snapshot();
     let chunks: Vec<_> = cut(items, &sizes, 1)
         .into_iter()
