@@ -482,11 +482,15 @@ __device__ __forceinline__ void climb(const Ctx &c, Adrs a, u32 leaf, u32 index,
     a.chain = k + 1;
     index >>= 1;
     a.hash = index;
-    u32 p[NW];
-    if ((leaf >> k) & 1)
-      hash_h(c, a, sib, node, p);
-    else
-      hash_h(c, a, node, sib, p);
+    // The children picked by value, so that a warp whose threads climb on different sides
+    // makes one H call, not one per side.
+    u32 right = (leaf >> k) & 1, l[NW], r[NW], p[NW];
+#pragma unroll
+    for (int i = 0; i < NW; ++i) {
+      l[i] = right ? sib[i] : node[i];
+      r[i] = right ? node[i] : sib[i];
+    }
+    hash_h(c, a, l, r, p);
     cp(node, p);
   }
 }
