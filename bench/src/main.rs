@@ -669,7 +669,7 @@ fn run_slhdsa(
         // Signatures to verify: the signing batch's, repeated over the verification batch.
         let signed = sg.min(vf);
         w.sign(&t.ctx, signed)?;
-        w.repeat(signed);
+        w.repeat(signed, vf);
         figures[2].set(mem, median_rate(args.reps, vf, || w.verify(&t.ctx, vf))?);
         if t.is_gpu {
             w.cross_check(&t.ctx, cpu, 16)?;

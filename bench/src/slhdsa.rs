@@ -66,11 +66,14 @@ impl SlhDsaBatch {
         [&self.pks, &self.sks, &self.msgs, &self.sigs]
     }
 
-    /// Items `m..` as copies of items `..m` in turn (key pair, message, signature): a batch to
-    /// verify without signing it all (the s sets sign a few thousand per second).
-    pub fn repeat(&mut self, m: usize) {
+    /// Items `m..to` as copies of items `..m` in turn (key pair, message, signature): a batch
+    /// to verify without signing it all (the s sets sign a few thousand per second).
+    pub fn repeat(&mut self, m: usize, to: usize) {
         let p = self.p;
-        let m = m.clamp(1, self.n);
+        let (m, to) = (m.max(1), to.min(self.n));
+        if m >= to {
+            return;
+        }
         let widths = [
             p.public_key_len(),
             p.secret_key_len(),
@@ -79,7 +82,7 @@ impl SlhDsaBatch {
         ];
         let bufs = [&mut self.pks, &mut self.sks, &mut self.msgs, &mut self.sigs];
         for (buf, w) in bufs.into_iter().zip(widths) {
-            let (head, tail) = buf.split_at_mut(m * w);
+            let (head, tail) = buf[..to * w].split_at_mut(m * w);
             for (i, row) in tail.chunks_exact_mut(w).enumerate() {
                 let j = i % m;
                 row.copy_from_slice(&head[j * w..(j + 1) * w]);
