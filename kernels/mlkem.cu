@@ -1,27 +1,33 @@
 // ML-KEM (FIPS 203) kernels: KeyGen, Encaps, Decaps and the input checks, for one parameter
 // set per compilation. -D definitions (src/gpu/mlkem/kernels.rs, the one place they are
-// written): MLKEM_K, MLKEM_ETA1, MLKEM_DU, MLKEM_DV.
+// written): MLKEM_K, MLKEM_ETA1, MLKEM_DU, MLKEM_DV, MLKEM_NT.
 //
-// Mapping: one thread per item (or per (item, row) and (key, i, j) where a phase splits), one
-// Keccak state per thread in registers (keccak.cuh), polynomials of 256 u16 coefficients in
-// [0, q) in the thread's local memory. Per-item rows on the device are the FIPS 203 byte
-// encodings (ek, dk, ct: multiples of 16 bytes, rows 8-byte aligned); polynomials that move
-// between kernels are "item-minor": coefficient c of polynomial p of item b at
-// [(p * 256 + c) * n + b], so a warp's threads touch consecutive words.
+// Mapping: the Keccak phases (G, H, J per item, SampleNTT per (key, i, j), PRF per (item,
+// polynomial)) run one Keccak state per thread in registers (keccak.cuh) and leave bytes or
+// coefficients in device memory; the polynomial arithmetic (CBD, NTT, base multiplication,
+// NTT^-1, compression, encodings) runs a block of MLKEM_NT = 128 threads per item, thread t
+// holding coefficients 2t and 2t + 1 of every polynomial, the polynomials in shared memory
+// with a barrier between NTT layers. Per-item rows on the device are the FIPS 203 byte
+// encodings (ek, dk, ct: multiples of 16 bytes, rows 8-byte aligned); Â is key-major
+// (Â[i][j] coefficient c of key `key` at amat[((key K + i) K + j) 256 + c]), PRF outputs
+// item-major (NOISE_SLOT bytes per polynomial).
 //
 // Constant time: control flow and addresses depend on public values only (sizes, counts, the
-// public seed rho of SampleNTT's rejection sampling, public keys in their checks); secret
-// comparisons and selections are masks.
+// public seed rho of SampleNTT's rejection sampling, public keys in their checks, ciphertexts);
+// secret comparisons and selections are masks.
 
-// The transforms and the noise sampler are called from many places: out of line, each is
-// compiled once (inlined everywhere, the decapsulation kernel alone was 35,000 PTX lines and
-// NVRTC took twice as long). The CPU emulation leaves inlining to its compiler.
+// The block transforms are called from several kernels: out of line, each is compiled once.
+// The CPU emulation leaves inlining to its compiler.
 #ifdef __CUDACC__
 #define MLKEM_NOINLINE __noinline__
 #else
 #define MLKEM_NOINLINE
 #endif
 
+#if MLKEM_NT != 128
+#error "the block kernels give each of 128 threads one coefficient pair"
+#endif
+#define NT MLKEM_NT
 #define K MLKEM_K
 #define ETA1 MLKEM_ETA1
 #define ETA2 2
@@ -85,36 +91,51 @@ template <u32 D> __device__ __forceinline__ u32 decompress(u32 y) {
   return (y * Q + (1u << (D - 1))) >> D;
 }
 
-// NTT (FIPS 203 Algorithm 9) in place.
-__device__ MLKEM_NOINLINE void ntt(u16 f[256]) {
-  u32 i = 1;
+
+// Bytes of one PRF output (SamplePolyCBD's input) in a noise row: 64 eta, eta <= ETA1.
+#define NOISE_SLOT (64 * ETA1)
+
+// ---------------------------------------------------------------------------------------------
+// Block arithmetic: 128 threads per item, thread t = threadIdx.x owning pair t (coefficients
+// 2t, 2t + 1). Polynomials in shared memory as u16 in [0, q).
+
+// NTT (FIPS 203 Algorithm 9) of NP polynomials in place: in each layer thread t computes
+// butterfly t of every polynomial. Callers synchronise after writing f; ends synchronised.
+template <u32 NP> __device__ MLKEM_NOINLINE void ntt_block(u16 (*f)[256]) {
+  const u32 t = threadIdx.x;
   for (u32 len = 128; len >= 2; len >>= 1) {
-    for (u32 start = 0; start < 256; start += 2 * len) {
-      u32 zeta = MLKEM_ZETAS[i++];
-      for (u32 j = start; j < start + len; ++j) {
-        u32 t = mod_q(zeta * f[j + len]);
-        u32 a = f[j];
-        f[j + len] = (u16)csub_q(a + Q - t);
-        f[j] = (u16)csub_q(a + t);
-      }
+    const u32 g = t / len, j = 2 * len * g + (t & (len - 1));
+    const u32 z = MLKEM_ZETAS[128 / len + g];
+#pragma unroll
+    for (u32 p = 0; p < NP; ++p) {
+      u32 a = f[p][j], x = mod_q(z * f[p][j + len]);
+      f[p][j + len] = (u16)csub_q(a + Q - x);
+      f[p][j] = (u16)csub_q(a + x);
     }
+    __syncthreads();
   }
 }
 
-// NTT^-1 (FIPS 203 Algorithm 10) in place, including the factor 128^-1 = 3303.
-__device__ MLKEM_NOINLINE void intt(u16 f[256]) {
-  u32 i = 127;
+// NTT^-1 (FIPS 203 Algorithm 10) of NP polynomials in place, with the factor 128^-1 = 3303
+// in the last layer (where thread t alone holds coefficients t and t + 128). As ntt_block.
+template <u32 NP> __device__ MLKEM_NOINLINE void intt_block(u16 (*f)[256]) {
+  const u32 t = threadIdx.x;
   for (u32 len = 2; len <= 128; len <<= 1) {
-    for (u32 start = 0; start < 256; start += 2 * len) {
-      u32 zeta = MLKEM_ZETAS[i--];
-      for (u32 j = start; j < start + len; ++j) {
-        u32 t = f[j], u = f[j + len];
-        f[j] = (u16)csub_q(t + u);
-        f[j + len] = (u16)mod_q(zeta * (u + Q - t));
+    const u32 g = t / len, j = 2 * len * g + (t & (len - 1));
+    const u32 z = MLKEM_ZETAS[256 / len - 1 - g];
+#pragma unroll
+    for (u32 p = 0; p < NP; ++p) {
+      u32 a = f[p][j], b = f[p][j + len];
+      u32 lo = csub_q(a + b), hi = mod_q(z * (b + Q - a));
+      if (len == 128) {
+        lo = mod_q(lo * 3303u);
+        hi = mod_q(hi * 3303u);
       }
+      f[p][j] = (u16)lo;
+      f[p][j + len] = (u16)hi;
     }
+    __syncthreads();
   }
-  for (u32 j = 0; j < 256; ++j) f[j] = (u16)mod_q(f[j] * 3303u);
 }
 
 // Adds BaseCaseMultiply (FIPS 203 Algorithm 12) of pair m of a and b to (c0, c1), unreduced:
@@ -123,6 +144,117 @@ __device__ __forceinline__ void basemul_acc(u32 &c0, u32 &c1, u32 a0, u32 a1, u3
                                             u32 m) {
   c0 += a0 * b0 + mod_q(a1 * b1) * MLKEM_GAMMAS[m];
   c1 += a0 * b1 + a1 * b0;
+}
+
+// Pair t of SamplePolyCBD_eta (FIPS 203 Algorithm 8) of the PRF output at b, in [0, q).
+template <u32 ETA> __device__ __forceinline__ void cbd_pair(const u8 *b, u32 t, u32 &c0, u32 &c1) {
+  if (ETA == 2) {
+    u32 x = b[t];
+    c0 = csub_q((u32)__popc(x & 3) + Q - (u32)__popc((x >> 2) & 3));
+    c1 = csub_q((u32)__popc((x >> 4) & 3) + Q - (u32)__popc((x >> 6) & 3));
+  } else {
+    // Bits 12 t .. 12 t + 11: within two bytes.
+    u32 at = 12 * t, x = ((u32)b[at / 8] | ((u32)b[at / 8 + 1] << 8)) >> (at % 8);
+    c0 = csub_q((u32)__popc(x & 7) + Q - (u32)__popc((x >> 3) & 7));
+    c1 = csub_q((u32)__popc((x >> 6) & 7) + Q - (u32)__popc((x >> 9) & 7));
+  }
+}
+
+// Pair t of ByteDecode_12(p) mod q.
+__device__ __forceinline__ void decode12_pair(const u8 *p, u32 t, u32 &c0, u32 &c1) {
+  u32 b0 = p[3 * t], b1 = p[3 * t + 1], b2 = p[3 * t + 2];
+  c0 = csub_q(b0 | ((b1 & 15) << 8));
+  c1 = csub_q((b1 >> 4) | (b2 << 4));
+}
+
+// Pair t of ByteEncode_12 into p.
+__device__ __forceinline__ void encode12_pair(u8 *p, u32 t, u32 c0, u32 c1) {
+  p[3 * t] = (u8)c0;
+  p[3 * t + 1] = (u8)((c0 >> 8) | (c1 << 4));
+  p[3 * t + 2] = (u8)(c1 >> 4);
+}
+
+// Coefficient c of ByteDecode_d of the 8 d words at w (aligned).
+template <u32 D> __device__ __forceinline__ u32 field(const u32 *w, u32 c) {
+  const u32 bit = c * D, i = bit / 32, sh = bit % 32;
+  u32 v = w[i] >> sh;
+  if (sh + D > 32) v |= w[i + 1] << (32 - sh);
+  return v & ((1u << D) - 1);
+}
+
+// Word i of ByteEncode_d of the 256 d-bit values f.
+template <u32 D> __device__ __forceinline__ u32 pack_word(const u16 f[256], u32 i) {
+  u32 c = 32 * i / D, have = D - 32 * i % D;
+  u64 acc = (u64)f[c] >> (D - have);
+  while (have < 32) {
+    acc |= (u64)f[++c] << have;
+    have += D;
+  }
+  return (u32)acc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// K-PKE.Encrypt (FIPS 203 Algorithm 14) of the 32-byte message m under the PRF outputs of the
+// coins r (noise: r_0..r_{K-1}, e1_0..e1_{K-1}, e2), one block per item. a: the key's Â; ek:
+// its row (t̂ and rho). Ciphertext word i goes to sink(i, word) (every word once, spread over
+// the threads).
+template <class Sink>
+__device__ __forceinline__ void pke_encrypt_block(const u16 *a, const u8 *ek, const u8 *m,
+                                                  const u8 *noise, Sink sink) {
+  __shared__ u16 rh[K][256];
+  __shared__ u16 u[K + 1][256]; // u_0 .. u_{K-1}, v
+  const u32 t = threadIdx.x;
+  for (u32 j = 0; j < K; ++j) {
+    u32 c0, c1;
+    cbd_pair<ETA1>(noise + NOISE_SLOT * j, t, c0, c1);
+    rh[j][2 * t] = (u16)c0;
+    rh[j][2 * t + 1] = (u16)c1;
+  }
+  __syncthreads();
+  ntt_block<K>(rh);
+  // û_i = sum_j Â[j][i] ∘ r̂_j, v̂ = sum_j t̂_j ∘ r̂_j: pair t of each.
+  const u32 *a2 = (const u32 *)a;
+  for (u32 i = 0; i <= K; ++i) {
+    u32 c0 = 0, c1 = 0;
+#pragma unroll
+    for (u32 j = 0; j < K; ++j) {
+      u32 a0, a1;
+      if (i < K) {
+        u32 w = a2[(j * K + i) * 128 + t];
+        a0 = w & 0xFFFF;
+        a1 = w >> 16;
+      } else {
+        decode12_pair(ek + POLY_BYTES * j, t, a0, a1);
+      }
+      basemul_acc(c0, c1, a0, a1, rh[j][2 * t], rh[j][2 * t + 1], t);
+    }
+    u[i][2 * t] = (u16)mod_q(c0);
+    u[i][2 * t + 1] = (u16)mod_q(c1);
+  }
+  __syncthreads();
+  intt_block<K + 1>(u);
+  // u_i + e1_i and v + e2 + Decompress_1(m), compressed in place (each thread its own pair).
+  for (u32 i = 0; i < K; ++i) {
+    u32 e0, e1;
+    cbd_pair<ETA2>(noise + NOISE_SLOT * (K + i), t, e0, e1);
+    u[i][2 * t] = (u16)compress<DU>(csub_q(u[i][2 * t] + e0));
+    u[i][2 * t + 1] = (u16)compress<DU>(csub_q(u[i][2 * t + 1] + e1));
+  }
+  {
+    u32 e0, e1;
+    cbd_pair<ETA2>(noise + NOISE_SLOT * 2 * K, t, e0, e1);
+    u32 bits = m[t / 4] >> (2 * (t % 4));
+    u32 v0 = csub_q(csub_q(u[K][2 * t] + e0) + (1665u & (0u - (bits & 1))));
+    u32 v1 = csub_q(csub_q(u[K][2 * t + 1] + e1) + (1665u & (0u - ((bits >> 1) & 1))));
+    u[K][2 * t] = (u16)compress<DV>(v0);
+    u[K][2 * t + 1] = (u16)compress<DV>(v1);
+  }
+  __syncthreads();
+  for (u32 w = t; w < CT_LEN / 4; w += NT) {
+    u32 word = w < 8 * DU * K ? pack_word<DU>(u[w / (8 * DU)], w % (8 * DU))
+                              : pack_word<DV>(u[K], w - 8 * DU * K);
+    sink(w, word);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,63 +316,8 @@ __device__ __forceinline__ void sample_ntt(const u64 rho[4], u32 j, u32 i, Out o
   }
 }
 
-// SamplePolyCBD_eta(PRF_eta(s, nonce)) (FIPS 203 Algorithms 8, 4.3), coefficients in [0, q).
-template <u32 ETA>
-__device__ MLKEM_NOINLINE void cbd_prf(const u64 s[4], u32 nonce, u16 f[256]) {
-  u64 A[25];
-  absorb<SHAKE256_RATE, 33, SHAKE_DOMAIN>(A, [&](u32 l) { return l < 4 ? s[l] : (u64)nonce; });
-  u64 buf[24];
-#pragma unroll
-  for (int l = 0; l < 17; ++l) buf[l] = A[l];
-  if (ETA == 3) {
-    keccak_f1600(A);
-#pragma unroll
-    for (int l = 0; l < 7; ++l) buf[17 + l] = A[l];
-  }
-  const u8 *b = (const u8 *)buf;
-  if (ETA == 2) {
-    for (u32 w = 0; w < 32; ++w) {
-      u32 x = (u32)b[4 * w] | ((u32)b[4 * w + 1] << 8) | ((u32)b[4 * w + 2] << 16) |
-              ((u32)b[4 * w + 3] << 24);
-#pragma unroll
-      for (u32 c = 0; c < 8; ++c) {
-        u32 nib = x >> (4 * c);
-        u32 v = (u32)__popc(nib & 3) + Q - (u32)__popc((nib >> 2) & 3);
-        f[8 * w + c] = (u16)csub_q(v);
-      }
-    }
-  } else {
-    for (u32 w = 0; w < 64; ++w) {
-      u32 x = (u32)b[3 * w] | ((u32)b[3 * w + 1] << 8) | ((u32)b[3 * w + 2] << 16);
-#pragma unroll
-      for (u32 c = 0; c < 4; ++c) {
-        u32 six = x >> (6 * c);
-        u32 v = (u32)__popc(six & 7) + Q - (u32)__popc((six >> 3) & 7);
-        f[4 * w + c] = (u16)csub_q(v);
-      }
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Encodings.
-
-// Coefficients 8 g .. 8 g + 7 of ByteDecode_12(p) mod q (three aligned words of p).
-__device__ __forceinline__ void decode12x8(const u8 *p, u32 g, u32 c[8]) {
-  const u32 *w = (const u32 *)(p + 12 * g);
-  u32 w0 = w[0], w1 = w[1], w2 = w[2];
-  c[0] = w0 & 0xFFF;
-  c[1] = (w0 >> 12) & 0xFFF;
-  c[2] = (w0 >> 24) | ((w1 & 0xF) << 8);
-  c[3] = (w1 >> 4) & 0xFFF;
-  c[4] = (w1 >> 16) & 0xFFF;
-  c[5] = (w1 >> 28) | ((w2 & 0xFF) << 4);
-  c[6] = (w2 >> 8) & 0xFFF;
-  c[7] = w2 >> 20;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) c[i] = csub_q(c[i]);
-}
-
+// The key checks.
 // Whether every coefficient of ByteDecode_12(p) is below q (the modulus check, FIPS 203 7.2).
 __device__ __forceinline__ bool canonical12(const u8 *p) {
   u32 bad = 0;
@@ -256,107 +333,6 @@ __device__ __forceinline__ bool canonical12(const u8 *p) {
   return bad == 0;
 }
 
-// ByteEncode_12(f) into p (aligned): 8 coefficients per three words.
-__device__ __forceinline__ void encode12(const u16 f[256], u8 *p) {
-  u32 *w = (u32 *)p;
-  for (u32 g = 0; g < 32; ++g) {
-    const u16 *c = f + 8 * g;
-    w[3 * g] = (u32)c[0] | ((u32)c[1] << 12) | ((u32)c[2] << 24);
-    w[3 * g + 1] = ((u32)c[2] >> 8) | ((u32)c[3] << 4) | ((u32)c[4] << 16) | ((u32)c[5] << 28);
-    w[3 * g + 2] = ((u32)c[5] >> 4) | ((u32)c[6] << 8) | ((u32)c[7] << 20);
-  }
-}
-
-// ByteEncode_d(Compress_d(f)) as 8 d words, word i handed to sink(base + i, word).
-template <u32 D, class Sink>
-__device__ __forceinline__ void pack_compressed(const u16 f[256], u32 base, Sink sink) {
-  u64 acc = 0;
-  u32 bits = 0, w = base;
-  for (u32 c = 0; c < 256; ++c) {
-    acc |= (u64)compress<D>(f[c]) << bits;
-    bits += D;
-    if (bits >= 32) {
-      sink(w++, (u32)acc);
-      acc >>= 32;
-      bits -= 32;
-    }
-  }
-}
-
-// Decompress_d(ByteDecode_d(words)) of the 8 d words at w (aligned).
-template <u32 D>
-__device__ __forceinline__ void unpack_decompress(const u32 *w, u16 f[256]) {
-  u64 acc = 0;
-  u32 bits = 0, i = 0;
-  for (u32 c = 0; c < 256; ++c) {
-    if (bits < D) {
-      acc |= (u64)w[i++] << bits;
-      bits += 32;
-    }
-    f[c] = (u16)decompress<D>((u32)acc & ((1u << D) - 1));
-    acc >>= D;
-    bits -= D;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// K-PKE.Encrypt (FIPS 203 Algorithm 14) of message m (4 lanes) under coins r (4 lanes).
-// Â (item-minor over keys: Â[i][j] coefficient c of key `key` at
-// amat[((i K + j) 256 + c) nkeys + key]) and t̂ (the ek row) are the key's; ciphertext word i
-// goes to sink(i, word).
-template <class Sink>
-__device__ __forceinline__ void pke_encrypt(const u16 *amat, u32 nkeys, u32 key, const u8 *ek,
-                                            const u64 m[4], const u64 r[4], Sink sink) {
-  u16 rh[K][256];
-  u16 p[256], e[256];
-  for (u32 j = 0; j < K; ++j) {
-    cbd_prf<ETA1>(r, j, rh[j]);
-    ntt(rh[j]);
-  }
-  for (u32 i = 0; i < K; ++i) {
-    // u_i = NTT^-1(sum_j Â[j][i] ∘ r̂_j) + e1_i
-    for (u32 m2 = 0; m2 < 128; ++m2) {
-      u32 c0 = 0, c1 = 0;
-#pragma unroll
-      for (u32 j = 0; j < K; ++j) {
-        const u16 *a = amat + ((size_t)(j * K + i) * 256 + 2 * m2) * nkeys + key;
-        basemul_acc(c0, c1, a[0], a[nkeys], rh[j][2 * m2], rh[j][2 * m2 + 1], m2);
-      }
-      p[2 * m2] = (u16)mod_q(c0);
-      p[2 * m2 + 1] = (u16)mod_q(c1);
-    }
-    intt(p);
-    cbd_prf<ETA2>(r, K + i, e);
-    for (u32 c = 0; c < 256; ++c) p[c] = (u16)csub_q((u32)p[c] + e[c]);
-    pack_compressed<DU>(p, 8 * DU * i, sink);
-  }
-  // v = NTT^-1(t̂ ∘ r̂) + e2 + Decompress_1(m)
-  for (u32 g = 0; g < 32; ++g) {
-    u32 c0[4] = {0, 0, 0, 0}, c1[4] = {0, 0, 0, 0};
-#pragma unroll
-    for (u32 j = 0; j < K; ++j) {
-      u32 t[8];
-      decode12x8(ek + POLY_BYTES * j, g, t);
-#pragma unroll
-      for (u32 h = 0; h < 4; ++h) {
-        u32 m2 = 4 * g + h;
-        basemul_acc(c0[h], c1[h], t[2 * h], t[2 * h + 1], rh[j][2 * m2], rh[j][2 * m2 + 1], m2);
-      }
-    }
-#pragma unroll
-    for (u32 h = 0; h < 4; ++h) {
-      p[8 * g + 2 * h] = (u16)mod_q(c0[h]);
-      p[8 * g + 2 * h + 1] = (u16)mod_q(c1[h]);
-    }
-  }
-  intt(p);
-  cbd_prf<ETA2>(r, 2 * K, e);
-  for (u32 c = 0; c < 256; ++c) {
-    u32 bit = (u32)(m[c / 64] >> (c % 64)) & 1;
-    p[c] = (u16)csub_q(csub_q((u32)p[c] + e[c]) + (1665u & (0u - bit)));
-  }
-  pack_compressed<DV>(p, 8 * DU * K, sink);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Kernels: coins and key preparation.
@@ -409,17 +385,48 @@ extern "C" __global__ void mlkem_dk_prep(const u8 *dks, u32 nkeys, u32 *ok) {
 extern "C" __global__ void mlkem_expand_a(const u8 *rho_rows, u32 stride, u32 nkeys, u16 *amat) {
   u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nkeys * K * K) return;
-  u32 key = t % nkeys, ij = t / nkeys, i = ij / K, j = ij % K;
+  u32 key = t / (K * K), ij = t % (K * K), i = ij / K, j = ij % K;
   const u8 *src = rho_rows + (size_t)key * stride;
   u64 rho[4];
 #pragma unroll
   for (int l = 0; l < 4; ++l) rho[l] = ld64(src, l);
-  u16 *a = amat + (size_t)ij * 256 * nkeys + key;
-  sample_ntt(rho, j, i, [&](u32 c, u32 v) { a[(size_t)c * nkeys] = (u16)v; });
+  // Four coefficients per store.
+  u64 *a = (u64 *)(amat + (size_t)t * 256);
+  u64 acc = 0;
+  sample_ntt(rho, j, i, [&](u32 c, u32 v) {
+    acc |= (u64)v << (16 * (c % 4));
+    if (c % 4 == 3) {
+      a[c / 4] = acc;
+      acc = 0;
+    }
+  });
+}
+
+// PRF_eta(s, nonce) (FIPS 203 4.3) of `count` consecutive nonces 0 .. count - 1 per item, one
+// thread per (item, nonce): nonces below `wide` with ETA1, the others with ETA2; s at
+// seeds + item * stride. Output: item b's nonce p at noise + (b count + p) NOISE_SLOT.
+extern "C" __global__ void mlkem_prf(const u8 *seeds, u32 stride, u32 count, u32 wide, u8 *noise,
+                                     u32 n) {
+  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n * count) return;
+  u32 b = t / count, p = t % count;
+  const u8 *s = seeds + (size_t)b * stride;
+  u64 A[25];
+  absorb<SHAKE256_RATE, 33, SHAKE_DOMAIN>(A, [&](u32 l) { return l < 4 ? ld64(s, l) : (u64)p; });
+  u64 *out = (u64 *)(noise + (size_t)t * NOISE_SLOT);
+#pragma unroll
+  for (int l = 0; l < 16; ++l) out[l] = A[l];
+  if (ETA1 == 3 && p < wide) {
+    out[16] = A[16];
+    keccak_f1600(A);
+#pragma unroll
+    for (int l = 0; l < 7; ++l) out[17 + l] = A[l];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// KeyGen (FIPS 203 Algorithms 13, 16): keygen_g, keygen_noise, keygen_t, keygen_finish.
+// KeyGen (FIPS 203 Algorithms 13, 16): keygen_g; expand_a and prf (s_0..s_{K-1},
+// e_0..e_{K-1}); keygen_main; keygen_finish.
 
 // (rho || sigma) = G(d || k), one thread per item; seeds are rows of d || z.
 extern "C" __global__ void mlkem_keygen_g(const u8 *seeds, u8 *rs, u32 n) {
@@ -433,56 +440,35 @@ extern "C" __global__ void mlkem_keygen_g(const u8 *seeds, u8 *rs, u32 n) {
   for (int l = 0; l < 8; ++l) out[l] = A[l];
 }
 
-// s_j and e_j, one thread per (item, j): ŝ_j into dk (ByteEncode_12) and shat, ê_j into
-// ehat (item-minor).
-extern "C" __global__ void mlkem_keygen_noise(const u8 *rs, u16 *shat, u16 *ehat, u8 *dks, u32 n) {
-  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n * K) return;
-  u32 b = t % n, j = t / n;
-  u64 sigma[4];
-#pragma unroll
-  for (int l = 0; l < 4; ++l) sigma[l] = ld64(rs + (size_t)b * 64 + 32, l);
-  u16 f[256];
-  cbd_prf<ETA1>(sigma, j, f);
-  ntt(f);
-  encode12(f, dks + (size_t)b * DK_LEN + POLY_BYTES * j);
-  u16 *s = shat + (size_t)j * 256 * n + b;
-  for (u32 c = 0; c < 256; ++c) s[(size_t)c * n] = f[c];
-  cbd_prf<ETA1>(sigma, K + j, f);
-  ntt(f);
-  u16 *e = ehat + (size_t)j * 256 * n + b;
-  for (u32 c = 0; c < 256; ++c) e[(size_t)c * n] = f[c];
-}
-
-// t̂_i = sum_j Â[i][j] ∘ ŝ_j + ê_i, one thread per (item, i), Â sampled on the fly; writes
-// ByteEncode_12(t̂_i) and (row 0) rho into the ek row.
-extern "C" __global__ void mlkem_keygen_t(const u8 *rs, const u16 *shat, const u16 *ehat, u8 *eks,
-                                          u32 n) {
-  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n * K) return;
-  u32 b = t % n, i = t / n;
-  u64 rho[4];
-#pragma unroll
-  for (int l = 0; l < 4; ++l) rho[l] = ld64(rs + (size_t)b * 64, l);
-  u32 acc[256];
-  const u16 *e = ehat + (size_t)i * 256 * n + b;
-  for (u32 c = 0; c < 256; ++c) acc[c] = e[(size_t)c * n];
-  u16 a[256];
-  for (u32 j = 0; j < K; ++j) {
-    sample_ntt(rho, j, i, [&](u32 c, u32 v) { a[c] = (u16)v; });
-    const u16 *s = shat + (size_t)j * 256 * n + b;
-    for (u32 m2 = 0; m2 < 128; ++m2)
-      basemul_acc(acc[2 * m2], acc[2 * m2 + 1], a[2 * m2], a[2 * m2 + 1], s[(size_t)(2 * m2) * n],
-                  s[(size_t)(2 * m2 + 1) * n], m2);
+// One block per item: ŝ = NTT(s), ê = NTT(e), t̂ = Â ∘ ŝ + ê; ByteEncode_12(ŝ) into the dk
+// row, ByteEncode_12(t̂) || rho into the ek row. amat: Â per item; noise: 2K PRF outputs per
+// item.
+extern "C" __global__ void __launch_bounds__(NT)
+    mlkem_keygen_main(const u8 *rs, const u16 *amat, const u8 *noise, u8 *eks, u8 *dks) {
+  __shared__ u16 se[2 * K][256]; // ŝ_0 .. ŝ_{K-1}, ê_0 .. ê_{K-1}
+  const u32 b = blockIdx.x, t = threadIdx.x;
+  const u8 *nz = noise + (size_t)b * 2 * K * NOISE_SLOT;
+  for (u32 p = 0; p < 2 * K; ++p) {
+    u32 c0, c1;
+    cbd_pair<ETA1>(nz + NOISE_SLOT * p, t, c0, c1);
+    se[p][2 * t] = (u16)c0;
+    se[p][2 * t + 1] = (u16)c1;
   }
-  for (u32 c = 0; c < 256; ++c) a[c] = (u16)mod_q(acc[c]);
-  u8 *ek = eks + (size_t)b * EK_LEN;
-  encode12(a, ek + POLY_BYTES * i);
-  if (i == 0) {
-    u64 *r = (u64 *)(ek + POLY_BYTES * K);
+  __syncthreads();
+  ntt_block<2 * K>(se);
+  u8 *ek = eks + (size_t)b * EK_LEN, *dk = dks + (size_t)b * DK_LEN;
+  const u32 *a2 = (const u32 *)(amat + (size_t)b * K * K * 256);
+  for (u32 i = 0; i < K; ++i) {
+    encode12_pair(dk + POLY_BYTES * i, t, se[i][2 * t], se[i][2 * t + 1]);
+    u32 c0 = se[K + i][2 * t], c1 = se[K + i][2 * t + 1];
 #pragma unroll
-    for (int l = 0; l < 4; ++l) r[l] = rho[l];
+    for (u32 j = 0; j < K; ++j) {
+      u32 w = a2[(i * K + j) * 128 + t];
+      basemul_acc(c0, c1, w & 0xFFFF, w >> 16, se[j][2 * t], se[j][2 * t + 1], t);
+    }
+    encode12_pair(ek + POLY_BYTES * i, t, mod_q(c0), mod_q(c1));
   }
+  if (t < 4) ((u64 *)(ek + POLY_BYTES * K))[t] = ld64(rs + (size_t)b * 64, t);
 }
 
 // dk = dk_pke || ek || H(ek) || z, one thread per item (dk_pke is already in place).
@@ -501,94 +487,119 @@ extern "C" __global__ void mlkem_keygen_finish(const u8 *seeds, const u8 *eks, u
   for (int l = 0; l < 4; ++l) dk[EK_LEN / 8 + 4 + l] = ld64(z, l);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Encaps and Decaps, one thread per item. key_idx null: item b uses key b.
 
-// ML-KEM.Encaps_internal (FIPS 203 Algorithm 17): (K, r) = G(m || H(ek)), c = Encrypt.
-extern "C" __global__ void mlkem_encaps(const u8 *msgs, const u32 *key_idx, const u8 *eks,
-                                        const u8 *hek, const u16 *amat, u32 nkeys, u8 *cts,
-                                        u8 *sss, u32 n) {
+// ---------------------------------------------------------------------------------------------
+// Encaps: encaps_g, prf (of r: 2K + 1 outputs), encaps_encrypt. Decaps: decrypt, decaps_g,
+// prf (of r'), decaps_check. key_idx null: item b uses key b.
+
+// ML-KEM.Encaps_internal (FIPS 203 Algorithm 17), its hash: (K, r) = G(m || H(ek)), one
+// thread per item; K into the shared-secret row, r into the coins row (32 bytes).
+extern "C" __global__ void mlkem_encaps_g(const u8 *msgs, const u32 *key_idx, const u8 *hek,
+                                          u8 *sss, u8 *coins, u32 n) {
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
   u32 key = key_idx ? key_idx[b] : b;
-  const u8 *ek = eks + (size_t)key * EK_LEN;
-  const u8 *h = hek + (size_t)key * 32;
-  u64 m[4];
-#pragma unroll
-  for (int l = 0; l < 4; ++l) m[l] = ld64(msgs + (size_t)b * 32, l);
+  const u8 *h = hek + (size_t)key * 32, *m = msgs + (size_t)b * 32;
   u64 A[25];
-  absorb<SHA3_512_RATE, 64, SHA3_DOMAIN>(A, [&](u32 l) { return l < 4 ? m[l] : ld64(h, l - 4); });
-  u64 r[4];
-  u64 *ss = (u64 *)(sss + (size_t)b * 32);
+  absorb<SHA3_512_RATE, 64, SHA3_DOMAIN>(A, [&](u32 l) { return l < 4 ? ld64(m, l) : ld64(h, l - 4); });
+  u64 *ss = (u64 *)(sss + (size_t)b * 32), *r = (u64 *)(coins + (size_t)b * 32);
 #pragma unroll
   for (int l = 0; l < 4; ++l) {
     ss[l] = A[l];
     r[l] = A[4 + l];
   }
-  u32 *ct = (u32 *)(cts + (size_t)b * CT_LEN);
-  pke_encrypt(amat, nkeys, key, ek, m, r, [&](u32 i, u32 w) { ct[i] = w; });
 }
 
-// ML-KEM.Decaps_internal (FIPS 203 Algorithm 18): m' = Decrypt(c), (K', r') = G(m' || h),
-// K-bar = J(z || c), c' = Encrypt(m', r'); K' when c' == c, else K-bar (selected by mask).
-extern "C" __global__ void mlkem_decaps(const u8 *cts, const u32 *key_idx, const u8 *dks,
-                                        const u16 *amat, u32 nkeys, u8 *sss, u32 n) {
+// c = K-PKE.Encrypt(ek, m, r), one block per item (noise: the PRF outputs of r).
+extern "C" __global__ void __launch_bounds__(NT)
+    mlkem_encaps_encrypt(const u8 *msgs, const u32 *key_idx, const u8 *eks, const u16 *amat,
+                         const u8 *noise, u8 *cts) {
+  const u32 b = blockIdx.x;
+  const u32 key = key_idx ? key_idx[b] : b;
+  u32 *ct = (u32 *)(cts + (size_t)b * CT_LEN);
+  pke_encrypt_block(amat + (size_t)key * K * K * 256, eks + (size_t)key * EK_LEN,
+                    msgs + (size_t)b * 32, noise + (size_t)b * (2 * K + 1) * NOISE_SLOT,
+                    [&](u32 i, u32 w) { ct[i] = w; });
+}
+
+// K-PKE.Decrypt (FIPS 203 Algorithm 15), one block per item: m' = Compress_1(v' -
+// NTT^-1(ŝ ∘ NTT(u'))) into the message row (32 bytes).
+extern "C" __global__ void __launch_bounds__(NT)
+    mlkem_decrypt(const u8 *cts, const u32 *key_idx, const u8 *dks, u8 *msgs) {
+  __shared__ u16 up[K][256];
+  __shared__ u16 w[1][256];
+  const u32 b = blockIdx.x, t = threadIdx.x;
+  const u32 key = key_idx ? key_idx[b] : b;
+  const u8 *dk = dks + (size_t)key * DK_LEN;
+  const u32 *cw = (const u32 *)(cts + (size_t)b * CT_LEN);
+  for (u32 j = 0; j < K; ++j) {
+    up[j][2 * t] = (u16)decompress<DU>(field<DU>(cw + 8 * DU * j, 2 * t));
+    up[j][2 * t + 1] = (u16)decompress<DU>(field<DU>(cw + 8 * DU * j, 2 * t + 1));
+  }
+  __syncthreads();
+  ntt_block<K>(up);
+  u32 c0 = 0, c1 = 0;
+#pragma unroll
+  for (u32 j = 0; j < K; ++j) {
+    u32 s0, s1;
+    decode12_pair(dk + POLY_BYTES * j, t, s0, s1);
+    basemul_acc(c0, c1, s0, s1, up[j][2 * t], up[j][2 * t + 1], t);
+  }
+  w[0][2 * t] = (u16)mod_q(c0);
+  w[0][2 * t + 1] = (u16)mod_q(c1);
+  __syncthreads();
+  intt_block<1>(w);
+  const u32 *vw = cw + 8 * DU * K;
+  u32 v0 = decompress<DV>(field<DV>(vw, 2 * t)), v1 = decompress<DV>(field<DV>(vw, 2 * t + 1));
+  u32 m0 = compress<1>(csub_q(v0 + Q - w[0][2 * t]));
+  u32 m1 = compress<1>(csub_q(v1 + Q - w[0][2 * t + 1]));
+  w[0][2 * t] = (u16)m0;
+  w[0][2 * t + 1] = (u16)m1;
+  __syncthreads();
+  if (t < 8) ((u32 *)(msgs + (size_t)b * 32))[t] = pack_word<1>(w[0], t);
+}
+
+// ML-KEM.Decaps_internal (FIPS 203 Algorithm 18), its hashes, one thread per item:
+// (K', r') = G(m' || h) and K-bar = J(z || c); K' || K-bar into the row kk (64 bytes), r' into
+// the coins row (32 bytes).
+extern "C" __global__ void mlkem_decaps_g(const u8 *cts, const u32 *key_idx, const u8 *dks,
+                                          const u8 *msgs, u8 *kk, u8 *coins, u32 n) {
   u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= n) return;
   u32 key = key_idx ? key_idx[b] : b;
-  const u8 *dk = dks + (size_t)key * DK_LEN;
-  const u8 *ek = dk + POLY_BYTES * K;
-  const u8 *h = ek + EK_LEN, *z = h + 32;
-  const u8 *c = cts + (size_t)b * CT_LEN;
-  const u32 *cw = (const u32 *)c;
-
-  // K-PKE.Decrypt (FIPS 203 Algorithm 15): w = v' - NTT^-1(ŝ ∘ NTT(u')).
-  u32 acc[256];
-  u16 p[256];
-  for (u32 x = 0; x < 256; ++x) acc[x] = 0;
-  for (u32 j = 0; j < K; ++j) {
-    unpack_decompress<DU>(cw + 8 * DU * j, p);
-    ntt(p);
-    for (u32 g = 0; g < 32; ++g) {
-      u32 s[8];
-      decode12x8(dk + POLY_BYTES * j, g, s);
-#pragma unroll
-      for (u32 hh = 0; hh < 4; ++hh) {
-        u32 m2 = 4 * g + hh;
-        basemul_acc(acc[2 * m2], acc[2 * m2 + 1], s[2 * hh], s[2 * hh + 1], p[2 * m2],
-                    p[2 * m2 + 1], m2);
-      }
-    }
-  }
-  for (u32 x = 0; x < 256; ++x) p[x] = (u16)mod_q(acc[x]);
-  intt(p);
-  u16 v[256];
-  unpack_decompress<DV>(cw + 8 * DU * K, v);
-  u64 m[4];
-#pragma unroll
-  for (u32 q4 = 0; q4 < 4; ++q4) {
-    u64 word = 0;
-    for (u32 x = 0; x < 64; ++x) {
-      u32 w = csub_q((u32)v[64 * q4 + x] + Q - p[64 * q4 + x]);
-      word |= (u64)compress<1>(w) << x;
-    }
-    m[q4] = word;
-  }
-
+  const u8 *h = dks + (size_t)key * DK_LEN + POLY_BYTES * K + EK_LEN, *z = h + 32;
+  const u8 *m = msgs + (size_t)b * 32, *c = cts + (size_t)b * CT_LEN;
   u64 A[25];
-  absorb<SHA3_512_RATE, 64, SHA3_DOMAIN>(A, [&](u32 l) { return l < 4 ? m[l] : ld64(h, l - 4); });
-  u64 kp[4], r[4];
+  absorb<SHA3_512_RATE, 64, SHA3_DOMAIN>(A, [&](u32 l) { return l < 4 ? ld64(m, l) : ld64(h, l - 4); });
+  u64 *o = (u64 *)(kk + (size_t)b * 64), *r = (u64 *)(coins + (size_t)b * 32);
 #pragma unroll
   for (int l = 0; l < 4; ++l) {
-    kp[l] = A[l];
+    o[l] = A[l];
     r[l] = A[4 + l];
   }
-  u32 diff = 0;
-  pke_encrypt(amat, nkeys, key, ek, m, r, [&](u32 i, u32 w) { diff |= w ^ cw[i]; });
   absorb<SHAKE256_RATE, 32 + CT_LEN, SHAKE_DOMAIN>(
       A, [&](u32 l) { return l < 4 ? ld64(z, l) : ld64(c, l - 4); });
-  u64 reject = 0ull - (u64)((diff | (0u - diff)) >> 31);
-  u64 *ss = (u64 *)(sss + (size_t)b * 32);
 #pragma unroll
-  for (int l = 0; l < 4; ++l) ss[l] = kp[l] ^ (reject & (kp[l] ^ A[l]));
+  for (int l = 0; l < 4; ++l) o[4 + l] = A[l];
+}
+
+// c' = K-PKE.Encrypt(ek, m', r'), compared with c over the whole block (a constant-time OR of
+// the word differences); the shared secret K' if c' == c, else K-bar, selected by mask.
+extern "C" __global__ void __launch_bounds__(NT)
+    mlkem_decaps_check(const u8 *cts, const u32 *key_idx, const u8 *dks, const u16 *amat,
+                       const u8 *msgs, const u8 *noise, const u8 *kk, u8 *sss) {
+  const u32 b = blockIdx.x, t = threadIdx.x;
+  const u32 key = key_idx ? key_idx[b] : b;
+  const u32 *cw = (const u32 *)(cts + (size_t)b * CT_LEN);
+  u32 diff = 0;
+  pke_encrypt_block(amat + (size_t)key * K * K * 256,
+                    dks + (size_t)key * DK_LEN + POLY_BYTES * K, msgs + (size_t)b * 32,
+                    noise + (size_t)b * (2 * K + 1) * NOISE_SLOT,
+                    [&](u32 i, u32 w) { diff |= w ^ cw[i]; });
+  const u64 reject = 0ull - (u64)__syncthreads_or(diff != 0);
+  if (t < 4) {
+    const u8 *row = kk + (size_t)b * 64;
+    u64 kp = ld64(row, t), kbar = ld64(row, 4 + t);
+    ((u64 *)(sss + (size_t)b * 32))[t] = kp ^ (reject & (kp ^ kbar));
+  }
 }

@@ -7,9 +7,6 @@
 #ifdef CTRU_N
 #include "../ctru.cu"
 #endif
-#ifdef MLKEM_K
-#include "../mlkem.cu"
-#endif
 #ifdef SLH_N
 #include "../sha2.cuh"
 #include "../slhdsa.cu"
@@ -32,66 +29,6 @@ static void at(u32 b) {
   blockDim.x = 1u << 30;
   threadIdx.x = b;
 }
-
-#ifdef MLKEM_K
-// ML-KEM: the kernels of a whole batch, phase by phase, each thread in turn (layouts in
-// src/gpu/mlkem/emulated.rs). Input: n (u32), one_key (u32), then the mode's rows.
-static void mlkem_modes(const std::string &mode, const std::vector<u8> &in, std::vector<u8> &out) {
-  if (in.size() < 8) return;
-  u32 n, one_key;
-  memcpy(&n, &in[0], 4);
-  memcpy(&one_key, &in[4], 4);
-  const u8 *p = in.data() + 8;
-  u32 nkeys = one_key ? 1 : n;
-  std::vector<u32> idx(n, 0);
-  const u32 *key_idx = one_key ? idx.data() : nullptr;
-  auto put = [&](const void *d, size_t len) { out.insert(out.end(), (const u8 *)d, (const u8 *)d + len); };
-  if (mode == "mlkem_keygen") {
-    // n seeds d || z -> n ek rows, n dk rows.
-    std::vector<u64> seeds((size_t)n * 8), rs((size_t)n * 8), ek((size_t)n * EK_LEN / 8), dk((size_t)n * DK_LEN / 8);
-    std::vector<u16> shat((size_t)n * K * 256), ehat((size_t)n * K * 256);
-    memcpy(seeds.data(), p, (size_t)n * 64);
-    const u8 *sd = (const u8 *)seeds.data();
-    for (u32 b = 0; b < n; ++b) at(b), mlkem_keygen_g(sd, (u8 *)rs.data(), n);
-    for (u32 t = 0; t < n * K; ++t) at(t), mlkem_keygen_noise((u8 *)rs.data(), shat.data(), ehat.data(), (u8 *)dk.data(), n);
-    for (u32 t = 0; t < n * K; ++t) at(t), mlkem_keygen_t((u8 *)rs.data(), shat.data(), ehat.data(), (u8 *)ek.data(), n);
-    for (u32 b = 0; b < n; ++b) at(b), mlkem_keygen_finish(sd, (u8 *)ek.data(), (u8 *)dk.data(), n);
-    put(ek.data(), (size_t)n * EK_LEN);
-    put(dk.data(), (size_t)n * DK_LEN);
-  } else if (mode == "mlkem_encaps") {
-    // nkeys ek rows, n messages m -> nkeys check results (u32), n ciphertexts, n shared secrets.
-    std::vector<u64> ek((size_t)nkeys * EK_LEN / 8), msg((size_t)n * 4), hek((size_t)nkeys * 4);
-    std::vector<u64> ct((size_t)n * CT_LEN / 8), ss((size_t)n * 4);
-    std::vector<u32> ok(nkeys);
-    std::vector<u16> amat((size_t)nkeys * K * K * 256);
-    memcpy(ek.data(), p, (size_t)nkeys * EK_LEN);
-    memcpy(msg.data(), p + (size_t)nkeys * EK_LEN, (size_t)n * 32);
-    for (u32 t = 0; t < nkeys; ++t) at(t), mlkem_ek_prep((u8 *)ek.data(), nkeys, (u8 *)hek.data(), ok.data());
-    for (u32 t = 0; t < nkeys * K * K; ++t) at(t), mlkem_expand_a((u8 *)ek.data() + POLY_BYTES * K, EK_LEN, nkeys, amat.data());
-    for (u32 b = 0; b < n; ++b) at(b), mlkem_encaps((u8 *)msg.data(), key_idx, (u8 *)ek.data(), (u8 *)hek.data(), amat.data(), nkeys, (u8 *)ct.data(), (u8 *)ss.data(), n);
-    put(ok.data(), (size_t)nkeys * 4);
-    put(ct.data(), (size_t)n * CT_LEN);
-    put(ss.data(), (size_t)n * 32);
-  } else if (mode == "mlkem_decaps") {
-    // nkeys dk rows, n ciphertexts -> nkeys check results (u32), n shared secrets.
-    std::vector<u64> dk((size_t)nkeys * DK_LEN / 8), ct((size_t)n * CT_LEN / 8), ss((size_t)n * 4);
-    std::vector<u32> ok(nkeys);
-    std::vector<u16> amat((size_t)nkeys * K * K * 256);
-    memcpy(dk.data(), p, (size_t)nkeys * DK_LEN);
-    memcpy(ct.data(), p + (size_t)nkeys * DK_LEN, (size_t)n * CT_LEN);
-    for (u32 t = 0; t < nkeys; ++t) at(t), mlkem_dk_prep((u8 *)dk.data(), nkeys, ok.data());
-    for (u32 t = 0; t < nkeys * K * K; ++t) at(t), mlkem_expand_a((u8 *)dk.data() + 2 * POLY_BYTES * K, DK_LEN, nkeys, amat.data());
-    for (u32 b = 0; b < n; ++b) at(b), mlkem_decaps((u8 *)ct.data(), key_idx, (u8 *)dk.data(), amat.data(), nkeys, (u8 *)ss.data(), n);
-    put(ok.data(), (size_t)nkeys * 4);
-    put(ss.data(), (size_t)n * 32);
-  } else if (mode == "mlkem_coins") {
-    // A 32-byte key -> n messages (32 bytes each), as mlkem_coins writes them.
-    std::vector<u8> m((size_t)n * 32 + 64, 0);
-    for (u32 t = 0; t < (n + 1) / 2; ++t) at(t), mlkem_coins(p, m.data(), n * 32);
-    put(m.data(), (size_t)n * 32);
-  }
-}
-#endif
 
 #ifdef SLH_N
 // SLH-DSA: the kernels of a whole batch, phase by phase, each thread in turn (layouts in
@@ -231,9 +168,6 @@ int main(int argc, char **argv) {
     out.insert(out.end(), (u8 *)f.data(), (u8 *)f.data() + f.size());
     out.insert(out.end(), (u8 *)g.data(), (u8 *)g.data() + g.size());
   }
-#endif
-#ifdef MLKEM_K
-  mlkem_modes(mode, in, out);
 #endif
 #ifdef SLH_N
   slh_modes(mode, in, out);

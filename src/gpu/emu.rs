@@ -1,6 +1,7 @@
 //! Builds and runs `kernels/emu`'s harness: the kernels' per-thread code compiled with the
 //! system's C++ compiler (a shim gives CUDA's names host meanings) and run one thread at a
-//! time, for tests on machines without a GPU (`ctru/emulated.rs`, `mlkem/emulated.rs`).
+//! time (or, in `fibers.h` harnesses, a block at a time with every thread a fiber), for tests on
+//! machines without a GPU (`ctru/emulated.rs`, `mlkem/emulated.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,11 @@ impl Harness {
     /// The harness built with `defines` (a family's `-D` list, or none) in a fresh directory
     /// named after `label`.
     pub fn build(cxx: &str, label: &str, defines: &[String]) -> Harness {
+        Self::build_source(cxx, label, "harness.cpp", defines)
+    }
+
+    /// As `build`, from another source of `kernels/emu`.
+    pub fn build_source(cxx: &str, label: &str, source: &str, defines: &[String]) -> Harness {
         // Tests run in parallel: each build its own directory.
         static BUILDS: AtomicUsize = AtomicUsize::new(0);
         let nth = BUILDS.fetch_add(1, Ordering::Relaxed);
@@ -40,7 +46,9 @@ impl Harness {
             std::env::temp_dir().join(format!("pqgpu-emu-{}-{label}-{nth}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let exe = dir.join("harness");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/emu/harness.cpp");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels/emu")
+            .join(source);
         let out = Command::new(cxx)
             .args(["-std=c++17", "-O1", "-w", "-o"])
             .arg(&exe)

@@ -73,8 +73,6 @@ fn measure(w: &mut Worker, k: &Kernels, op: KemOp, n: usize) -> Result<Run, Driv
     let nkeys = if one { 1 } else { n };
     let seeds = w.dev("mlkem_b_seeds", n * 64)?;
     let rs = w.dev("mlkem_b_rs", n * 64)?;
-    let shat = w.dev("mlkem_b_shat", n * s.k * 256)?;
-    let ehat = w.dev("mlkem_b_ehat", n * s.k * 256)?;
     let ek = w.dev("mlkem_b_ek", n * s.ek)?;
     let dk = w.dev("mlkem_b_dk", n * s.dk)?;
     let msgs = w.dev("mlkem_b_m", n * 32)?;
@@ -91,12 +89,7 @@ fn measure(w: &mut Worker, k: &Kernels, op: KemOp, n: usize) -> Result<Run, Driv
     w.htod(seeds, host)?;
     w.zero(idx, n)?;
     let idx = if one { idx } else { Dev::null() };
-    let key_gen = |w: &mut Worker| -> Result<(), DriverError> {
-        k.keygen_g(w, seeds, rs, n)?;
-        k.keygen_noise(w, rs, shat, ehat, dk, n)?;
-        k.keygen_t(w, rs, shat, ehat, ek, n)?;
-        k.keygen_finish(w, seeds, ek, dk, n)
-    };
+    let key_gen = |w: &mut Worker| k.keygen(w, seeds, rs, (ek, dk), n);
     let ek_state = |w: &mut Worker| -> Result<(), DriverError> {
         k.ek_prep(w, ek, nkeys, hek, ok)?;
         k.expand_a(w, ek.add(s.t_len()), s.ek, nkeys, amat)
@@ -105,8 +98,8 @@ fn measure(w: &mut Worker, k: &Kernels, op: KemOp, n: usize) -> Result<Run, Driv
         k.dk_prep(w, dk, nkeys, ok)?;
         k.expand_a(w, dk.add(2 * s.t_len()), s.dk, nkeys, amat)
     };
-    let enc = |w: &mut Worker| k.encaps(w, msgs, idx, (ek, hek, amat, nkeys), ct, ss, n);
-    let dec = |w: &mut Worker| k.decaps(w, ct, idx, (dk, amat, nkeys), ss2, n);
+    let enc = |w: &mut Worker| k.encaps(w, msgs, idx, (ek, hek, amat), ct, ss, n);
+    let dec = |w: &mut Worker| k.decaps(w, ct, idx, (dk, amat), ss2, n);
     // Inputs: keys, messages (GPU-drawn), ciphertexts.
     key_gen(w)?;
     let coin_key = filler(32, 0x5EED);

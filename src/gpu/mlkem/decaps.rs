@@ -2,7 +2,8 @@
 //! the distinct keys ([`keys`]); their rows and the ciphertexts go to the device straight from
 //! registered memory, where the GPU checks each distinct key once (the hash check, 7.3) and
 //! expands its Â, then decrypts, re-encrypts, hashes K-bar and selects K' or K-bar after a
-//! constant-time comparison of the whole ciphertext, one thread per item (implicit rejection).
+//! constant-time comparison of the whole ciphertext (implicit rejection): the polynomial work
+//! one block per item, the hashes one thread per item.
 //! The keys' verdicts come back with the results, before any output row is written. A chunk of
 //! one key (a server's key) keeps that key's device state for the next chunk.
 
@@ -105,7 +106,7 @@ pub fn decaps_chunk(
         w.htod(d, h_idx)?;
         d
     };
-    k.decaps(w, d_ct, d_idx, (d_dks, amat, nkeys), d_ss, n)?;
+    k.decaps(w, d_ct, d_idx, (d_dks, amat), d_ss, n)?;
 
     // Items whose key failed its check: nothing written but a zeroed shared secret.
     let mut live = vec![true; n];

@@ -1,10 +1,13 @@
-//! The ML-KEM kernels run on the CPU, where there is no GPU (CI): `kernels/emu`'s harness
+//! The ML-KEM kernels run on the CPU, where there is no GPU (CI): `kernels/emu/mlkem.cpp`
 //! compiles `mlkem.cu` (with `keccak.cuh` and `chacha.cuh`) with the system's C++ compiler and
-//! runs a whole batch phase by phase, one thread at a time. Checked against what the kernels
+//! runs a whole batch phase by phase as the GPU does: the one-thread kernels a thread at a time,
+//! the block kernels a block at a time with every thread a fiber and real barriers
+//! (`kernels/emu/fibers.h`). Checked against what the kernels
 //! did not compute: NIST's ACVP vectors (keyGen, encapsulation, decapsulation with valid and
 //! modified ciphertexts, both key checks), the one-key path against the key-per-item path,
 //! implicit rejection against SHAKE256(z || c) from the `sha3` crate, the GPU-drawn messages
-//! against `rand_chacha`, and random items against the CPU implementation (`crate::mlkem`). Skips, saying so, without a C++ compiler. The GPU suite
+//! against `rand_chacha`, and random items against the CPU implementation (`crate::mlkem`).
+//! Skips, saying so, without a C++ compiler. The GPU suite
 //! (`tests/gpu_mlkem.rs`) compares the real kernels with the CPU backend on the H200.
 
 use super::kernels::{defines, Sizes};
@@ -62,7 +65,7 @@ impl Sets {
     fn get(&mut self, p: ParamSet) -> &Harness {
         if !self.built.iter().any(|(q, _)| *q == p) {
             let label = format!("mlkem{}", Sizes::of(p).k);
-            let h = Harness::build(&self.cxx, &label, &defines(p));
+            let h = Harness::build_source(&self.cxx, &label, "mlkem.cpp", &defines(p));
             self.built.push((p, h));
         }
         &self.built.iter().find(|(q, _)| *q == p).expect("built").1

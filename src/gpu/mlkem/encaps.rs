@@ -1,7 +1,8 @@
 //! ML-KEM.Encaps (FIPS 203 Algorithms 17, 20) for one chunk: the host checks lengths and finds
 //! the distinct keys ([`keys`]); their rows go to the device straight from registered memory,
 //! where the GPU checks each distinct key once (the modulus check, 7.2), hashes it and expands
-//! its Â, then runs (K, r) = G(m || H(ek)) and K-PKE.Encrypt one thread per item. The keys'
+//! its Â, then runs (K, r) = G(m || H(ek)) one thread per item and K-PKE.Encrypt one block per
+//! item. The keys'
 //! verdicts come back with the results, before any output row is written. A chunk of one key
 //! (a server's key) keeps that key's device state for the next chunk.
 
@@ -141,7 +142,7 @@ pub fn encaps_chunk(
         w.htod(d, h_idx)?;
         d
     };
-    k.encaps(w, d_m, d_idx, (d_eks, d_hek, amat, nkeys), d_ct, d_ss, n)?;
+    k.encaps(w, d_m, d_idx, (d_eks, d_hek, amat), d_ct, d_ss, n)?;
 
     // Items whose key failed its check: nothing written but a zeroed shared secret.
     let mut live = vec![true; n];

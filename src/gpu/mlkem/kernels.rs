@@ -1,6 +1,8 @@
 //! The ML-KEM kernels of one parameter set (`kernels/mlkem.cu`): their sizes, passed to NVRTC as
 //! `-D` definitions (the one place they are written), the compiled module with every kernel
-//! resolved at load, and one typed launcher per kernel (parameters in the kernel's order).
+//! resolved at load, and a typed launcher per kernel or per pipeline of kernels (keygen,
+//! encaps, decaps: the Keccak stream kernels and the block kernels between them, their
+//! intermediate rows in the worker's scratch buffers).
 // A launcher takes the kernel's parameters one by one, in order: as many as the kernel has.
 #![allow(clippy::too_many_arguments)]
 
@@ -13,9 +15,12 @@ use crate::mlkem::ParamSet;
 use cudarc::driver::{CudaContext, DriverError};
 use std::sync::Arc;
 
-/// Threads per block of every ML-KEM kernel (one thread per item, row or matrix entry; each
-/// holds a few polynomials in local memory).
+/// Threads per block of the one-thread-per-task kernels (Keccak: one state per thread).
 const BLOCK: u32 = 128;
+
+/// Threads per item of the block kernels (the polynomial arithmetic: a coefficient pair per
+/// thread); the kernels are written for 128.
+const ITEM_THREADS: u32 = 128;
 
 /// FIPS 203's parameters (Table 2) and the byte sizes of one set. Every device row is the
 /// standard encoding itself: ek, dk and ct lengths are multiples of 16, so rows stay aligned.
@@ -53,6 +58,11 @@ impl Sizes {
     pub fn t_len(&self) -> usize {
         384 * self.k
     }
+
+    /// Bytes of one PRF output in a noise row (`NOISE_SLOT`: 64 eta1).
+    fn noise_slot(&self) -> usize {
+        64 * self.eta1
+    }
 }
 
 /// The -D definitions that fix one parameter set in the kernels.
@@ -63,6 +73,7 @@ pub fn defines(p: ParamSet) -> Vec<String> {
         ("MLKEM_ETA1", s.eta1),
         ("MLKEM_DU", s.du),
         ("MLKEM_DV", s.dv),
+        ("MLKEM_NT", ITEM_THREADS as usize),
     ])
 }
 
@@ -83,12 +94,15 @@ kernel_table! {
         mlkem_ek_prep,
         mlkem_dk_prep,
         mlkem_expand_a,
+        mlkem_prf,
         mlkem_keygen_g,
-        mlkem_keygen_noise,
-        mlkem_keygen_t,
+        mlkem_keygen_main,
         mlkem_keygen_finish,
-        mlkem_encaps,
-        mlkem_decaps,
+        mlkem_encaps_g,
+        mlkem_encaps_encrypt,
+        mlkem_decrypt,
+        mlkem_decaps_g,
+        mlkem_decaps_check,
     }
 }
 
@@ -133,6 +147,40 @@ impl Kernels {
         w.launch(k, blocks(threads, BLOCK), BLOCK, args)
     }
 
+    /// A block kernel: one block of [`ITEM_THREADS`] per item.
+    fn run_items(
+        &self,
+        w: &mut Worker,
+        k: &crate::gpu::launch::Kernel,
+        n: usize,
+        args: &[crate::gpu::launch::Arg],
+    ) -> Result<(), DriverError> {
+        w.launch(k, n, ITEM_THREADS, args)
+    }
+
+    /// `mlkem_prf(seeds, stride, count, wide, noise, n)`: PRF outputs of nonces 0..count per
+    /// item (the first `wide` with eta1) into the worker's noise rows, which it returns.
+    fn prf(
+        &self,
+        w: &mut Worker,
+        seeds: Dev<u8>,
+        stride: usize,
+        (count, wide): (usize, usize),
+        n: usize,
+    ) -> Result<Dev<u8>, DriverError> {
+        let noise = w.dev("mlkem_noise", n * count * self.s.noise_slot())?;
+        let args = [
+            seeds.into(),
+            n32(stride).into(),
+            n32(count).into(),
+            n32(wide).into(),
+            noise.into(),
+            n32(n).into(),
+        ];
+        self.run(w, &self.f.mlkem_prf, n * count, &args)?;
+        Ok(noise)
+    }
+
     /// `mlkem_coins(key, m, len)`: `n` fresh 32-byte messages m, the first `32 n` bytes of
     /// ChaCha20 stream 0 under the 32 bytes at `key` (`kernels/chacha.cuh`).
     pub fn coins(
@@ -172,7 +220,7 @@ impl Kernels {
     }
 
     /// `mlkem_expand_a(rho_rows, stride, nkeys, amat)`: Â of each key (rho at
-    /// `rho_rows + key * stride`), item-minor over the keys.
+    /// `rho_rows + key * stride`), key-major.
     pub fn expand_a(
         &self,
         w: &mut Worker,
@@ -191,116 +239,112 @@ impl Kernels {
         self.run(w, &self.f.mlkem_expand_a, nkeys * k * k, &args)
     }
 
-    /// `mlkem_keygen_g(seeds, rs, n)`: rho || sigma = G(d || k).
-    pub fn keygen_g(
+    /// KeyGen_internal of `n` items: `mlkem_keygen_g(seeds, rs, n)` (rho || sigma into `rs`,
+    /// 64 bytes per item), `mlkem_expand_a` of each item's rho, `mlkem_prf` (s and e),
+    /// `mlkem_keygen_main(rs, amat, noise, eks, dks)` (ŝ, t̂ and rho into the rows),
+    /// `mlkem_keygen_finish(seeds, eks, dks, n)` (dk = dk_pke || ek || H(ek) || z).
+    pub fn keygen(
         &self,
         w: &mut Worker,
         seeds: Dev<u8>,
         rs: Dev<u8>,
+        (eks, dks): (Dev<u8>, Dev<u8>),
         n: usize,
     ) -> Result<(), DriverError> {
+        let k = self.s.k;
         let args = [seeds.into(), rs.into(), n32(n).into()];
-        self.run(w, &self.f.mlkem_keygen_g, n, &args)
-    }
-
-    /// `mlkem_keygen_noise(rs, shat, ehat, dks, n)`: ŝ (into dk and `shat`) and ê.
-    pub fn keygen_noise(
-        &self,
-        w: &mut Worker,
-        rs: Dev<u8>,
-        shat: Dev<u16>,
-        ehat: Dev<u16>,
-        dks: Dev<u8>,
-        n: usize,
-    ) -> Result<(), DriverError> {
+        self.run(w, &self.f.mlkem_keygen_g, n, &args)?;
+        let amat: Dev<u16> = w.dev("mlkem_kg_amat", n * k * k * 256)?;
+        self.expand_a(w, rs, 64, n, amat)?;
+        let noise = self.prf(w, rs.add(32), 64, (2 * k, 2 * k), n)?;
         let args = [
             rs.into(),
-            shat.into(),
-            ehat.into(),
-            dks.into(),
-            n32(n).into(),
-        ];
-        self.run(w, &self.f.mlkem_keygen_noise, n * self.s.k, &args)
-    }
-
-    /// `mlkem_keygen_t(rs, shat, ehat, eks, n)`: t̂ = Â ŝ + ê and rho into the ek rows.
-    pub fn keygen_t(
-        &self,
-        w: &mut Worker,
-        rs: Dev<u8>,
-        shat: Dev<u16>,
-        ehat: Dev<u16>,
-        eks: Dev<u8>,
-        n: usize,
-    ) -> Result<(), DriverError> {
-        let args = [
-            rs.into(),
-            shat.into(),
-            ehat.into(),
+            amat.into(),
+            noise.into(),
             eks.into(),
-            n32(n).into(),
+            dks.into(),
         ];
-        self.run(w, &self.f.mlkem_keygen_t, n * self.s.k, &args)
-    }
-
-    /// `mlkem_keygen_finish(seeds, eks, dks, n)`: dk = dk_pke || ek || H(ek) || z.
-    pub fn keygen_finish(
-        &self,
-        w: &mut Worker,
-        seeds: Dev<u8>,
-        eks: Dev<u8>,
-        dks: Dev<u8>,
-        n: usize,
-    ) -> Result<(), DriverError> {
+        self.run_items(w, &self.f.mlkem_keygen_main, n, &args)?;
         let args = [seeds.into(), eks.into(), dks.into(), n32(n).into()];
         self.run(w, &self.f.mlkem_keygen_finish, n, &args)
     }
 
-    /// `mlkem_encaps(msgs, key_idx, eks, hek, amat, nkeys, cts, sss, n)`; `key_idx` null: item
-    /// i uses key i.
+    /// Encaps_internal of `n` items (`key_idx` null: item i uses key i), the keys' H(ek) and Â
+    /// made: `mlkem_encaps_g(msgs, key_idx, hek, sss, coins, n)` ((K, r) = G(m || H(ek))),
+    /// `mlkem_prf` of r, `mlkem_encaps_encrypt(msgs, key_idx, eks, amat, noise, cts)`.
     pub fn encaps(
         &self,
         w: &mut Worker,
         msgs: Dev<u8>,
         key_idx: Dev<u32>,
-        (eks, hek, amat, nkeys): (Dev<u8>, Dev<u8>, Dev<u16>, usize),
+        (eks, hek, amat): (Dev<u8>, Dev<u8>, Dev<u16>),
         cts: Dev<u8>,
         sss: Dev<u8>,
         n: usize,
     ) -> Result<(), DriverError> {
+        let k = self.s.k;
+        let coins: Dev<u8> = w.dev("mlkem_coins_r", n * 32)?;
+        let args = [
+            msgs.into(),
+            key_idx.into(),
+            hek.into(),
+            sss.into(),
+            coins.into(),
+            n32(n).into(),
+        ];
+        self.run(w, &self.f.mlkem_encaps_g, n, &args)?;
+        let noise = self.prf(w, coins, 32, (2 * k + 1, k), n)?;
         let args = [
             msgs.into(),
             key_idx.into(),
             eks.into(),
-            hek.into(),
             amat.into(),
-            n32(nkeys).into(),
+            noise.into(),
             cts.into(),
-            sss.into(),
-            n32(n).into(),
         ];
-        self.run(w, &self.f.mlkem_encaps, n, &args)
+        self.run_items(w, &self.f.mlkem_encaps_encrypt, n, &args)
     }
 
-    /// `mlkem_decaps(cts, key_idx, dks, amat, nkeys, sss, n)`; `key_idx` null: item i uses key i.
+    /// Decaps_internal of `n` items (`key_idx` null: item i uses key i), the keys' Â made:
+    /// `mlkem_decrypt(cts, key_idx, dks, msgs)` (m'), `mlkem_decaps_g(cts, key_idx, dks, msgs,
+    /// kk, coins, n)` (K', r', K-bar), `mlkem_prf` of r', `mlkem_decaps_check(cts, key_idx, dks,
+    /// amat, msgs, noise, kk, sss)` (re-encryption, comparison, selection).
     pub fn decaps(
         &self,
         w: &mut Worker,
         cts: Dev<u8>,
         key_idx: Dev<u32>,
-        (dks, amat, nkeys): (Dev<u8>, Dev<u16>, usize),
+        (dks, amat): (Dev<u8>, Dev<u16>),
         sss: Dev<u8>,
         n: usize,
     ) -> Result<(), DriverError> {
+        let k = self.s.k;
+        let msgs: Dev<u8> = w.dev("mlkem_dec_msgs", n * 32)?;
+        let kk: Dev<u8> = w.dev("mlkem_dec_kk", n * 64)?;
+        let coins: Dev<u8> = w.dev("mlkem_coins_r", n * 32)?;
+        let args = [cts.into(), key_idx.into(), dks.into(), msgs.into()];
+        self.run_items(w, &self.f.mlkem_decrypt, n, &args)?;
+        let args = [
+            cts.into(),
+            key_idx.into(),
+            dks.into(),
+            msgs.into(),
+            kk.into(),
+            coins.into(),
+            n32(n).into(),
+        ];
+        self.run(w, &self.f.mlkem_decaps_g, n, &args)?;
+        let noise = self.prf(w, coins, 32, (2 * k + 1, k), n)?;
         let args = [
             cts.into(),
             key_idx.into(),
             dks.into(),
             amat.into(),
-            n32(nkeys).into(),
+            msgs.into(),
+            noise.into(),
+            kk.into(),
             sss.into(),
-            n32(n).into(),
         ];
-        self.run(w, &self.f.mlkem_decaps, n, &args)
+        self.run_items(w, &self.f.mlkem_decaps_check, n, &args)
     }
 }

@@ -1,6 +1,6 @@
-//! ML-KEM.KeyGen_internal (FIPS 203 Algorithm 16) for one chunk: G per item, ŝ and ê one
-//! thread per (item, j), t̂ one thread per (item, i) with Â sampled on the fly, then
-//! dk = dk_pke || ek || H(ek) || z per item.
+//! ML-KEM.KeyGen_internal (FIPS 203 Algorithm 16) for one chunk: G per item, Â per (item, i,
+//! j) and the PRF outputs of s and e per (item, polynomial) one thread each, ŝ, ê and t̂ one
+//! block per item, then dk = dk_pke || ek || H(ek) || z per item.
 
 use super::kernels::Kernels;
 use crate::gpu::config::ChunkOp;
@@ -27,15 +27,10 @@ pub fn keygen_chunk(
     host.copy_from_slice(seeds);
     let d_seeds = w.dev("mlkem_kg_seeds", n * 64)?;
     let rs = w.dev("mlkem_kg_rs", n * 64)?;
-    let shat = w.dev("mlkem_kg_shat", n * s.k * 256)?;
-    let ehat = w.dev("mlkem_kg_ehat", n * s.k * 256)?;
     let ek = w.dev("mlkem_kg_ek", n * s.ek)?;
     let dk = w.dev("mlkem_kg_dk", n * s.dk)?;
     w.htod(d_seeds, host)?;
-    k.keygen_g(w, d_seeds, rs, n)?;
-    k.keygen_noise(w, rs, shat, ehat, dk, n)?;
-    k.keygen_t(w, rs, shat, ehat, ek, n)?;
-    k.keygen_finish(w, d_seeds, ek, dk, n)?;
+    k.keygen(w, d_seeds, rs, (ek, dk), n)?;
     hostio::keys_out(w, reg, "mlkem_kg_out", (ek, eks), (dk, dks))?;
     // The seeds are secret: do not leave them in the staging buffer.
     host.fill(0);
