@@ -257,13 +257,7 @@ impl Kernels {
         let amat: Dev<u16> = w.dev("mlkem_kg_amat", n * k * k * 256)?;
         self.expand_a(w, rs, 64, n, amat)?;
         let noise = self.prf(w, rs.add(32), 64, (2 * k, 2 * k), n)?;
-        let args = [
-            rs.into(),
-            amat.into(),
-            noise.into(),
-            eks.into(),
-            dks.into(),
-        ];
+        let args = [rs.into(), amat.into(), noise.into(), eks.into(), dks.into()];
         self.run_items(w, &self.f.mlkem_keygen_main, n, &args)?;
         let args = [seeds.into(), eks.into(), dks.into(), n32(n).into()];
         self.run(w, &self.f.mlkem_keygen_finish, n, &args)
