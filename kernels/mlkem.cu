@@ -16,14 +16,6 @@
 // public seed rho of SampleNTT's rejection sampling, public keys in their checks, ciphertexts);
 // secret comparisons and selections are masks.
 
-// The block transforms are called from several kernels: out of line, each is compiled once.
-// The CPU emulation leaves inlining to its compiler.
-#ifdef __CUDACC__
-#define MLKEM_NOINLINE __noinline__
-#else
-#define MLKEM_NOINLINE
-#endif
-
 #if MLKEM_NT != 128
 #error "the block kernels give each of 128 threads one coefficient pair"
 #endif
@@ -101,7 +93,7 @@ template <u32 D> __device__ __forceinline__ u32 decompress(u32 y) {
 
 // NTT (FIPS 203 Algorithm 9) of NP polynomials in place: in each layer thread t computes
 // butterfly t of every polynomial. Callers synchronise after writing f; ends synchronised.
-template <u32 NP> __device__ MLKEM_NOINLINE void ntt_block(u16 (*f)[256]) {
+template <u32 NP> __device__ __forceinline__ void ntt_block(u16 (*f)[256]) {
   const u32 t = threadIdx.x;
   for (u32 len = 128; len >= 2; len >>= 1) {
     const u32 g = t / len, j = 2 * len * g + (t & (len - 1));
@@ -118,7 +110,7 @@ template <u32 NP> __device__ MLKEM_NOINLINE void ntt_block(u16 (*f)[256]) {
 
 // NTT^-1 (FIPS 203 Algorithm 10) of NP polynomials in place, with the factor 128^-1 = 3303
 // in the last layer (where thread t alone holds coefficients t and t + 128). As ntt_block.
-template <u32 NP> __device__ MLKEM_NOINLINE void intt_block(u16 (*f)[256]) {
+template <u32 NP> __device__ __forceinline__ void intt_block(u16 (*f)[256]) {
   const u32 t = threadIdx.x;
   for (u32 len = 2; len <= 128; len <<= 1) {
     const u32 g = t / len, j = 2 * len * g + (t & (len - 1));
