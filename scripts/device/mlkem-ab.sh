@@ -4,13 +4,15 @@
 # key per item and with one key (pqgpu-bench --alg mlkem, batch 65,536, registered arrays;
 # medians of the runs printed side by side, C ABI and kernel-only), and on the new build only
 # tests/gpu_mlkem at 500 cases per set (GPU == CPU, every ACVP case) and compute-sanitizer
-# memcheck (racecheck too while time is left). Everything lands in $OUT: summary.txt, logs/.
+# memcheck; while time is left, racecheck and an Nsight Compute profile (SpeedOfLight,
+# Occupancy, LaunchStats) of one 16,384-item ML-KEM-768 round of examples/mlkem_kernels per
+# build. Everything lands in $OUT: summary.txt, logs/.
 #
 # Build host, from the checkout with the change (OLD: the revision to compare against, by
 # default main):
 #   bash scripts/device/mlkem-ab.sh stage [OLD]
 # which builds OLD and this checkout, then stages into target/device/mlkem-ab:
-#   old/ new/ : pqgpu-bench (stripped); new/ also gpu_mlkem; vectors/acvp/ML-KEM-*;
+#   old/ new/ : pqgpu-bench, mlkem_kernels (stripped); new/ also gpu_mlkem; vectors/acvp/ML-KEM-*;
 #   build.txt; run.sh (this file)
 # GPU machine: bash target/device/mlkem-ab/run.sh   (carry ["target/device/mlkem-ab"])
 # Success: summary.txt shows rc=0 for every step, "test result: ok" for gpu_mlkem, "0 errors"
@@ -33,8 +35,9 @@ if [ "${1:-}" = stage ]; then
   rm -rf "$D"
   mkdir -p "$D/old" "$D/new" "$D/vectors/acvp"
   build() { # $1: source tree, $2: destination, $3: "tests" to take the GPU suite too
-    (cd "$1" && CARGO_TARGET_DIR=$ROOT/target cargo build --release -p pqgpu-bench)
-    cp "$ROOT/target/release/pqgpu-bench" "$2/"
+    (cd "$1" && CARGO_TARGET_DIR=$ROOT/target cargo build --release -p pqgpu-bench \
+      && CARGO_TARGET_DIR=$ROOT/target cargo build --release -p pqgpu --example mlkem_kernels)
+    cp "$ROOT/target/release/pqgpu-bench" "$ROOT/target/release/examples/mlkem_kernels" "$2/"
     if [ "$3" = tests ]; then
       exe=$(cd "$1" && CARGO_TARGET_DIR=$ROOT/target cargo test --release -p pqgpu --no-run \
         --test gpu_mlkem --message-format=json | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
@@ -115,6 +118,39 @@ step memcheck 50 env PQGPU_GPU_CASES=48 compute-sanitizer --tool memcheck --erro
   ./new/gpu_mlkem --test-threads=1 matches_cpu
 step racecheck 40 env PQGPU_GPU_CASES=16 compute-sanitizer --tool racecheck --error-exitcode 9 \
   ./new/gpu_mlkem --test-threads=1 gpu_mlkem_1024_matches_cpu
+NCU="ncu --section SpeedOfLight --section Occupancy --section LaunchStats -k regex:^mlkem_ --launch-count 60"
+step ncu_new 50 env PQGPU_CACHE_DIR=/tmp/pqc-new $NCU ./new/mlkem_kernels 16384 768
+step ncu_old 40 env PQGPU_CACHE_DIR=/tmp/pqc-old $NCU ./old/mlkem_kernels 16384 768
+for b in new old; do [ -s "$L/ncu_$b.log" ] && python3 - "$L/ncu_$b.log" >> "$S" 2>&1 <<'PY'
+import collections, re, sys
+# Per kernel: launches, total duration, and the last launch's throughputs, occupancy, registers.
+cur = None
+agg = collections.OrderedDict()
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"\s+(\w+)\b.*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)", line)
+    if m:
+        cur = agg.setdefault(m.group(1), {"n": 0, "us": 0.0})
+        cur["n"] += 1
+        continue
+    if cur is None:
+        continue
+    m = re.match(r"\s+Duration\s+(\w+)\s+([\d.,]+)", line)
+    if m:
+        v = float(m.group(2).replace(",", ""))
+        cur["us"] += v * {"n": 1e-3, "u": 1, "m": 1e3, "s": 1e6}.get(m.group(1)[0], 1)
+    for key, pat in (("regs", r"\s+Registers Per Thread\s+\S+\s+([\d.,]+)"),
+                     ("occ", r"\s+Achieved Occupancy\s+%\s+([\d.,]+)"),
+                     ("sm", r"\s+Compute \(SM\) Throughput\s+%\s+([\d.,]+)"),
+                     ("mem", r"\s+Memory Throughput\s+%\s+([\d.,]+)")):
+        m = re.match(pat, line)
+        if m:
+            cur[key] = m.group(1)
+tot = sum(k["us"] for k in agg.values()) or 1
+print(f"--- {sys.argv[1].split('/')[-1]}: kernel, launches, us, share, SM %, memory %, achieved occupancy %, regs")
+for name, k in agg.items():
+    print(f"{name:22} {k['n']:4} {k['us']:10.1f} {100 * k['us'] / tot:5.1f}% {k.get('sm', '-'):>6} {k.get('mem', '-'):>6} {k.get('occ', '-'):>6} {k.get('regs', '-'):>4}")
+PY
+done
 python3 - "$L" >> "$S" 2>&1 <<'PY'
 import glob, json, os, re, statistics, sys
 d = sys.argv[1]
