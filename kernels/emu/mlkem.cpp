@@ -2,7 +2,8 @@
 // by phase as src/gpu/mlkem/*.rs launches them: the one-thread kernels a thread at a time, the
 // block kernels a block at a time with every thread a fiber (fibers.h: real barriers).
 // `mlkem MODE` reads the inputs on stdin and writes the outputs to stdout. Input: n (u32),
-// one_key (u32: every item uses key 0), then the mode's rows (layouts in emulated.rs).
+// one_key (u32: 1, every item uses key 0; 2, a key index array follows), then the mode's rows
+// (layouts in emulated.rs).
 #include "fibers.h"
 #include "../keccak.cuh"
 #include "../chacha.cuh"
@@ -44,9 +45,17 @@ int main(int argc, char **argv) {
   memcpy(&n, &in[0], 4);
   memcpy(&one_key, &in[4], 4);
   const u8 *p = in.data() + 8;
-  const u32 nkeys = one_key ? 1 : n;
+  u32 nkeys = one_key ? 1 : n;
   std::vector<u32> idx(n, 0);
   const u32 *key_idx = one_key ? idx.data() : nullptr;
+  // one_key 2: a key index array, as the engine sends for repeated keys: nkeys (u32), then
+  // n indices (u32), then nkeys key rows.
+  if (one_key == 2) {
+    if (in.size() < 12 + (size_t)n * 4) return 1;
+    memcpy(&nkeys, p, 4);
+    memcpy(idx.data(), p + 4, (size_t)n * 4);
+    p += 4 + (size_t)n * 4;
+  }
   auto amat = std::vector<u16>((size_t)nkeys * K * K * 256);
   auto coins = buf((size_t)n * 32), noise = buf((size_t)n * (2 * K + 1) * NOISE_SLOT);
   if (mode == "mlkem_keygen") {

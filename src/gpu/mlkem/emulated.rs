@@ -72,6 +72,16 @@ impl Sets {
     }
 }
 
+/// The harness input head of `idx.len()` items, item j on key `idx[j]` of `nkeys` (the key
+/// index array the engine sends when keys repeat).
+fn head_idx(nkeys: usize, idx: &[u32]) -> Vec<u8> {
+    let mut h = [(idx.len() as u32).to_le_bytes(), 2u32.to_le_bytes()].concat();
+    h.extend_from_slice(&(nkeys as u32).to_le_bytes());
+    idx.iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
+    h
+}
+
 /// Encaps of `n` items: (key check verdicts, ciphertexts, shared secrets).
 fn encaps(
     h: &Harness,
@@ -81,8 +91,20 @@ fn encaps(
     one_key: bool,
 ) -> (Vec<bool>, Vec<u8>, Vec<u8>) {
     let n = m.len() / 32;
+    encaps_with(h, s, eks, m, &head(n, one_key))
+}
+
+/// Encaps of the items of `m` under the rows `eks`, the harness head given.
+fn encaps_with(
+    h: &Harness,
+    s: &Sizes,
+    eks: &[u8],
+    m: &[u8],
+    head: &[u8],
+) -> (Vec<bool>, Vec<u8>, Vec<u8>) {
+    let n = m.len() / 32;
     let nkeys = eks.len() / s.ek;
-    let out = h.run("mlkem_encaps", &[&head(n, one_key)[..], eks, m].concat());
+    let out = h.run("mlkem_encaps", &[head, eks, m].concat());
     let (ok, rest) = out.split_at(4 * nkeys);
     let (ct, ss) = rest.split_at(n * s.ct);
     let ok = ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
@@ -91,9 +113,19 @@ fn encaps(
 
 /// Decaps of `n` items: (key check verdicts, shared secrets).
 fn decaps(h: &Harness, s: &Sizes, dks: &[u8], cts: &[u8], one_key: bool) -> (Vec<bool>, Vec<u8>) {
-    let n = cts.len() / s.ct;
+    decaps_with(h, s, dks, cts, &head(cts.len() / s.ct, one_key))
+}
+
+/// Decaps of the ciphertexts `cts` under the rows `dks`, the harness head given.
+fn decaps_with(
+    h: &Harness,
+    s: &Sizes,
+    dks: &[u8],
+    cts: &[u8],
+    head: &[u8],
+) -> (Vec<bool>, Vec<u8>) {
     let nkeys = dks.len() / s.dk;
-    let out = h.run("mlkem_decaps", &[&head(n, one_key)[..], dks, cts].concat());
+    let out = h.run("mlkem_decaps", &[head, dks, cts].concat());
     let (ok, ss) = out.split_at(4 * nkeys);
     (
         ok.chunks_exact(4).map(|x| x != [0; 4]).collect(),
@@ -125,6 +157,7 @@ fn mlkem_kernels_on_the_cpu() {
     one_key_path_and_implicit_rejection(&mut sets);
     coins_match_rand_chacha(&mut sets);
     random_items_match_the_cpu(&mut sets);
+    key_index_with_repeated_and_bad_keys(&mut sets);
 }
 
 fn acvp_keygen(sets: &mut Sets) {
@@ -337,6 +370,74 @@ fn random_items_match_the_cpu(sets: &mut Sets) {
             crate::mlkem::decaps(p, &dk, &tampered[b * s.ct..][..s.ct], &mut ss)
                 .expect("CPU decaps");
             assert_eq!(ssd[32 * b..][..32], ss, "{} decaps {b}", p.name());
+        }
+    }
+}
+
+/// Distinct key rows in another order than the items, a key index array with repeated keys,
+/// some eks failing the modulus check and some dks the hash check: every item of a good key
+/// against the CPU implementation (`crate::mlkem`), every key's verdict against the CPU's.
+fn key_index_with_repeated_and_bad_keys(sets: &mut Sets) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x1DC5);
+    for p in ParamSet::ALL {
+        let s = Sizes::of(p);
+        let h = sets.get(p);
+        let (nkeys, n) = (7, 24);
+        let (mut eks, mut dks) = (vec![0u8; nkeys * s.ek], vec![0u8; nkeys * s.dk]);
+        for (ek, dk) in eks.chunks_exact_mut(s.ek).zip(dks.chunks_exact_mut(s.dk)) {
+            let (mut d, mut z) = ([0u8; 32], [0u8; 32]);
+            rng.fill_bytes(&mut d);
+            rng.fill_bytes(&mut z);
+            crate::mlkem::keygen_internal(p, &d, &z, ek, dk).expect("CPU keygen");
+        }
+        // ek 2: a t-hat coefficient of 4095 (>= q); dk 4: a bit of H(ek) flipped.
+        eks[2 * s.ek + 384 + 1] |= 0xF0;
+        eks[2 * s.ek + 384 + 2] = 0xFF;
+        dks[4 * s.dk + s.dk - 40] ^= 1;
+        // Item j on key idx[j]: every key repeated, in no order.
+        let idx: Vec<u32> = (0..n).map(|j| ((j * 5 + j / 7) % nkeys) as u32).collect();
+        let mut m = vec![0u8; 32 * n];
+        rng.fill_bytes(&mut m);
+        let (ok, cts, sss) = encaps_with(h, &s, &eks, &m, &head_idx(nkeys, &idx));
+        let mut tampered = cts.clone();
+        for b in (0..n).filter(|b| b % 3 == 1) {
+            tampered[b * s.ct + (b * 89) % s.ct] ^= 1 << (b % 8);
+        }
+        let (okd, ssd) = decaps_with(h, &s, &dks, &tampered, &head_idx(nkeys, &idx));
+        for key in 0..nkeys {
+            let (mut ct, mut ss) = (vec![0u8; s.ct], [0u8; 32]);
+            let ek = &eks[key * s.ek..][..s.ek];
+            let cpu_ok = crate::mlkem::encaps_internal(p, ek, &[0; 32], &mut ct, &mut ss).is_ok();
+            assert_eq!(ok[key], cpu_ok, "{} ek {key} check", p.name());
+            assert_eq!(ok[key], key != 2, "{} ek {key} check", p.name());
+            assert_eq!(okd[key], key != 4, "{} dk {key} check", p.name());
+        }
+        for (b, &key) in idx.iter().enumerate() {
+            let key = key as usize;
+            let (mut ct, mut ss) = (vec![0u8; s.ct], [0u8; 32]);
+            if ok[key] {
+                let ek = &eks[key * s.ek..][..s.ek];
+                let mb: &[u8; 32] = m[32 * b..32 * b + 32].try_into().unwrap();
+                crate::mlkem::encaps_internal(p, ek, mb, &mut ct, &mut ss).expect("CPU encaps");
+                assert_eq!(
+                    cts[b * s.ct..][..s.ct],
+                    ct[..],
+                    "{} ct {b} (key {key})",
+                    p.name()
+                );
+                assert_eq!(sss[32 * b..][..32], ss, "{} K {b} (key {key})", p.name());
+            }
+            if okd[key] {
+                let dk = &dks[key * s.dk..][..s.dk];
+                crate::mlkem::decaps(p, dk, &tampered[b * s.ct..][..s.ct], &mut ss)
+                    .expect("CPU decaps");
+                assert_eq!(
+                    ssd[32 * b..][..32],
+                    ss,
+                    "{} decaps {b} (key {key})",
+                    p.name()
+                );
+            }
         }
     }
 }
