@@ -423,14 +423,14 @@ fn outputs(
 /// Which 32-byte rows differ, by kind (a failed item's row not zeroed; a live item's row left
 /// as the filler, zeroed or else wrong), with the first few items of each: what tells apart
 /// rows never written, written to the wrong place and written wrong.
-fn row_diff(got: &[u8], want: &[u8], st: &[Status], fill: u8) -> String {
+fn row_diff(got: &[u8], want: &[u8], len: usize, st: &[Status], fill: u8) -> String {
     let mut kinds: [(&str, Vec<usize>); 4] = [
         ("failed item, row not zeroed", vec![]),
         ("live item, row left as filler", vec![]),
         ("live item, row zeroed", vec![]),
         ("live item, other bytes", vec![]),
     ];
-    for (j, (g, w)) in got.chunks(32).zip(want.chunks(32)).enumerate() {
+    for (j, (g, w)) in got.chunks(len).zip(want.chunks(len)).enumerate() {
         if g == w {
             continue;
         }
@@ -447,7 +447,7 @@ fn row_diff(got: &[u8], want: &[u8], st: &[Status], fill: u8) -> String {
         .filter(|(_, v)| !v.is_empty())
         .map(|(what, v)| format!("{what}: {} rows, first {:?}", v.len(), &v[..v.len().min(8)]))
         .collect();
-    format!("shared-secret rows differ: {}", parts.join("; "))
+    format!("rows differ: {}", parts.join("; "))
 }
 
 /// A key per item with malformed keys among them (every 7th ek fails the modulus check, every
@@ -536,15 +536,21 @@ fn gpu_mlkem_key_per_item_with_malformed_keys() {
             let got = outputs(&*gpu, p, &enc, &dec, (ct_io, ss_io), 0x5A);
             let case = format!("registered {registered}, shuffled {shuffled}");
             let bad = |st: &[Status]| st.iter().filter(|s| **s == Err(Error::BadKey)).count();
+            // About n/7 bad eks and n/5 bad dks, fewer where shuffled items use the copies of
+            // key 0 (valid): the bounds leave room for the shuffle at small n.
             assert!(
-                bad(&want.enc_st) >= n / 8 && bad(&want.dec_st) >= n / 6,
-                "{case}"
+                bad(&want.enc_st) >= n / 12 && bad(&want.dec_st) >= n / 8,
+                "too few malformed keys in the batch, {case}"
             );
             assert_eq!(got.enc_st, want.enc_st, "encaps statuses, {case}");
             assert_eq!(got.dec_st, want.dec_st, "decaps statuses, {case}");
-            assert!(got.cts == want.cts, "ciphertexts, {case}");
+            assert!(
+                got.cts == want.cts,
+                "ciphertexts, {case}: {}",
+                row_diff(&got.cts, &want.cts, cl, &want.enc_st, 0x5A)
+            );
             let ss = |what: &str, got: &[u8], want: &[u8], st: &[Status]| {
-                let diff = || row_diff(got, want, st, 0x5A);
+                let diff = || row_diff(got, want, 32, st, 0x5A);
                 assert!(got == want, "{what} shared secrets, {case}: {}", diff());
             };
             ss("encaps", &got.enc_ss, &want.enc_ss, &want.enc_st);
