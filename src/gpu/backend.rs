@@ -45,7 +45,10 @@ impl GpuBackend {
         let cfg = GpuConfig::read().map_err(|e| (Error::InvalidArgument, e))?;
         let ordinals =
             device::ordinals(cfg.devices.as_deref()).map_err(|e| (Error::NoDevice, e))?;
-        let workers = cfg.mldsa_workers.max(cfg.kem_workers);
+        let workers = cfg
+            .mldsa_workers
+            .max(cfg.kem_workers)
+            .max(cfg.slhdsa_verify_workers);
         let mut devices = Vec::new();
         let mut first_err = None;
         for ordinal in ordinals {

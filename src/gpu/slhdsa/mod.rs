@@ -158,7 +158,7 @@ pub fn verify(
         .collect();
     run_chunks(
         units,
-        cfg.mldsa_workers,
+        cfg.slhdsa_verify_workers,
         &sizes,
         chunks,
         |u, w, (it, st)| {
