@@ -54,7 +54,8 @@ pub struct Settings {
     pub gpu_sleep: Option<String>,
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
-    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_CHUNK_RAMP`.
+    /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_CHUNK_RAMP`,
+    /// `PQGPU_TIMELINE`.
     #[cfg(feature = "tuning")]
     pub profile: bool,
     #[cfg(feature = "tuning")]
@@ -69,6 +70,8 @@ pub struct Settings {
     pub ctru_invert: Option<String>,
     #[cfg(feature = "tuning")]
     pub chunk_ramp: Option<String>,
+    #[cfg(feature = "tuning")]
+    pub timeline: Option<std::path::PathBuf>,
 
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
@@ -124,6 +127,8 @@ fn read() -> Settings {
         ctru_invert: var("PQGPU_CTRU_INVERT").ok(),
         #[cfg(feature = "tuning")]
         chunk_ramp: var("PQGPU_CHUNK_RAMP").ok(),
+        #[cfg(feature = "tuning")]
+        timeline: var_os("PQGPU_TIMELINE").map(std::path::PathBuf::from),
 
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }

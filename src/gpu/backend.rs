@@ -210,6 +210,9 @@ impl GpuBackend {
                 sum[2] * 1e3
             );
         }
+        if let Some(path) = &tuning.timeline {
+            super::timeline::flush(path, what);
+        }
         if kernels && tuning.profile {
             let mut sum = Default::default();
             for d in &self.devices {
@@ -517,9 +520,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.mlkem_units(p) else {
             return cpu_backend().mlkem_keygen(p, seeds, eks, dks, statuses);
         };
-        self.profiled("mlkem keygen", true, || {
-            mlkem::FAMILY.keygen(&units, &self.cfg, p, seeds, eks, dks, statuses)
-        });
+        self.profiled(
+            &format!("{} keygen, {} items", p.name(), statuses.len()),
+            true,
+            || mlkem::FAMILY.keygen(&units, &self.cfg, p, seeds, eks, dks, statuses),
+        );
     }
 
     fn mlkem_encaps(
@@ -536,9 +541,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.mlkem_units(p) else {
             return cpu_backend().mlkem_encaps(p, items, cts, sss, statuses);
         };
-        self.profiled("mlkem encaps", true, || {
-            mlkem::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses)
-        });
+        self.profiled(
+            &format!("{} encaps, {} items", p.name(), items.len()),
+            true,
+            || mlkem::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses),
+        );
     }
 
     fn mlkem_decaps(
@@ -554,9 +561,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.mlkem_units(p) else {
             return cpu_backend().mlkem_decaps(p, items, sss, statuses);
         };
-        self.profiled("mlkem decaps", true, || {
-            mlkem::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses)
-        });
+        self.profiled(
+            &format!("{} decaps, {} items", p.name(), items.len()),
+            true,
+            || mlkem::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses),
+        );
     }
 
     fn slhdsa_keygen(
@@ -573,9 +582,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.slhdsa_units(p) else {
             return cpu_backend().slhdsa_keygen(p, seeds, pks, sks, statuses);
         };
-        self.profiled("slhdsa keygen", true, || {
-            slhdsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
-        });
+        self.profiled(
+            &format!("{} keygen, {} items", p.name(), statuses.len()),
+            true,
+            || slhdsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses),
+        );
     }
 
     fn slhdsa_sign(
@@ -591,9 +602,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.slhdsa_units(p) else {
             return cpu_backend().slhdsa_sign(p, items, sigs, statuses);
         };
-        self.profiled("slhdsa sign", true, || {
-            slhdsa::sign(&units, &self.cfg, p, items, sigs, statuses)
-        });
+        self.profiled(
+            &format!("{} sign, {} items", p.name(), items.len()),
+            true,
+            || slhdsa::sign(&units, &self.cfg, p, items, sigs, statuses),
+        );
     }
 
     fn slhdsa_verify(
@@ -608,9 +621,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.slhdsa_units(p) else {
             return cpu_backend().slhdsa_verify(p, items, statuses);
         };
-        self.profiled("slhdsa verify", true, || {
-            slhdsa::verify(&units, &self.cfg, p, items, statuses)
-        });
+        self.profiled(
+            &format!("{} verify, {} items", p.name(), items.len()),
+            true,
+            || slhdsa::verify(&units, &self.cfg, p, items, statuses),
+        );
     }
 
     fn register_host_memory(&self, buf: &[u8]) -> Result<(), Error> {

@@ -54,8 +54,8 @@ impl DeviceEngine {
     ) -> Result<DeviceEngine, (Error, String)> {
         let dev = device::open(ordinal, cfg.sync).map_err(|e| (Error::NoDevice, e))?;
         let ctx = &dev.ctx;
-        let workers = (0..workers)
-            .map(|_| Worker::new(ctx, cfg.tuning.profile, cfg.sleep).map(Mutex::new))
+        let mut workers = (0..workers)
+            .map(|_| Worker::new(ctx, cfg.tuning.profile, cfg.sleep))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| {
                 (
@@ -63,6 +63,14 @@ impl DeviceEngine {
                     format!("GPU {ordinal}: creating streams: {e:?}"),
                 )
             })?;
+        if cfg.tuning.timeline.is_some() {
+            let origin = super::timeline::origin(ctx)
+                .map_err(|e| (Error::NoDevice, format!("GPU {ordinal}: timeline: {e:?}")))?;
+            for (i, w) in workers.iter_mut().enumerate() {
+                w.trace(origin.clone(), i);
+            }
+        }
+        let workers = workers.into_iter().map(Mutex::new).collect();
         let maps_host_memory = ctx
             .attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,

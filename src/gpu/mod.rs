@@ -42,6 +42,7 @@ mod mlkem;
 mod nvrtc;
 mod scheduler;
 mod slhdsa;
+mod timeline;
 mod worker;
 
 pub use backend::{

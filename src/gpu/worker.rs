@@ -4,12 +4,14 @@
 
 use super::config::{ChunkOp, OpSet};
 use super::launch::{Arg, Dev, Kernel};
+use super::timeline::Marks;
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
 use cudarc::driver::sys::{self, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
     PinnedHostSlice, PushKernelArg,
 };
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -39,6 +41,8 @@ pub struct Worker {
     sleep: OpSet,
     asleep: bool,
     wake: Option<CudaEvent>,
+    /// With the timeline on (`tuning` builds): this stream's queued copies and launches.
+    marks: RefCell<Option<Marks>>,
 }
 
 /// The host phases of a chunk, for the host profile.
@@ -172,7 +176,26 @@ impl Worker {
             sleep,
             asleep: false,
             wake: None,
+            marks: RefCell::new(None),
         })
+    }
+
+    /// Puts this worker's copies and launches on the timeline (see `timeline`) as `id`.
+    pub fn trace(&mut self, origin: Arc<CudaEvent>, id: usize) {
+        *self.marks.get_mut() = Some(Marks::new(origin, id));
+    }
+
+    /// Queues `op` on the stream (between two timeline events when the timeline is on;
+    /// `what`: its label and the bytes a copy moves).
+    fn queue(
+        &self,
+        what: (&'static str, usize),
+        op: impl FnOnce() -> Result<(), DriverError>,
+    ) -> Result<(), DriverError> {
+        match self.marks.borrow_mut().as_mut() {
+            Some(m) => m.around(&self.ctx, &self.stream, what, op),
+            None => op(),
+        }
     }
 
     /// Says that the next chunk has `items` items and the largest of its batch `largest`:
@@ -268,14 +291,18 @@ impl Worker {
     pub fn htod<T>(&self, dst: Dev<T>, src: &[u8]) -> Result<(), DriverError> {
         // SAFETY: dst was sized by `dev` for this copy; src is pinned (or the copy is staged
         // by the driver) and the caller keeps it alive and unmodified until `sync`.
-        unsafe { memcpy_htod_async(dst.addr(), src, self.stream.cu_stream()) }
+        self.queue(("htod", src.len()), || unsafe {
+            memcpy_htod_async(dst.addr(), src, self.stream.cu_stream())
+        })
     }
 
     /// Asynchronous device-to-host copy; `dst` is valid after `sync`.
     pub fn dtoh<T>(&self, dst: &mut [u8], src: Dev<T>) -> Result<(), DriverError> {
         // SAFETY: src holds at least dst.len() bytes (sized by `dev`); dst outlives the copy
         // because the caller synchronises before touching it.
-        unsafe { memcpy_dtoh_async(dst, src.addr(), self.stream.cu_stream()) }
+        self.queue(("dtoh", dst.len()), || unsafe {
+            memcpy_dtoh_async(dst, src.addr(), self.stream.cu_stream())
+        })
     }
     /// Asynchronous strided copy of `rows` rows of `width` bytes between a host end and a
     /// device end. Host rows must be registered memory, untouched until `sync` (which is when
@@ -287,6 +314,10 @@ impl Worker {
         width: usize,
         rows: usize,
     ) -> Result<(), DriverError> {
+        let label = match dst {
+            End::Host(..) => "rows_dtoh",
+            End::Device(..) => "rows_htod",
+        };
         let mut c = copy_2d(width, rows);
         let (kind, host, device, pitch) = src.parts();
         (c.srcMemoryType, c.srcHost, c.srcDevice, c.srcPitch) =
@@ -296,7 +327,9 @@ impl Worker {
             (kind, host as *mut _, device, pitch);
         // SAFETY: the device side holds rows * pitch bytes (sized by `dev`); the host side lies
         // in one live registration the caller keeps untouched until `sync`.
-        unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
+        self.queue((label, width * rows), || {
+            unsafe { sys::cuMemcpy2DAsync_v2(&c, self.stream.cu_stream()) }.result()
+        })
     }
 
     /// Zeroes `len` elements at `dst`.
@@ -328,6 +361,9 @@ impl Worker {
             wake.synchronize()?;
         } else {
             self.stream.synchronize()?;
+        }
+        if let Some(m) = self.marks.get_mut() {
+            m.settle()?;
         }
         self.staged_since_sync.clear();
         Ok(())
@@ -395,7 +431,7 @@ impl Worker {
         // as u64, scalars as u32); every pointer is a live device buffer of this worker (or 0
         // where the kernel documents a null meaning, or a registered host address for the
         // hostio kernels), sized by the caller for the kernel's indexing.
-        unsafe { b.launch(cfg) }?;
+        self.queue((k.name, 0), || unsafe { b.launch(cfg) }.map(drop))?;
         if let (Some(start), Some(prof)) = (timing, self.profile.as_mut()) {
             let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             end.record(&self.stream)?;

@@ -72,7 +72,11 @@ pub const FAMILY: Family<Kernels, ParamSet> = Family {
         } else {
             cfg.ramp.kem
         },
-        workers: cfg.kem_workers,
+        workers: if keygen {
+            cfg.mlkem_keygen_workers
+        } else {
+            cfg.kem_workers
+        },
     },
     lens: |p| KeyLens {
         seed: 64,
