@@ -576,10 +576,12 @@ extern "C" __global__ void mlkem_decaps_g(const u8 *cts, const u32 *key_idx, con
 }
 
 // c' = K-PKE.Encrypt(ek, m', r'), compared with c over the whole block (a constant-time OR of
-// the word differences); the shared secret K' if c' == c, else K-bar, selected by mask.
+// the word differences); the shared secret K' if c' == c, else K-bar, selected by mask; zero
+// for an item whose key failed its check (ok[key] == 0; ok null: every key passed), so the
+// rows can go back before the host has read the verdicts.
 extern "C" __global__ void __launch_bounds__(NT)
     mlkem_decaps_check(const u8 *cts, const u32 *key_idx, const u8 *dks, const u16 *amat,
-                       const u8 *msgs, const u8 *noise, const u8 *kk, u8 *sss) {
+                       const u8 *msgs, const u8 *noise, const u8 *kk, const u32 *ok, u8 *sss) {
   const u32 b = blockIdx.x, t = threadIdx.x;
   const u32 key = key_idx ? key_idx[b] : b;
   const u32 *cw = (const u32 *)(cts + (size_t)b * CT_LEN);
@@ -592,6 +594,7 @@ extern "C" __global__ void __launch_bounds__(NT)
   if (t < 4) {
     const u8 *row = kk + (size_t)b * 64;
     u64 kp = ld64(row, t), kbar = ld64(row, 4 + t);
-    ((u64 *)(sss + (size_t)b * 32))[t] = kp ^ (reject & (kp ^ kbar));
+    const u64 good = ok ? 0ull - (u64)(ok[key] != 0) : ~0ull;
+    ((u64 *)(sss + (size_t)b * 32))[t] = (kp ^ (reject & (kp ^ kbar))) & good;
   }
 }

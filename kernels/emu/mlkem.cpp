@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
     each_block(n, [&] { mlkem_decrypt(b8(ct), key_idx, b8(dk), b8(msg)); });
     each_thread(n, [&] { mlkem_decaps_g(b8(ct), key_idx, b8(dk), b8(msg), b8(kk), b8(coins), n); });
     each_thread(n * (2 * K + 1), [&] { mlkem_prf(b8(coins), 32, 2 * K + 1, K, b8(noise), n); });
-    each_block(n, [&] { mlkem_decaps_check(b8(ct), key_idx, b8(dk), amat.data(), b8(msg), b8(noise), b8(kk), b8(ss)); });
+    each_block(n, [&] { mlkem_decaps_check(b8(ct), key_idx, b8(dk), amat.data(), b8(msg), b8(noise), b8(kk), ok.data(), b8(ss)); });
     put(ok.data(), (size_t)nkeys * 4);
     put(b8(ss), (size_t)n * 32);
   } else if (mode == "mlkem_coins") {

@@ -4,8 +4,9 @@
 //! expands its Â, then decrypts, re-encrypts, hashes K-bar and selects K' or K-bar after a
 //! constant-time comparison of the whole ciphertext (implicit rejection): the polynomial work
 //! one block per item, the hashes one thread per item.
-//! The keys' verdicts come back with the results, before any output row is written. A chunk of
-//! one key (a server's key) keeps that key's device state for the next chunk.
+//! An item whose key fails its check gets a zeroed shared secret from the device itself, so the
+//! shared secrets go back without a wait for the keys' verdicts, which come back with them. A
+//! chunk of one key (a server's key) keeps that key's device state for the next chunk.
 
 use super::kernels::Kernels;
 use super::keys::{self, tag, Distinct};
@@ -68,20 +69,7 @@ pub fn decaps_chunk(
     let (h_ct, rest) = host.split_at_mut(staged_cts);
     let (h_idx, rest) = rest.split_at_mut(n * 4);
     let h_ok = &mut rest[..nkeys * 4];
-    // A key not kept from the last chunk is checked on the device (the hash check, 7.3); its
-    // verdict comes back with the chunk's results, before any output row is written.
-    let mut staged_keys = if kept {
-        None
-    } else {
-        let d_ok: Dev<u32> = w.dev("mlkem_dec_ok", nkeys)?;
-        let names = ("mlkem_dec_keys", "mlkem_dk_rows");
-        let staged = keys::upload(w, &k.io, reg, &keys.keys, s.dk, d_dks, names)?;
-        k.dk_prep(w, d_dks, nkeys, d_ok)?;
-        w.dtoh(h_ok, d_ok)?;
-        k.expand_a(w, d_dks.add(2 * s.t_len()), s.dk, nkeys, amat)?;
-        staged
-    };
-
+    // The ciphertexts first: their copy runs beside the keys' check and expansion.
     let d_ct = w.dev("mlkem_dec_ct", n * s.ct)?;
     let d_ss = w.dev("mlkem_dec_ss", n * 32)?;
     match &ct_rows {
@@ -95,6 +83,19 @@ pub fn decaps_chunk(
             w.htod(d_ct, h_ct)?;
         }
     }
+    // A key not kept from the last chunk is checked on the device (the hash check, 7.3); the
+    // decapsulation reads its verdict there, and the host with the results.
+    let (mut staged_keys, d_ok) = if kept {
+        (None, Dev::null())
+    } else {
+        let d_ok: Dev<u32> = w.dev("mlkem_dec_ok", nkeys)?;
+        let names = ("mlkem_dec_keys", "mlkem_dk_rows");
+        let staged = keys::upload(w, &k.io, reg, &keys.keys, s.dk, d_dks, names)?;
+        k.dk_prep(w, d_dks, nkeys, d_ok)?;
+        w.dtoh(h_ok, d_ok)?;
+        k.expand_a(w, d_dks.add(2 * s.t_len()), s.dk, nkeys, amat)?;
+        (staged, d_ok)
+    };
     // Every item a key of its own: they came in item order (item j uses key j).
     let d_idx = if keys.all_distinct() {
         Dev::null()
@@ -106,37 +107,12 @@ pub fn decaps_chunk(
         w.htod(d, h_idx)?;
         d
     };
-    k.decaps(w, d_ct, d_idx, (d_dks, amat), d_ss, n)?;
+    k.decaps(w, d_ct, d_idx, (d_dks, amat, d_ok), d_ss, n)?;
 
-    // Items whose key failed its check: nothing written but a zeroed shared secret.
-    let mut live = vec![true; n];
-    if !kept {
-        w.end_phase(Phase::Staging);
-        w.sync()?;
-        w.end_phase(Phase::GpuWait);
-        // The keys are secret: do not leave them in the staging buffer.
-        if let Some(buf) = &mut staged_keys {
-            buf.bytes()?.fill(0);
-        }
-        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
-        for (j, &i) in valid.iter().enumerate() {
-            if !good[idx[j] as usize] {
-                st[i] = Err(Error::BadKey);
-                sss[i].fill(0);
-                live[j] = false;
-            }
-        }
-        if let (Some(t), true) = (&one, good[0]) {
-            w.keep("mlkem_dec_dks", t);
-            w.keep("mlkem_dec_amat", t);
-        }
-    }
-
-    // Straight into the caller's rows only by one DMA, every item's row written and evenly
-    // spaced; otherwise staged, the host writing the live rows: the device never writes a
-    // shared-secret row beside a failed item's zeroed one.
+    // Straight into the caller's rows by one DMA when they are evenly spaced (a failed key's
+    // items get the device's zeroed rows); otherwise staged, the host writing the live rows.
     let ss_rows = Rows::registered(reg, 32, valid.iter().map(|&i| Some(&*sss[i])))
-        .filter(|r| live.iter().all(|&l| l) && r.is_dma(&k.io));
+        .filter(|r| r.is_dma(&k.io));
     let mut out = w.take_host("mlkem_dec_out", if ss_rows.is_some() { 0 } else { n * 32 })?;
     let o = &mut out.bytes()?[..if ss_rows.is_some() { 0 } else { n * 32 }];
     match &ss_rows {
@@ -146,8 +122,23 @@ pub fn decaps_chunk(
     w.end_phase(Phase::Staging);
     w.sync()?;
     w.end_phase(Phase::GpuWait);
+    // The keys are secret: do not leave them in the staging buffer.
+    if let Some(buf) = &mut staged_keys {
+        buf.bytes()?.fill(0);
+    }
+    let good: Vec<bool> = if kept {
+        vec![true; nkeys]
+    } else {
+        h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect()
+    };
+    if let (Some(t), false, true) = (&one, kept, good[0]) {
+        w.keep("mlkem_dec_dks", t);
+        w.keep("mlkem_dec_amat", t);
+    }
     for (j, &i) in valid.iter().enumerate() {
-        if !live[j] {
+        if !good[idx[j] as usize] {
+            st[i] = Err(Error::BadKey);
+            sss[i].fill(0);
             continue;
         }
         if ss_rows.is_none() {

@@ -298,11 +298,14 @@ fn one_key_path_and_implicit_rejection(sets: &mut Sets) {
                 assert_eq!(got, kbar, "{} item {b}: K-bar", p.name());
             }
         }
-        // A dk whose H(ek) is altered fails the check; an ek coefficient of q fails the modulus
-        // check.
+        // A dk whose H(ek) is altered fails the check, and its items' shared secrets come out
+        // zero (the rows go back before the host reads the verdicts); an ek coefficient of q
+        // fails the modulus check.
         let mut bad_dk = dk.to_vec();
         bad_dk[s.dk - 40] ^= 1;
-        assert!(!decaps(h, &s, &bad_dk, &ct1[..s.ct], false).0[0]);
+        let (ok, ss) = decaps(h, &s, &bad_dk, &ct1[..s.ct], false);
+        assert!(!ok[0]);
+        assert_eq!(ss, [0; 32], "{}: a failed key's shared secret", p.name());
         let mut bad_ek = ek.to_vec();
         bad_ek[0] = (3329 & 0xFF) as u8;
         bad_ek[1] = (bad_ek[1] & 0xF0) | (3329 >> 8) as u8;

@@ -302,13 +302,14 @@ impl Kernels {
     /// Decaps_internal of `n` items (`key_idx` null: item i uses key i), the keys' Â made:
     /// `mlkem_decrypt(cts, key_idx, dks, msgs)` (m'), `mlkem_decaps_g(cts, key_idx, dks, msgs,
     /// kk, coins, n)` (K', r', K-bar), `mlkem_prf` of r', `mlkem_decaps_check(cts, key_idx, dks,
-    /// amat, msgs, noise, kk, sss)` (re-encryption, comparison, selection).
+    /// amat, msgs, noise, kk, ok, sss)` (re-encryption, comparison, selection; a zero shared
+    /// secret where `ok[key]` is 0, `ok` null: every key passed its check).
     pub fn decaps(
         &self,
         w: &mut Worker,
         cts: Dev<u8>,
         key_idx: Dev<u32>,
-        (dks, amat): (Dev<u8>, Dev<u16>),
+        (dks, amat, ok): (Dev<u8>, Dev<u16>, Dev<u32>),
         sss: Dev<u8>,
         n: usize,
     ) -> Result<(), DriverError> {
@@ -337,6 +338,7 @@ impl Kernels {
             msgs.into(),
             noise.into(),
             kk.into(),
+            ok.into(),
             sss.into(),
         ];
         self.run_items(w, &self.f.mlkem_decaps_check, n, &args)
