@@ -11,6 +11,12 @@ pub fn fill(buf: &mut [u8]) -> Result<(), Error> {
     getrandom::getrandom(buf).map_err(|_| Error::Rng)
 }
 
+/// Fills `buf` with ChaCha20 stream 0 under `key`: what the GPU kernels' CSPRNG
+/// (`kernels/chacha.cuh`) makes of a key, for a chunk whose fresh seeds are expanded on the host.
+pub fn expand(key: &[u8; 32], buf: &mut [u8]) {
+    ChaCha20Rng::from_seed(*key).fill_bytes(buf);
+}
+
 /// Bytes per ChaCha20 stream in [`fill_bulk`] (one rayon task each).
 const BULK_BLOCK: usize = 1 << 16;
 /// Up to this many bytes [`fill_bulk`] runs on the calling thread: a GPU chunk's coins or rnd

@@ -271,6 +271,62 @@ fn gpu_mlkem_fresh_randomness_decapsulates_on_the_cpu() {
     println!("fresh randomness ({n} items per batch, GPU-drawn and mixed): every ciphertext distinct and decapsulated by the CPU");
 }
 
+/// Fresh keys (NULL seeds): each chunk draws its seeds on the GPU from a key of OS randomness.
+/// Over several chunks every key is distinct, and each key pair works on the CPU: its ek
+/// encapsulates there and its dk (which the CPU checks, FIPS 203 7.3) decapsulates to the same
+/// shared secret.
+#[test]
+fn gpu_mlkem_fresh_keys_work_on_the_cpu() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    // More than two chunks of any chunk size the engine uses (4,096-16,384).
+    let n = 2 * 16_384 + 3;
+    for p in ParamSet::ALL {
+        let (mut eks, mut dks) = (
+            vec![0u8; n * p.encaps_key_len()],
+            vec![0u8; n * p.decaps_key_len()],
+        );
+        let mut st = vec![Err(Error::Device); n];
+        gpu.mlkem_keygen(p, None, &mut eks, &mut dks, &mut st);
+        assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
+        let eks: Vec<&[u8]> = eks.chunks(p.encaps_key_len()).collect();
+        let dks: Vec<&[u8]> = dks.chunks(p.decaps_key_len()).collect();
+        let distinct: std::collections::HashSet<&[u8]> = eks.iter().copied().collect();
+        assert_eq!(distinct.len(), n, "{}: repeated keys", p.name());
+        let items: Vec<EncapsItem> = eks
+            .iter()
+            .map(|&pk| EncapsItem { pk, coins: None })
+            .collect();
+        let (cts, sss, st) = encaps(&*cpu_backend(), p, &items);
+        assert!(
+            st.iter().all(|s| s.is_ok()),
+            "{} CPU encaps statuses",
+            p.name()
+        );
+        let dec: Vec<DecapsItem> = dks
+            .iter()
+            .zip(&cts)
+            .map(|(&sk, ct)| DecapsItem { sk, ct })
+            .collect();
+        let (got, st) = decaps(&*cpu_backend(), p, &dec);
+        assert!(
+            st.iter().all(|s| s.is_ok()),
+            "{} CPU decaps statuses",
+            p.name()
+        );
+        assert_eq!(
+            got,
+            sss,
+            "{}: CPU decapsulation under the GPU's keys",
+            p.name()
+        );
+    }
+    println!(
+        "fresh keys ({n} per set, GPU-drawn seeds): distinct, and every pair works on the CPU"
+    );
+}
+
 /// Host buffers registered with the backend for as long as it lives: unregistered when it is
 /// dropped, on a failed assertion too, so that a test that panics leaves no registration behind
 /// for the next test's allocations (which would be refused as overlapping it).

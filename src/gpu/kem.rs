@@ -21,8 +21,16 @@ pub struct Cut {
     pub workers: usize,
 }
 
+/// A keygen chunk's seeds: the caller's rows, or a fresh key of OS randomness that the chunk
+/// expands into its seeds (ChaCha20 stream 0, on the GPU or the host).
+#[derive(Clone, Copy)]
+pub enum Seeds<'a> {
+    Given(&'a [u8]),
+    Drawn(&'a [u8; 32]),
+}
+
 type KeygenChunk<K> =
-    fn(&mut Worker, &K, &Ranges, &[u8], &mut [u8], &mut [u8]) -> Result<(), DriverError>;
+    fn(&mut Worker, &K, &Ranges, usize, Seeds<'_>, &mut [u8], &mut [u8]) -> Result<(), DriverError>;
 type EncapsChunk<K, P> = fn(
     &mut Worker,
     &K,
@@ -77,7 +85,6 @@ impl<K: Sync, P: Copy + Send + Sync> Family<K, P> {
         statuses: &mut [Status],
     ) {
         let len = (self.lens)(p);
-        let seed_len = len.seed;
         let c = (self.cut)(cfg, true);
         let sizes = chunk_sizes(statuses.len(), c.chunk, c.ramp);
         // Checks the arrays' lengths (every status BadLength and no chunk if one is wrong).
@@ -89,22 +96,24 @@ impl<K: Sync, P: Copy + Send + Sync> Family<K, P> {
             &sizes,
             chunks,
             |u, w, c| {
-                // Seeds not given are drawn by each chunk, the chunks' draws side by side
-                // (one draw for the whole batch kept the GPU waiting for all of it).
-                let drawn;
+                // Seeds not given come from a key of OS randomness per chunk, expanded by the
+                // chunk (one draw for the whole batch kept the GPU waiting for all of it).
+                let key;
                 let seeds = match c.seeds {
-                    Some(x) => x,
-                    None => {
-                        let mut v = zeroize::Zeroizing::new(vec![0u8; c.statuses.len() * seed_len]);
-                        if let Err(e) = crate::rng::fill_bulk(&mut v) {
+                    Some(x) => Seeds::Given(x),
+                    None => match crate::rng::array32() {
+                        Ok(k) => {
+                            key = zeroize::Zeroizing::new(k);
+                            Seeds::Drawn(&key)
+                        }
+                        Err(e) => {
                             c.statuses.iter_mut().for_each(|x| *x = Err(e));
                             return Ok(());
                         }
-                        drawn = v;
-                        &drawn[..]
-                    }
+                    },
                 };
-                (self.keygen)(w, u.kernels, &reg, seeds, c.pks, c.sks)
+                let n = c.statuses.len();
+                (self.keygen)(w, u.kernels, &reg, n, seeds, c.pks, c.sks)
                     .map_err(|e| format!("{e:?}"))?;
                 c.statuses.iter_mut().for_each(|x| *x = Ok(()));
                 Ok(())

@@ -9,27 +9,31 @@ use super::tree;
 use crate::gpu::config::{ChunkOp, ProductEngine};
 use crate::gpu::hostio;
 use crate::gpu::hostmem::Ranges;
+use crate::gpu::kem::Seeds;
 use crate::gpu::launch::Dev;
 use crate::gpu::worker::{Phase, Worker};
 use cudarc::driver::DriverError;
 
-/// One chunk end to end: seeds in, keys out ([`hostio::keys_out`]: by DMA straight into
-/// registered arrays).
+/// One chunk of `n` keys end to end: seeds in (drawn ones expanded here), keys out
+/// ([`hostio::keys_out`]: by DMA straight into registered arrays).
 pub fn keygen_chunk(
     w: &mut Worker,
     k: &Kernels,
     reg: &Ranges,
-    seeds: &[u8],
+    n: usize,
+    seeds: Seeds<'_>,
     pks: &mut [u8],
     sks: &mut [u8],
 ) -> Result<(), DriverError> {
     w.start_chunk(ChunkOp::KemKeygen);
     let s = &k.s;
-    let n = seeds.len() / 64;
     let np = s.np;
     let mut stage = w.take_host("ctru_kg_stage", n * 64)?;
     let host = stage.bytes()?;
-    host[..n * 64].copy_from_slice(seeds);
+    match seeds {
+        Seeds::Given(x) => host[..n * 64].copy_from_slice(x),
+        Seeds::Drawn(key) => crate::rng::expand(key, &mut host[..n * 64]),
+    }
     let d_seeds = w.dev("ctru_kg_seeds", n * 64)?;
     let f = w.dev("ctru_kg_f", n * np)?;
     let g = w.dev("ctru_kg_g", n * np)?;

@@ -6,30 +6,44 @@ use super::kernels::Kernels;
 use crate::gpu::config::ChunkOp;
 use crate::gpu::hostio;
 use crate::gpu::hostmem::Ranges;
+use crate::gpu::kem::Seeds;
 use crate::gpu::worker::{Phase, Worker};
 use cudarc::driver::DriverError;
 
-/// One chunk end to end: seeds d || z in, keys out ([`hostio::keys_out`]: by DMA straight
-/// into registered arrays).
+/// One chunk of `n` keys end to end: seeds d || z in, or drawn on the GPU from a key of OS
+/// randomness (ChaCha20, as the encapsulations' coins: no seeds made or copied on the host),
+/// keys out ([`hostio::keys_out`]: by DMA straight into registered arrays).
 pub fn keygen_chunk(
     w: &mut Worker,
     k: &Kernels,
     reg: &Ranges,
-    seeds: &[u8],
+    n: usize,
+    seeds: Seeds<'_>,
     eks: &mut [u8],
     dks: &mut [u8],
 ) -> Result<(), DriverError> {
     w.start_chunk(ChunkOp::KemKeygen);
     let s = &k.s;
-    let n = seeds.len() / 64;
-    let mut stage = w.take_host("mlkem_kg_stage", n * 64)?;
-    let host = &mut stage.bytes()?[..n * 64];
-    host.copy_from_slice(seeds);
+    let given = match seeds {
+        Seeds::Given(x) => x,
+        Seeds::Drawn(key) => key,
+    };
+    let mut stage = w.take_host("mlkem_kg_stage", given.len())?;
+    let host = &mut stage.bytes()?[..given.len()];
+    host.copy_from_slice(given);
     let d_seeds = w.dev("mlkem_kg_seeds", n * 64)?;
     let rs = w.dev("mlkem_kg_rs", n * 64)?;
     let ek = w.dev("mlkem_kg_ek", n * s.ek)?;
     let dk = w.dev("mlkem_kg_dk", n * s.dk)?;
-    w.htod(d_seeds, host)?;
+    match seeds {
+        Seeds::Given(_) => w.htod(d_seeds, host)?,
+        Seeds::Drawn(_) => {
+            let d_key = w.dev("mlkem_kg_key", 32)?;
+            w.htod(d_key, host)?;
+            // 64 bytes per key: two 32-byte draws.
+            k.coins(w, d_key, d_seeds, 2 * n)?;
+        }
+    }
     k.keygen(w, d_seeds, rs, (ek, dk), n)?;
     hostio::keys_out(w, reg, "mlkem_kg_out", (ek, eks), (dk, dks))?;
     // The seeds are secret: do not leave them in the staging buffer.
