@@ -325,3 +325,61 @@ fn gpu_ctru_kat_vectors() {
         );
     }
 }
+
+/// Fresh keys (NULL seeds): each chunk expands a key of OS randomness into its seeds. Over
+/// several chunks every key is distinct, and each pair works on the CPU (its pk encapsulates
+/// there, its sk decapsulates to the same shared secret).
+#[test]
+fn gpu_ctru_fresh_keys_work_on_the_cpu() {
+    let Some(gpu) = common::gpu_or_skip() else {
+        return;
+    };
+    // More than two chunks of the engine's KEM chunk size (8,192).
+    let n = 2 * 8192 + 3;
+    let cpu = pqgpu::backend::cpu_backend();
+    for p in ParamSet::ALL {
+        let mut pks = vec![0u8; n * p.public_key_len()];
+        let mut sks = vec![0u8; n * p.secret_key_len()];
+        let mut st = vec![Err(Error::Device); n];
+        gpu.kem_keygen(p, None, &mut pks, &mut sks, &mut st);
+        assert!(st.iter().all(|s| s.is_ok()), "{} keygen statuses", p.name());
+        let pks: Vec<&[u8]> = pks.chunks(p.public_key_len()).collect();
+        let sks: Vec<&[u8]> = sks.chunks(p.secret_key_len()).collect();
+        let distinct: std::collections::HashSet<&[u8]> = pks.iter().copied().collect();
+        assert_eq!(distinct.len(), n, "{}: repeated keys", p.name());
+        let items: Vec<EncapsItem> = pks
+            .iter()
+            .map(|&pk| EncapsItem { pk, coins: None })
+            .collect();
+        let mut cts = vec![vec![0u8; p.ciphertext_len()]; n];
+        let mut sss = vec![[0u8; 32]; n];
+        let mut ct_refs: Vec<&mut [u8]> = cts.iter_mut().map(|c| &mut c[..]).collect();
+        let mut ss_refs: Vec<&mut [u8]> = sss.iter_mut().map(|s| &mut s[..]).collect();
+        cpu.kem_encaps(p, &items, &mut ct_refs, &mut ss_refs, &mut st);
+        assert!(
+            st.iter().all(|s| s.is_ok()),
+            "{} CPU encaps statuses",
+            p.name()
+        );
+        let dec: Vec<DecapsItem> = sks
+            .iter()
+            .zip(&cts)
+            .map(|(&sk, ct)| DecapsItem { sk, ct })
+            .collect();
+        let mut got = vec![[0u8; 32]; n];
+        let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|s| &mut s[..]).collect();
+        cpu.kem_decaps(p, &dec, &mut refs, &mut st);
+        assert!(
+            st.iter().all(|s| s.is_ok()),
+            "{} CPU decaps statuses",
+            p.name()
+        );
+        assert_eq!(
+            got,
+            sss,
+            "{}: CPU decapsulation under the GPU's keys",
+            p.name()
+        );
+    }
+    println!("fresh keys ({n} per set, seeds from a drawn key): distinct, and every pair works on the CPU");
+}
