@@ -1,9 +1,9 @@
 //! ML-KEM.Encaps (FIPS 203 Algorithms 17, 20) for one chunk: the host checks lengths and finds
 //! the distinct keys ([`keys`]); their rows go to the device straight from registered memory,
-//! where the GPU hashes each distinct key once and expands its Â, then runs (K, r) = G(m ||
-//! H(ek)) one thread per item and K-PKE.Encrypt one block per item. Meanwhile the host does
-//! each distinct key's modulus check (7.2), so the outputs are queued behind the kernels with
-//! every failed key's rows left out, and the chunk waits for the GPU once. A chunk of one key
+//! where the GPU checks each distinct key once (the modulus check, 7.2), hashes it and expands
+//! its Â, then runs (K, r) = G(m || H(ek)) one thread per item and K-PKE.Encrypt one block per
+//! item. The keys'
+//! verdicts come back with the results, before any output row is written. A chunk of one key
 //! (a server's key) keeps that key's device state for the next chunk.
 
 use super::kernels::Kernels;
@@ -14,7 +14,7 @@ use crate::gpu::hostio::{self, Rows};
 use crate::gpu::hostmem::Ranges;
 use crate::gpu::launch::Dev;
 use crate::gpu::worker::{Phase, Worker, ROWS_PER_TASK};
-use crate::mlkem::{self, ParamSet};
+use crate::mlkem::ParamSet;
 use crate::{Error, Status};
 use cudarc::driver::DriverError;
 use rayon::prelude::*;
@@ -93,12 +93,14 @@ pub fn encaps_chunk(
     let amat: Dev<u16> = amat.cast();
     let kept = a && b && c;
 
-    let mut stage = w.take_host("mlkem_enc_in", n * 36)?;
+    let mut stage = w.take_host("mlkem_enc_in", n * 36 + nkeys * 4)?;
     let host = stage.bytes()?;
     let (h_m, rest) = host.split_at_mut(n * 32);
-    let h_idx = &mut rest[..n * 4];
-    // A key not kept from the last chunk is hashed and expanded on the device (whose own
-    // modulus verdict goes unread: the host's below decides).
+    let (h_idx, rest) = rest.split_at_mut(n * 4);
+    let h_ok = &mut rest[..nkeys * 4];
+    // A key not kept from the last chunk is checked (the modulus check, 7.2) and hashed on the
+    // device; its verdict comes back with the chunk's results, before any output row is
+    // written (a bad key's items write nothing).
     let _staged_keys = if kept {
         None
     } else {
@@ -106,6 +108,7 @@ pub fn encaps_chunk(
         let names = ("mlkem_enc_keys", "mlkem_ek_rows");
         let staged = keys::upload(w, &k.io, reg, &keys.keys, s.ek, d_eks, names)?;
         k.ek_prep(w, d_eks, nkeys, d_hek, d_ok)?;
+        w.dtoh(h_ok, d_ok)?;
         k.expand_a(w, d_eks.add(s.t_len()), s.ek, nkeys, amat)?;
         staged
     };
@@ -141,15 +144,13 @@ pub fn encaps_chunk(
     };
     k.encaps(w, d_m, d_idx, (d_eks, d_hek, amat), d_ct, d_ss, n)?;
 
-    // The modulus check (7.2) of each key not kept, while the GPU works: items whose key
-    // failed write nothing but a zeroed shared secret.
+    // Items whose key failed its check: nothing written but a zeroed shared secret.
     let mut live = vec![true; n];
     if !kept {
-        let good: Vec<bool> = keys
-            .keys
-            .iter()
-            .map(|ek| mlkem::modulus_check(p, ek))
-            .collect();
+        w.end_phase(Phase::Staging);
+        w.sync()?;
+        w.end_phase(Phase::GpuWait);
+        let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
         for (j, &i) in valid.iter().enumerate() {
             if !good[idx[j] as usize] {
                 st[i] = Err(Error::BadKey);
