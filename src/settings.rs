@@ -55,7 +55,7 @@ pub struct Settings {
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
     /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_CHUNK_RAMP`,
-    /// `PQGPU_TIMELINE`.
+    /// `PQGPU_TIMELINE`, `PQGPU_CHUNK_TURNS`.
     #[cfg(feature = "tuning")]
     pub profile: bool,
     #[cfg(feature = "tuning")]
@@ -72,6 +72,8 @@ pub struct Settings {
     pub chunk_ramp: Option<String>,
     #[cfg(feature = "tuning")]
     pub timeline: Option<std::path::PathBuf>,
+    #[cfg(feature = "tuning")]
+    pub chunk_turns: Option<String>,
 
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
@@ -129,6 +131,8 @@ fn read() -> Settings {
         chunk_ramp: var("PQGPU_CHUNK_RAMP").ok(),
         #[cfg(feature = "tuning")]
         timeline: var_os("PQGPU_TIMELINE").map(std::path::PathBuf::from),
+        #[cfg(feature = "tuning")]
+        chunk_turns: var("PQGPU_CHUNK_TURNS").ok(),
 
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }

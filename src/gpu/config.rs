@@ -196,6 +196,9 @@ pub struct Tuning {
     /// `PQGPU_TIMELINE=FILE`: every copy and launch timed, appended to FILE per batch
     /// (`gpu::timeline`).
     pub timeline: Option<PathBuf>,
+    /// `PQGPU_CHUNK_TURNS=off`: a batch's chunks queue their inputs in any order
+    /// (`scheduler::Turns`).
+    pub unordered: bool,
 }
 
 /// What the engine runs with.
@@ -360,6 +363,11 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
         ctru_engine,
         ctru_invert_perkey,
         timeline: s.timeline.clone(),
+        unordered: match s.chunk_turns.as_deref() {
+            None | Some("on") => false,
+            Some("off") => true,
+            Some(v) => return Err(format!("PQGPU_CHUNK_TURNS={v:?}: expected on or off")),
+        },
     })
 }
 

@@ -5,7 +5,7 @@
 
 use super::config::GpuConfig;
 use super::device;
-use super::scheduler::Unit;
+use super::scheduler::{Turn, Unit};
 use super::worker::Worker;
 use crate::Error;
 use cudarc::driver::sys::CUdevice_attribute;
@@ -27,6 +27,9 @@ pub struct DeviceEngine {
     /// Whether the device is shared with other processes through MPS: their kernels run
     /// beside ours, so signing speculates for a share of the GPU (see `sign_fill`).
     pub mps: bool,
+    /// Whether a batch's chunks queue their inputs in order (`scheduler::Turns`; off only in
+    /// `tuning` runs that measure without).
+    ordered: bool,
     healthy: AtomicBool,
 }
 
@@ -90,6 +93,7 @@ impl DeviceEngine {
                 dev.description
             },
             workers,
+            ordered: !cfg.tuning.unordered,
             healthy: AtomicBool::new(true),
         })
     }
@@ -174,8 +178,13 @@ impl<K: Sync> Unit for Bound<'_, K> {
         self.engine.mark_failed(why)
     }
 
-    fn plan(&self, w: &mut Worker, items: usize, largest: usize) {
-        w.plan(items, largest)
+    fn plan(&self, w: &mut Worker, items: usize, largest: usize, turn: Turn) {
+        w.plan(items, largest);
+        w.set_turn(if self.engine.ordered {
+            turn
+        } else {
+            Turn::none()
+        });
     }
 }
 

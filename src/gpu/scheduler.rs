@@ -11,7 +11,7 @@
 //! different streams side by side instead of queueing for the first worker.
 
 use crate::{Error, Status};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 
 /// What the scheduler needs of a device: its workers and its health.
 pub trait Unit: Sync {
@@ -20,8 +20,82 @@ pub trait Unit: Sync {
     fn is_healthy(&self) -> bool;
     /// Takes the device out of service.
     fn mark_failed(&self, why: &str);
-    /// Tells worker `w`, before it runs a chunk of `items` items, the batch's largest chunk.
-    fn plan(&self, w: &mut Self::Worker, items: usize, largest: usize);
+    /// Tells worker `w`, before it runs a chunk of `items` items, the batch's largest chunk
+    /// and the chunk's turn to queue its inputs.
+    fn plan(&self, w: &mut Self::Worker, items: usize, largest: usize, turn: Turn);
+}
+
+/// The order in which a batch's chunks queue their input copies: chunk i after every chunk
+/// before it has queued its own or finished. A device's copy engine takes copies in the order
+/// they are queued, so chunks that queue side by side in whatever order their threads reach
+/// the driver copy in that order: on the H200 a ramped SLH-DSA verification batch's large
+/// chunks often went first and its first kernel started 3-10 ms into a 45 ms batch.
+pub struct Turns {
+    /// The first chunk not yet released, and which chunks after it are.
+    state: Mutex<(usize, Vec<bool>)>,
+    turned: Condvar,
+}
+
+impl Turns {
+    fn new(chunks: usize) -> Turns {
+        Turns {
+            state: Mutex::new((0, vec![false; chunks])),
+            turned: Condvar::new(),
+        }
+    }
+
+    /// Waits until every chunk before `i` is released.
+    fn wait(&self, i: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.0 < i {
+            s = self.turned.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Chunk `i` has queued its inputs or finished (again: nothing).
+    fn release(&self, i: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if i < s.1.len() && !s.1[i] {
+            s.1[i] = true;
+            while s.0 < s.1.len() && s.1[s.0] {
+                s.0 += 1;
+            }
+            self.turned.notify_all();
+        }
+    }
+}
+
+/// Releases a chunk's turn when dropped.
+struct PassOnDrop(Turn);
+
+impl Drop for PassOnDrop {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// A chunk's place in its batch's [`Turns`] (`None`: no order, e.g. a switched-off tuning run).
+#[derive(Clone)]
+pub struct Turn(Option<(Arc<Turns>, usize)>);
+
+impl Turn {
+    pub fn none() -> Turn {
+        Turn(None)
+    }
+
+    /// Waits for this chunk's turn to queue inputs.
+    pub fn wait(&self) {
+        if let Some((t, i)) = &self.0 {
+            t.wait(*i);
+        }
+    }
+
+    /// Lets the next chunk queue its inputs.
+    pub fn release(&self) {
+        if let Some((t, i)) = &self.0 {
+            t.release(*i);
+        }
+    }
 }
 
 /// Runs `gpu(device, worker, chunk)` for every chunk on at most `per_unit` workers of each
@@ -43,9 +117,18 @@ pub fn run_chunks<U, T, G, C>(
 {
     debug_assert!(chunks.is_empty() || chunks.len() == sizes.len());
     let largest = sizes.iter().copied().max().unwrap_or(0);
-    let queue = Mutex::new(sizes.iter().copied().zip(chunks).rev().collect::<Vec<_>>());
+    let turns = Arc::new(Turns::new(sizes.len()));
+    let queue = Mutex::new(
+        sizes
+            .iter()
+            .copied()
+            .zip(chunks)
+            .enumerate()
+            .rev()
+            .collect::<Vec<_>>(),
+    );
     let pop = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
-    let push = |c: (usize, T)| queue.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+    let push = |c: (usize, (usize, T))| queue.lock().unwrap_or_else(|e| e.into_inner()).push(c);
 
     // Interleave the devices' workers so that a batch of few chunks still reaches every GPU.
     let most = units
@@ -69,14 +152,19 @@ pub fn run_chunks<U, T, G, C>(
     let work = |first: usize| {
         let (unit, mut w) = take_worker(&slots, first);
         while unit.is_healthy() {
-            let Some((items, mut chunk)) = pop() else {
+            let Some((index, (items, mut chunk))) = pop() else {
                 break;
             };
-            unit.plan(&mut w, items, largest);
-            if let Err(why) = gpu(unit, &mut w, &mut chunk) {
+            let turn = Turn(Some((turns.clone(), index)));
+            // Released however the chunk ends (a panic too: the batch's other threads wait).
+            let passed = PassOnDrop(turn.clone());
+            unit.plan(&mut w, items, largest, turn);
+            let ran = gpu(unit, &mut w, &mut chunk);
+            drop(passed);
+            if let Err(why) = ran {
                 unit.mark_failed(&why);
                 if units.iter().any(U::is_healthy) {
-                    push((items, chunk));
+                    push((index, (items, chunk)));
                 } else {
                     cpu(chunk);
                 }
@@ -97,7 +185,7 @@ pub fn run_chunks<U, T, G, C>(
         }),
     }
     // Chunks handed back by a device that failed after the others had finished.
-    while let Some((_, chunk)) = pop() {
+    while let Some((_, (_, chunk))) = pop() {
         cpu(chunk);
     }
 }
@@ -249,6 +337,32 @@ pub fn keygen_chunks<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Chunks started on threads in any order take their turns in index order; a chunk that
+    /// finishes without queueing anything (released twice here) holds no one up.
+    #[test]
+    fn turns_go_in_chunk_order() {
+        let n = 24;
+        let turns = Arc::new(Turns::new(n));
+        let order = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for i in (0..n).rev() {
+                let (turns, order) = (turns.clone(), &order);
+                s.spawn(move || {
+                    let turn = Turn(Some((turns, i)));
+                    let _passed = PassOnDrop(turn.clone());
+                    if i % 5 == 0 {
+                        return;
+                    }
+                    turn.wait();
+                    order.lock().unwrap().push(i);
+                    turn.release();
+                });
+            }
+        });
+        let want: Vec<usize> = (0..n).filter(|i| i % 5 != 0).collect();
+        assert_eq!(*order.lock().unwrap(), want);
+    }
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     /// A fake device: fails every chunk once it has done `fail_after` chunks.
@@ -286,8 +400,11 @@ mod tests {
         fn mark_failed(&self, _why: &str) {
             self.healthy.store(false, Ordering::SeqCst);
         }
-        fn plan(&self, _w: &mut (), items: usize, largest: usize) {
+        fn plan(&self, _w: &mut (), items: usize, largest: usize, turn: Turn) {
             self.plans.lock().unwrap().push((items, largest));
+            // Chunks take their turns in order whatever thread runs them.
+            turn.wait();
+            turn.release();
         }
     }
 

@@ -4,6 +4,7 @@
 
 use super::config::{ChunkOp, OpSet};
 use super::launch::{Arg, Dev, Kernel};
+use super::scheduler::Turn;
 use super::timeline::Marks;
 use cudarc::driver::result::{memcpy_dtoh_async, memcpy_htod_async, memset_d8_async};
 use cudarc::driver::sys::{self, CUevent_flags};
@@ -43,6 +44,9 @@ pub struct Worker {
     wake: Option<CudaEvent>,
     /// With the timeline on (`tuning` builds): this stream's queued copies and launches.
     marks: RefCell<Option<Marks>>,
+    /// The running chunk's turn to queue its inputs, until its first kernel (and whether it
+    /// has waited for it).
+    turn: RefCell<Option<(Turn, bool)>>,
 }
 
 /// The host phases of a chunk, for the host profile.
@@ -177,7 +181,31 @@ impl Worker {
             asleep: false,
             wake: None,
             marks: RefCell::new(None),
+            turn: RefCell::new(None),
         })
+    }
+
+    /// The next chunk's turn to queue its inputs: its first host-to-device copy waits for it,
+    /// its first kernel (or wait for the GPU) passes it on.
+    pub fn set_turn(&mut self, turn: Turn) {
+        *self.turn.get_mut() = Some((turn, false));
+    }
+
+    /// Before an input copy: waits for the chunk's turn (once).
+    fn take_turn(&self) {
+        if let Some((t, waited)) = self.turn.borrow_mut().as_mut() {
+            if !*waited {
+                t.wait();
+                *waited = true;
+            }
+        }
+    }
+
+    /// The chunk's inputs are queued: the next chunk's turn.
+    fn pass_turn(&mut self) {
+        if let Some((t, _)) = self.turn.get_mut().take() {
+            t.release();
+        }
     }
 
     /// Puts this worker's copies and launches on the timeline (see `timeline`) as `id`.
@@ -291,6 +319,7 @@ impl Worker {
     pub fn htod<T>(&self, dst: Dev<T>, src: &[u8]) -> Result<(), DriverError> {
         // SAFETY: dst was sized by `dev` for this copy; src is pinned (or the copy is staged
         // by the driver) and the caller keeps it alive and unmodified until `sync`.
+        self.take_turn();
         self.queue(("htod", src.len()), || unsafe {
             memcpy_htod_async(dst.addr(), src, self.stream.cu_stream())
         })
@@ -316,7 +345,10 @@ impl Worker {
     ) -> Result<(), DriverError> {
         let label = match dst {
             End::Host(..) => "rows_dtoh",
-            End::Device(..) => "rows_htod",
+            End::Device(..) => {
+                self.take_turn();
+                "rows_htod"
+            }
         };
         let mut c = copy_2d(width, rows);
         let (kind, host, device, pitch) = src.parts();
@@ -349,6 +381,7 @@ impl Worker {
     /// with fewer contexts than cores), or for a chunk whose operation sleeps, asleep on an
     /// event created for blocking synchronisation (the thread gives its core up meanwhile).
     pub fn sync(&mut self) -> Result<(), DriverError> {
+        self.pass_turn();
         if self.asleep {
             if self.wake.is_none() {
                 // (cudarc's flags are an enum, so timing stays on: without it the record
@@ -432,6 +465,7 @@ impl Worker {
         // where the kernel documents a null meaning, or a registered host address for the
         // hostio kernels), sized by the caller for the kernel's indexing.
         self.queue((k.name, 0), || unsafe { b.launch(cfg) }.map(drop))?;
+        self.pass_turn();
         if let (Some(start), Some(prof)) = (timing, self.profile.as_mut()) {
             let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             end.record(&self.stream)?;
