@@ -4,7 +4,7 @@
 # arrays, median of three batches per figure, once per line of the sweep, all in one call so
 # that the settings meet the same machine. A line is
 #   NAME | SETTINGS (environment assignments, may be empty) | pqgpu-bench arguments
-# read from sweep.txt beside this file when the stage has one, else from the list below (the
+# read from sweep.txt beside this file when the stage has one, else the default list below (the
 # sweep behind the ML-KEM chunk and keygen worker defaults, and two timelines). Lines starting
 # with # are skipped.
 # Results: summary.txt (each figure per line of the sweep, kernel-only beside it, and the host
@@ -22,8 +22,21 @@ machine
 B="--backend gpu --reps 3 --latency-samples 1 --host-memory registered"
 # The kernels compile (NVRTC, cached) before anything is timed.
 step warm 240 ./pqgpu-bench --backend gpu --reps 1 --latency-samples 1 --gpu-batch 1024 --alg mlkem
-# The sweep's lines: sweep.txt when staged, else the list at the end of this loop.
-lines() { if [ -f sweep.txt ]; then cat sweep.txt; else cat; fi; }
+# The sweep's lines: sweep.txt when staged, else the default below (ML-KEM chunk sizes and
+# keygen workers, three rounds alternated, then a timeline of ML-KEM and of SLH-DSA).
+lines() {
+  if [ -f sweep.txt ]; then cat sweep.txt; return; fi
+  for r in 1 2 3; do
+    for c in "c8k|PQGPU_CTRU_CHUNK=8192" "c4k|PQGPU_CTRU_CHUNK=4096" \
+             "w4c4k|PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096" "w12c4k|PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096"; do
+      for k in kpi:65536 one:1; do
+        echo "${c%%|*}-${k%%:*}-$r | ${c#*|} | --alg mlkem --kem-keys ${k#*:}"
+      done
+    done
+  done
+  echo 'tl-kem | PQGPU_TIMELINE=$OUT/tl-kem.timeline | --alg mlkem --kem-keys 65536'
+  echo 'tl-slh | PQGPU_TIMELINE=$OUT/tl-slh.timeline | --alg slhdsa --slh-sets SHA2-128s,SHA2-128f'
+}
 while IFS='|' read -r name settings args; do
   name=$(echo "$name" | xargs)
   case "$name" in ''|\#*) continue ;; esac
@@ -32,35 +45,7 @@ while IFS='|' read -r name settings args; do
   if [ "$left" -lt 30 ]; then echo "=== $name: left out, $left s left"; continue; fi
   # shellcheck disable=SC2086  # settings and arguments are word lists
   step "$name" $((left < 120 ? left : 120)) env PQGPU_HOST_PROFILE=1 ${settings//\$OUT/$OUT} ./pqgpu-bench $B $args --json "$OUT/$name.json" < /dev/null
-done < <(lines <<'SWEEP'
-c8k-kpi-1      | PQGPU_CTRU_CHUNK=8192                     | --alg mlkem --kem-keys 65536
-c8k-one-1      | PQGPU_CTRU_CHUNK=8192                     | --alg mlkem --kem-keys 1
-c4k-kpi-1      | PQGPU_CTRU_CHUNK=4096                     | --alg mlkem --kem-keys 65536
-c4k-one-1      | PQGPU_CTRU_CHUNK=4096                     | --alg mlkem --kem-keys 1
-w4c4k-kpi-1      | PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096 | --alg mlkem --kem-keys 65536
-w4c4k-one-1      | PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096 | --alg mlkem --kem-keys 1
-w12c4k-kpi-1      | PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096| --alg mlkem --kem-keys 65536
-w12c4k-one-1      | PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096| --alg mlkem --kem-keys 1
-c8k-kpi-2      | PQGPU_CTRU_CHUNK=8192                     | --alg mlkem --kem-keys 65536
-c8k-one-2      | PQGPU_CTRU_CHUNK=8192                     | --alg mlkem --kem-keys 1
-c4k-kpi-2      | PQGPU_CTRU_CHUNK=4096                     | --alg mlkem --kem-keys 65536
-c4k-one-2      | PQGPU_CTRU_CHUNK=4096                     | --alg mlkem --kem-keys 1
-w4c4k-kpi-2      | PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096 | --alg mlkem --kem-keys 65536
-w4c4k-one-2      | PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096 | --alg mlkem --kem-keys 1
-w12c4k-kpi-2      | PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096| --alg mlkem --kem-keys 65536
-w12c4k-one-2      | PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096| --alg mlkem --kem-keys 1
-c8k-kpi-3      | PQGPU_CTRU_CHUNK=8192                     | --alg mlkem --kem-keys 65536
-c8k-one-3      | PQGPU_CTRU_CHUNK=8192                     | --alg mlkem --kem-keys 1
-c4k-kpi-3      | PQGPU_CTRU_CHUNK=4096                     | --alg mlkem --kem-keys 65536
-c4k-one-3      | PQGPU_CTRU_CHUNK=4096                     | --alg mlkem --kem-keys 1
-w4c4k-kpi-3      | PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096 | --alg mlkem --kem-keys 65536
-w4c4k-one-3      | PQGPU_GPU_WORKERS=4 PQGPU_CTRU_CHUNK=4096 | --alg mlkem --kem-keys 1
-w12c4k-kpi-3      | PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096| --alg mlkem --kem-keys 65536
-w12c4k-one-3      | PQGPU_GPU_WORKERS=12 PQGPU_CTRU_CHUNK=4096| --alg mlkem --kem-keys 1
-tl-kem        | PQGPU_TIMELINE=$OUT/tl-kem.timeline       | --alg mlkem --kem-keys 65536
-tl-slh        | PQGPU_TIMELINE=$OUT/tl-slh.timeline       | --alg slhdsa --slh-sets SHA2-128s,SHA2-128f
-SWEEP
-)
+done < <(lines)
 python3 - "$OUT" > "$OUT/summary.txt" <<'PY'
 import glob, json, os, re, sys
 d = sys.argv[1]
