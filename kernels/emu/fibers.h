@@ -1,5 +1,5 @@
-// CUDA's block model on the CPU, for tests of kernels whose threads cooperate (the ML-DSA
-// signing attempt, src/gpu/mldsa/emulated.rs): every thread of a block is a fiber (ucontext)
+// CUDA's block model on the CPU, for tests of kernels whose threads cooperate (the ML-KEM
+// block kernels, src/gpu/mlkem/emulated.rs): every thread of a block is a fiber (ucontext)
 // on one OS thread, switched at barriers, so __syncthreads, __syncwarp, warp shuffles, ballots
 // and shared memory (function statics) behave as on the GPU, one block at a time. Kernels
 // whose threads never meet run as in shim.h: a thread at a time, outside any block.
@@ -11,23 +11,11 @@
 #include <ucontext.h>
 #include <vector>
 #include <functional>
-#define __device__
-#define __host__
-#define __global__
-#define __forceinline__ inline
-#define __constant__ static const
-#define __shared__ static
-#define __align__(n) __attribute__((aligned(n)))
-#define __launch_bounds__(...)
-struct Dim3 { unsigned x, y, z; };
-static Dim3 blockIdx{0, 0, 0}, blockDim{1, 1, 1}, threadIdx{0, 0, 0};
-struct uint4 { unsigned x, y, z, w; };
+#include "cuda_names.h"
 struct int4 { int x, y, z, w; };
 struct ulonglong2 { unsigned long long x, y; };
 static inline ulonglong2 make_ulonglong2(unsigned long long a, unsigned long long b) { return {a, b}; }
-static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 static inline int4 make_int4(int a, int b, int c, int d) { return {a, b, c, d}; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) { s &= 31; return s ? (unsigned)((((unsigned long long)hi << 32) | lo) >> s) : lo; }
 template <class T> static inline T min(T a, T b) { return a < b ? a : b; }
 template <class T> static inline T max(T a, T b) { return a < b ? b : a; }

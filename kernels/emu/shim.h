@@ -4,19 +4,7 @@
 #include <cstdint>
 #include <cstddef>
 #include <cstring>
-#define __device__
-#define __host__
-#define __global__
-#define __forceinline__ inline
-#define __constant__ static const
-#define __shared__ static
-#define __align__(n) __attribute__((aligned(n)))
-#define __launch_bounds__(...)
-struct Dim3 { unsigned x, y, z; };
-static Dim3 blockIdx{0, 0, 0}, blockDim{1, 1, 1}, threadIdx{0, 0, 0};
-struct uint4 { unsigned x, y, z, w; };
-static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+#include "cuda_names.h"
 static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) { s &= 31; return s ? (unsigned)((((unsigned long long)hi << 32) | lo) >> s) : lo; }
 template <class T> static inline T __shfl_sync(unsigned, T v, int) { return v; }
 static inline void __syncthreads() {}
