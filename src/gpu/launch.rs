@@ -115,3 +115,8 @@ pub(crate) use kernel_table;
 pub fn blocks(threads: usize, per_block: u32) -> usize {
     threads.div_ceil(per_block as usize)
 }
+
+/// A task or item count as the kernels' `u32` (chunks are far below 2^32 items).
+pub fn n32(n: usize) -> u32 {
+    n as u32
+}

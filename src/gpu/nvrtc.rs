@@ -161,6 +161,19 @@ pub struct Module {
 }
 
 impl Module {
+    /// The module `compile` makes for `ctx`'s compute capability (compiled, or read from the
+    /// cache), loaded.
+    pub fn compile_and_load(
+        ctx: &Arc<CudaContext>,
+        set: &'static str,
+        compile: impl FnOnce((i32, i32)) -> Result<String, String>,
+    ) -> Result<Module, String> {
+        let arch = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {e:?}"))?;
+        Module::load(ctx, compile(arch)?, set)
+    }
+
     /// Loads `ptx` into `ctx`; errors name the set.
     pub fn load(ctx: &Arc<CudaContext>, ptx: String, set: &'static str) -> Result<Module, String> {
         let module = ctx

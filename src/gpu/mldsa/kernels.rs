@@ -6,7 +6,7 @@
 
 use crate::gpu::config::GpuConfig;
 use crate::gpu::hostio::HostIo;
-use crate::gpu::launch::{blocks, kernel_table, Dev};
+use crate::gpu::launch::{blocks, kernel_table, n32, Dev};
 use crate::gpu::nvrtc::{self, Module};
 use crate::gpu::worker::Worker;
 use crate::mldsa::{ParamSet, Variant};
@@ -123,11 +123,6 @@ pub struct Kernels {
 #[cfg(test)]
 pub fn names() -> Vec<&'static str> {
     [HostIo::NAMES, Fns::NAMES].concat()
-}
-
-/// A task or item count as the kernels' `u32`.
-fn n32(n: usize) -> u32 {
-    n as u32
 }
 
 impl Kernels {

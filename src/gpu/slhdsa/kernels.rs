@@ -7,7 +7,7 @@
 
 use crate::gpu::config::GpuConfig;
 use crate::gpu::hostio::HostIo;
-use crate::gpu::launch::{blocks, kernel_table, Dev};
+use crate::gpu::launch::{blocks, kernel_table, n32, Dev};
 use crate::gpu::nvrtc::{self, Module};
 use crate::gpu::worker::Worker;
 use crate::slhdsa::params::Params;
@@ -138,17 +138,10 @@ pub struct Kernels {
     f: Fns,
 }
 
-fn n32(n: usize) -> u32 {
-    n as u32
-}
-
 impl Kernels {
     /// Compiles (or reads from the cache) and loads `p`'s kernels.
     pub fn load(ctx: &Arc<CudaContext>, p: ParamSet, cfg: &GpuConfig) -> Result<Kernels, String> {
-        let arch = ctx
-            .compute_capability()
-            .map_err(|e| format!("compute capability: {e:?}"))?;
-        let module = Module::load(ctx, compile(arch, p, cfg)?, p.name())?;
+        let module = Module::compile_and_load(ctx, p.name(), |arch| compile(arch, p, cfg))?;
         Ok(Kernels {
             s: Sizes::of(p),
             io: HostIo::resolve(&module, cfg.tuning.hostio_kernel)?,
