@@ -193,10 +193,15 @@ impl GpuBackend {
     /// Runs `run`; with the host profile on (`tuning` builds), prints where the host time went,
     /// summed over every worker of every device, and with the kernel profile on, the per-kernel
     /// times of `kernels` batches.
-    fn profiled(&self, what: &str, kernels: bool, run: impl FnOnce()) {
+    fn profiled(&self, what: impl FnOnce() -> String, kernels: bool, run: impl FnOnce()) {
         let start = std::time::Instant::now();
         run();
         let tuning = &self.cfg.tuning;
+        if !(tuning.host_profile || tuning.timeline.is_some() || kernels && tuning.profile) {
+            return;
+        }
+        // Named only when measured: no formatting on the serving path.
+        let what = what();
         if tuning.host_profile {
             let mut sum = [0.0; 3];
             for d in &self.devices {
@@ -211,7 +216,7 @@ impl GpuBackend {
             );
         }
         if let Some(path) = &tuning.timeline {
-            super::timeline::flush(path, what);
+            super::timeline::flush(path, &what);
         }
         if kernels && tuning.profile {
             let mut sum = Default::default();
@@ -414,9 +419,11 @@ impl Backend for GpuBackend {
             return;
         }
         let units = self.mldsa_units(p);
-        self.profiled("keygen", false, || {
-            mldsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
-        });
+        self.profiled(
+            || "keygen".into(),
+            false,
+            || mldsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses),
+        );
     }
 
     fn mldsa_sign(
@@ -430,9 +437,11 @@ impl Backend for GpuBackend {
             return;
         }
         let units = self.mldsa_units(p);
-        self.profiled("sign", false, || {
-            mldsa::sign(&units, &self.cfg, &self.fail, p, items, sigs, statuses)
-        });
+        self.profiled(
+            || "sign".into(),
+            false,
+            || mldsa::sign(&units, &self.cfg, &self.fail, p, items, sigs, statuses),
+        );
     }
 
     fn mldsa_verify(
@@ -445,9 +454,11 @@ impl Backend for GpuBackend {
             return;
         }
         let units = self.mldsa_units(p);
-        self.profiled("verify", false, || {
-            mldsa::verify(&units, &self.cfg, p, items, statuses)
-        });
+        self.profiled(
+            || "verify".into(),
+            false,
+            || mldsa::verify(&units, &self.cfg, p, items, statuses),
+        );
     }
 
     fn kem_keygen(
@@ -464,9 +475,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.ctru_units(p) else {
             return cpu_backend().kem_keygen(p, seeds, pks, sks, statuses);
         };
-        self.profiled("ctru keygen", true, || {
-            ctru::FAMILY.keygen(&units, &self.cfg, p, seeds, pks, sks, statuses)
-        });
+        self.profiled(
+            || "ctru keygen".into(),
+            true,
+            || ctru::FAMILY.keygen(&units, &self.cfg, p, seeds, pks, sks, statuses),
+        );
     }
 
     fn kem_encaps(
@@ -483,9 +496,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.ctru_units(p) else {
             return cpu_backend().kem_encaps(p, items, cts, sss, statuses);
         };
-        self.profiled("ctru encaps", true, || {
-            ctru::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses)
-        });
+        self.profiled(
+            || "ctru encaps".into(),
+            true,
+            || ctru::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses),
+        );
     }
 
     fn kem_decaps(
@@ -501,9 +516,11 @@ impl Backend for GpuBackend {
         let Some(units) = self.ctru_units(p) else {
             return cpu_backend().kem_decaps(p, items, sss, statuses);
         };
-        self.profiled("ctru decaps", true, || {
-            ctru::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses)
-        });
+        self.profiled(
+            || "ctru decaps".into(),
+            true,
+            || ctru::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses),
+        );
     }
 
     fn mlkem_keygen(
@@ -520,8 +537,9 @@ impl Backend for GpuBackend {
         let Some(units) = self.mlkem_units(p) else {
             return cpu_backend().mlkem_keygen(p, seeds, eks, dks, statuses);
         };
+        let n = statuses.len();
         self.profiled(
-            &format!("{} keygen, {} items", p.name(), statuses.len()),
+            move || format!("{} keygen, {n} items", p.name()),
             true,
             || mlkem::FAMILY.keygen(&units, &self.cfg, p, seeds, eks, dks, statuses),
         );
@@ -542,7 +560,7 @@ impl Backend for GpuBackend {
             return cpu_backend().mlkem_encaps(p, items, cts, sss, statuses);
         };
         self.profiled(
-            &format!("{} encaps, {} items", p.name(), items.len()),
+            || format!("{} encaps, {} items", p.name(), items.len()),
             true,
             || mlkem::FAMILY.encaps(&units, &self.cfg, p, items, cts, sss, statuses),
         );
@@ -562,7 +580,7 @@ impl Backend for GpuBackend {
             return cpu_backend().mlkem_decaps(p, items, sss, statuses);
         };
         self.profiled(
-            &format!("{} decaps, {} items", p.name(), items.len()),
+            || format!("{} decaps, {} items", p.name(), items.len()),
             true,
             || mlkem::FAMILY.decaps(&units, &self.cfg, p, items, sss, statuses),
         );
@@ -582,8 +600,9 @@ impl Backend for GpuBackend {
         let Some(units) = self.slhdsa_units(p) else {
             return cpu_backend().slhdsa_keygen(p, seeds, pks, sks, statuses);
         };
+        let n = statuses.len();
         self.profiled(
-            &format!("{} keygen, {} items", p.name(), statuses.len()),
+            move || format!("{} keygen, {n} items", p.name()),
             true,
             || slhdsa::keygen(&units, &self.cfg, p, seeds, pks, sks, statuses),
         );
@@ -603,7 +622,7 @@ impl Backend for GpuBackend {
             return cpu_backend().slhdsa_sign(p, items, sigs, statuses);
         };
         self.profiled(
-            &format!("{} sign, {} items", p.name(), items.len()),
+            || format!("{} sign, {} items", p.name(), items.len()),
             true,
             || slhdsa::sign(&units, &self.cfg, p, items, sigs, statuses),
         );
@@ -622,7 +641,7 @@ impl Backend for GpuBackend {
             return cpu_backend().slhdsa_verify(p, items, statuses);
         };
         self.profiled(
-            &format!("{} verify, {} items", p.name(), items.len()),
+            || format!("{} verify, {} items", p.name(), items.len()),
             true,
             || slhdsa::verify(&units, &self.cfg, p, items, statuses),
         );

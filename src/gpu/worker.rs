@@ -317,9 +317,9 @@ impl Worker {
 
     /// Asynchronous host-to-device copy. The source must stay untouched until `sync`.
     pub fn htod<T>(&self, dst: Dev<T>, src: &[u8]) -> Result<(), DriverError> {
+        self.take_turn();
         // SAFETY: dst was sized by `dev` for this copy; src is pinned (or the copy is staged
         // by the driver) and the caller keeps it alive and unmodified until `sync`.
-        self.take_turn();
         self.queue(("htod", src.len()), || unsafe {
             memcpy_htod_async(dst.addr(), src, self.stream.cu_stream())
         })

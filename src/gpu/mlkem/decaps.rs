@@ -131,7 +131,8 @@ pub fn decaps_chunk(
     } else {
         h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect()
     };
-    if let (Some(t), false, true) = (&one, kept, good[0]) {
+    // A server's key that passed: its rows and Â stay for its next chunk.
+    if let Some(t) = one.as_ref().filter(|_| !kept && good[0]) {
         w.keep("mlkem_dec_dks", t);
         w.keep("mlkem_dec_amat", t);
     }

@@ -24,13 +24,14 @@ pub fn keygen_chunk(
 ) -> Result<(), DriverError> {
     w.start_chunk(ChunkOp::KemKeygen);
     let s = &k.s;
-    let given = match seeds {
+    // What goes up: the seeds, or the key they are drawn from.
+    let up: &[u8] = match seeds {
         Seeds::Given(x) => x,
         Seeds::Drawn(key) => key,
     };
-    let mut stage = w.take_host("mlkem_kg_stage", given.len())?;
-    let host = &mut stage.bytes()?[..given.len()];
-    host.copy_from_slice(given);
+    let mut stage = w.take_host("mlkem_kg_stage", up.len())?;
+    let host = &mut stage.bytes()?[..up.len()];
+    host.copy_from_slice(up);
     let d_seeds = w.dev("mlkem_kg_seeds", n * 64)?;
     let rs = w.dev("mlkem_kg_rs", n * 64)?;
     let ek = w.dev("mlkem_kg_ek", n * s.ek)?;
