@@ -12,7 +12,8 @@
 //    the layout that reaches the H200's Keccak ceiling); 128 threads per block.
 //  * poly kernels: one block of NT = 256 threads per task, one coefficient per
 //    thread, polynomials in shared memory for the NTTs.
-// Every coefficient is kept canonical in [0, q) so no bound tracking is needed.
+// Coefficients are canonical in [0, q) between steps; only inside a transform and a
+// matrix-vector product do they grow (bounds written there), frozen back at the end.
 
 #define K PARAM_K
 #define L PARAM_L
@@ -110,9 +111,17 @@ __device__ const i32 ZETAS[256] = {4193792,25847,5771523,7861508,237124,7602457,
 
 // ---------------------------------------------------------------- arithmetic
 
+// a * 2^-32 mod q in (-q, q), for |a| < 2^31 q.
 __device__ __forceinline__ i32 mont_reduce(i64 a) {
   i32 t = (i32)((i64)(i32)a * QINV);
   return (i32)((a - (i64)t * Q) >> 32);
+}
+// a*b*R^-1 in (-q, q) for |a b| < 2^31 q: the lazy product inside transforms and sums.
+__device__ __forceinline__ i32 mont_mul(i32 a, i32 b) { return mont_reduce((i64)a * b); }
+// Canonical [0, q) for any |a| < 2^31 - 2^22 (a - round(a / 2^23) q lies in (-q, q)).
+__device__ __forceinline__ i32 freeze(i32 a) {
+  const i32 r = a - ((a + (1 << 22)) >> 23) * Q;
+  return r < 0 ? r + Q : r;
 }
 __device__ __forceinline__ i32 fq_mul(i32 a, i32 b) { // a*b*R^-1, canonical in and out
   i32 r = mont_reduce((i64)a * b);
@@ -130,16 +139,25 @@ __device__ __forceinline__ i32 to_canon(i32 a) { return a < 0 ? a + Q : a; }
 __device__ __forceinline__ i32 centered(i32 a) { return a > (Q - 1) / 2 ? a - Q : a; }
 __device__ __forceinline__ i32 iabs(i32 a) { return a < 0 ? -a : a; }
 
-// Decompose (Alg. 36) of a canonical r: returns r1, sets r0 (centered).
+// Decompose (Alg. 36) of a canonical r: returns r1, sets r0 (centered). Multiply-and-shift
+// instead of the division by 2 gamma2, and masks instead of branches (the values are secret):
+// r1 = round(r / 2 gamma2) from (r + 127) >> 7 times 2^24 / (2 gamma2 / 128) rounded, which is
+// exact for every r < q; r1 = (q - 1) / (2 gamma2) wraps to 0 and r0 then takes the q - 1
+// case's value r - q.
 __device__ __forceinline__ i32 decompose(i32 r, i32 *r0) {
-  i32 lo = r % (2 * GAMMA2);
-  if (lo > GAMMA2) lo -= 2 * GAMMA2;
-  if (r - lo == Q - 1) {
-    *r0 = lo - 1;
-    return 0;
-  }
+  i32 r1 = (r + 127) >> 7;
+#if GAMMA2 == (Q - 1) / 32
+  r1 = ((r1 * 1025 + (1 << 21)) >> 22) & 15;
+#elif GAMMA2 == (Q - 1) / 88
+  r1 = (r1 * 11275 + (1 << 23)) >> 24;
+  r1 ^= ((43 - r1) >> 31) & r1;
+#else
+#error "gamma2 is (q - 1) / 32 or (q - 1) / 88"
+#endif
+  i32 lo = r - r1 * 2 * GAMMA2;
+  lo -= (((Q - 1) / 2 - lo) >> 31) & Q;
   *r0 = lo;
-  return (r - lo) / (2 * GAMMA2);
+  return r1;
 }
 __device__ __forceinline__ i32 high_bits(i32 r) {
   i32 r0;
@@ -176,11 +194,11 @@ __device__ __forceinline__ void load_zetas(i32 *z) {
   for (int i = threadIdx.x; i < N; i += blockDim.x) z[i] = ZETAS[i];
 }
 
-// The last INTT level's two factors with the final scaling folded in (INTT_FUSE).
+// The last INTT level's two factors with the final scaling folded in (INTT_FUSE), canonical.
 __device__ __forceinline__ void intt_last(i32 &x, i32 &y, i32 zeta_scaled) {
-  const i32 d = fq_sub(x, y);
-  x = fq_mul(MONT2_256, fq_add(x, y));
-  y = fq_mul(zeta_scaled, d);
+  const i32 d = x - y;
+  x = to_canon(mont_mul(MONT2_256, x + y));
+  y = to_canon(mont_mul(zeta_scaled, d));
 }
 
 
@@ -210,16 +228,20 @@ __device__ __forceinline__ int pos_a(int lane, int m) { return lane + 32 * m; }
 __device__ __forceinline__ int pos_b(int lane, int m) { return 32 * (lane >> 2) + (lane & 3) + 4 * m; }
 __device__ __forceinline__ int pos_c(int lane, int m) { return 8 * lane + m; }
 
-// Forward (Cooley-Tukey) butterfly and inverse (Gentleman-Sande) butterfly.
+// Forward (Cooley-Tukey) butterfly and inverse (Gentleman-Sande) butterfly, lazy: no
+// reduction but the Montgomery product's. From canonical inputs the forward transform's
+// values stay under 9q after its 8 levels (each adds at most q); the inverse's sums double
+// per level, under 128q after 7 and 256q < 2^31 in the last: inside int32, as in the
+// reference implementation. Both transforms freeze their outputs.
 __device__ __forceinline__ void ct(i32 &x, i32 &y, i32 zeta) {
-  const i32 t = fq_mul(zeta, y);
-  y = fq_sub(x, t);
-  x = fq_add(x, t);
+  const i32 t = mont_mul(zeta, y);
+  y = x - t;
+  x = x + t;
 }
 __device__ __forceinline__ void gs(i32 &x, i32 &y, i32 zeta) {
-  const i32 d = fq_sub(x, y);
-  x = fq_add(x, y);
-  y = fq_mul(zeta, d);
+  const i32 d = x - y;
+  x = x + y;
+  y = mont_mul(zeta, d);
 }
 
 // Moves r from arrangement `from` to `to` through buf (layout pad); the warp's lanes
@@ -313,13 +335,16 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
     ct_levels(r, z, 8 + b, 16 + 2 * b, 32 + 4 * b); // len 16, 8, 4 inside 32-word block b
     EXCHANGE_B_TO_C(buf);
     ct_levels(r, z, -1, 64 + 2 * lane, 128 + 4 * lane); // len 2, 1 inside this lane's 8
+#pragma unroll
+    for (int m = 0; m < 8; ++m) r[m] = freeze(r[m]);
     __syncwarp();
     store_c(poly, lane, r);
   }
   __syncthreads();
 }
 
-// Inverse NTT times the Montgomery factor (see form 0); the inverse levels run C, B, A.
+// Inverse NTT times the Montgomery factor (see MONT2_256) of canonical inputs; the inverse
+// levels run C, B, A.
 __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -341,8 +366,8 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
         intt_last(r[m], r[m + 4], last_zeta);
       } else {
         gs(r[m], r[m + 4], Q - z[1]);
-        r[m] = fq_mul(MONT2_256, r[m]);
-        r[m + 4] = fq_mul(MONT2_256, r[m + 4]);
+        r[m] = to_canon(mont_mul(MONT2_256, r[m]));
+        r[m + 4] = to_canon(mont_mul(MONT2_256, r[m + 4]));
       }
     }
     __syncwarp();
@@ -356,7 +381,9 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
 // ------------------------------------------------- matrix-vector product (NTT domain)
 
 // Coefficient `tid` of A o v (A: K x L NTT-domain polynomials from ExpandA, row-major in
-// global memory; v: L polynomials in shared memory), handed row by row to store(i, value).
+// global memory; v: L polynomials in shared memory), handed row by row, canonical, to
+// store(i, value). Each row's L products are summed in 64 bits (one multiply-add each, under
+// 7 q^2) and reduced once.
 // Row-major: one accumulator, A read in memory order. Column-major (MATVEC_COL=1, the
 // paper's choice for keygen and verify): each v[j] read once, K accumulators in registers.
 #ifndef MATVEC_COL
@@ -364,21 +391,21 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
 #endif
 template <class Store> __device__ __forceinline__ void matvec(const u32 *a, const i32 *v, int tid, Store store) {
 #if MATVEC_COL
-  i32 acc[K];
+  i64 acc[K];
 #pragma unroll
   for (int i = 0; i < K; ++i) acc[i] = 0;
   for (int j = 0; j < L; ++j) {
     const i32 x = v[j * N + tid];
 #pragma unroll
-    for (int i = 0; i < K; ++i) acc[i] = fq_add(acc[i], fq_mul((i32)a[(i * L + j) * N + tid], x));
+    for (int i = 0; i < K; ++i) acc[i] += (i64)(i32)a[(i * L + j) * N + tid] * x;
   }
 #pragma unroll
-  for (int i = 0; i < K; ++i) store(i, acc[i]);
+  for (int i = 0; i < K; ++i) store(i, to_canon(mont_reduce(acc[i])));
 #else
   for (int i = 0; i < K; ++i) {
-    i32 acc = 0;
-    for (int j = 0; j < L; ++j) acc = fq_add(acc, fq_mul((i32)a[(i * L + j) * N + tid], v[j * N + tid]));
-    store(i, acc);
+    i64 acc = 0;
+    for (int j = 0; j < L; ++j) acc += (i64)(i32)a[(i * L + j) * N + tid] * v[j * N + tid];
+    store(i, to_canon(mont_reduce(acc)));
   }
 #endif
 }

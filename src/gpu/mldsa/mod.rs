@@ -10,6 +10,8 @@
 //! Kernel design: `kernels/README.md`.
 
 mod bench;
+#[cfg(test)]
+mod emulated;
 mod kernels;
 mod keygen;
 mod keys;
