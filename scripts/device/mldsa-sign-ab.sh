@@ -5,7 +5,7 @@
 # the new build only: the ML-DSA and round-3 Dilithium GPU suites, compute-sanitizer memcheck
 # and racecheck on a short signing run, and an Nsight Compute profile (SpeedOfLight,
 # Occupancy, LaunchStats) of one 16,384-item ML-DSA-44 signing batch of examples/gpu_kernels
-# (the old build's too, when time is left). Everything lands in $OUT: summary.txt and logs.tgz.
+# (the old build's too, and a detailed one of sign_w and sign_z, when time is left). Everything lands in $OUT: summary.txt and logs.tgz.
 #
 # Build host, from the checkout with the change (OLD: the revision to compare against):
 #   bash scripts/device/mldsa-sign-ab-stage.sh OLD
@@ -64,6 +64,10 @@ step racecheck 60 env PQGPU_GPU_CASES=48 compute-sanitizer --tool racecheck --er
 NCU="ncu --section SpeedOfLight --section Occupancy --section LaunchStats -k regex:^(sign_|expand_mask) --launch-count 60"
 step ncu_new 60 env PQGPU_CACHE_DIR=/tmp/pqc-new $NCU ./new/gpu_kernels 16384 44
 step ncu_old 45 env PQGPU_CACHE_DIR=/tmp/pqc-old $NCU ./old/gpu_kernels 16384 44
+# Where the two polynomial kernels' time goes (pipes, stall reasons, instruction mix), new build.
+step ncu_detail 60 env PQGPU_CACHE_DIR=/tmp/pqc-new ncu --section ComputeWorkloadAnalysis \
+  --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
+  -k regex:^sign_[wz]$ --launch-count 2 ./new/gpu_kernels 16384 44
 for b in new old; do [ -s $L/ncu_$b.log ] && python3 - $L/ncu_$b.log >> $S 2>&1 <<'PY'
 import re, sys, collections
 # Per kernel: launches, total duration, and the last launch's occupancy and registers.

@@ -38,10 +38,12 @@ pub struct Worker {
     /// The batch's largest chunk over the running chunk's size (see [`Worker::plan`]).
     room: f64,
     /// The operations whose chunks wait asleep (`GpuConfig::sleep`), whether the running
-    /// chunk's does, and the blocking-sync event it then waits on (made on first use).
+    /// chunk's does, and the events a chunk waits on: blocking-sync when asleep, spinning
+    /// otherwise (made on first use).
     sleep: OpSet,
     asleep: bool,
     wake: Option<CudaEvent>,
+    spin: Option<CudaEvent>,
     /// With the timeline on (`tuning` builds): this stream's queued copies and launches.
     marks: RefCell<Option<Marks>>,
     /// The running chunk's turn to queue its inputs, until its first kernel (and whether it
@@ -180,6 +182,7 @@ impl Worker {
             sleep,
             asleep: false,
             wake: None,
+            spin: None,
             marks: RefCell::new(None),
             turn: RefCell::new(None),
         })
@@ -377,20 +380,43 @@ impl Worker {
         }
     }
 
+    /// The event the running chunk waits on (see `sleep`), made on first use.
+    fn wait_event(&mut self) -> Result<&CudaEvent, DriverError> {
+        let (slot, flags) = match self.asleep {
+            // (cudarc's flags are an enum, so timing stays on: without it the record would be
+            // a little cheaper.)
+            true => (&mut self.wake, CUevent_flags::CU_EVENT_BLOCKING_SYNC),
+            false => (&mut self.spin, CUevent_flags::CU_EVENT_DEFAULT),
+        };
+        if slot.is_none() {
+            *slot = Some(self.ctx.new_event(Some(flags))?);
+        }
+        Ok(slot.as_ref().expect("made above"))
+    }
+
+    /// Marks the work queued so far, for [`Worker::wait_mark`]: a chunk that needs an early
+    /// result (its keys' verdicts) waits for that alone while the stream runs on.
+    pub fn mark(&mut self) -> Result<(), DriverError> {
+        let stream = self.stream.clone();
+        self.wait_event()?.record(&stream)
+    }
+
+    /// Waits until the work queued before the last [`Worker::mark`] is done (copies to the
+    /// host then complete); later work keeps running.
+    pub fn wait_mark(&mut self) -> Result<(), DriverError> {
+        self.pass_turn();
+        self.wait_event()?.synchronize()
+    }
+
     /// Waits until the stream's queued work is done: spinning in the driver (its default
     /// with fewer contexts than cores), or for a chunk whose operation sleeps, asleep on an
     /// event created for blocking synchronisation (the thread gives its core up meanwhile).
     pub fn sync(&mut self) -> Result<(), DriverError> {
         self.pass_turn();
         if self.asleep {
-            if self.wake.is_none() {
-                // (cudarc's flags are an enum, so timing stays on: without it the record
-                // would be a little cheaper.)
-                let flags = CUevent_flags::CU_EVENT_BLOCKING_SYNC;
-                self.wake = Some(self.ctx.new_event(Some(flags))?);
-            }
-            let wake = self.wake.as_ref().expect("made above");
-            wake.record(&self.stream)?;
+            let stream = self.stream.clone();
+            let wake = self.wait_event()?;
+            wake.record(&stream)?;
             wake.synchronize()?;
         } else {
             self.stream.synchronize()?;

@@ -2,9 +2,9 @@
 //! the distinct keys ([`keys`]); their rows go to the device straight from registered memory,
 //! where the GPU checks each distinct key once (the modulus check, 7.2), hashes it and expands
 //! its Â, then runs (K, r) = G(m || H(ek)) one thread per item and K-PKE.Encrypt one block per
-//! item. The keys'
-//! verdicts come back with the results, before any output row is written. A chunk of one key
-//! (a server's key) keeps that key's device state for the next chunk.
+//! item. The keys' verdicts come back ahead of the encapsulation, and the host reads them
+//! while the kernels run, before any output row is queued. A chunk of one key (a server's key)
+//! keeps that key's device state for the next chunk.
 
 use super::kernels::Kernels;
 use super::keys::{self, tag, Distinct};
@@ -99,8 +99,8 @@ pub fn encaps_chunk(
     let (h_idx, rest) = rest.split_at_mut(n * 4);
     let h_ok = &mut rest[..nkeys * 4];
     // A key not kept from the last chunk is checked (the modulus check, 7.2) and hashed on the
-    // device; its verdict comes back with the chunk's results, before any output row is
-    // written (a bad key's items write nothing).
+    // device; its verdict comes back marked, so the host reads it while the kernels below run
+    // and queues the output rows behind them (a bad key's items write nothing).
     let _staged_keys = if kept {
         None
     } else {
@@ -109,6 +109,7 @@ pub fn encaps_chunk(
         let staged = keys::upload(w, &k.io, reg, &keys.keys, s.ek, d_eks, names)?;
         k.ek_prep(w, d_eks, nkeys, d_hek, d_ok)?;
         w.dtoh(h_ok, d_ok)?;
+        w.mark()?;
         k.expand_a(w, d_eks.add(s.t_len()), s.ek, nkeys, amat)?;
         staged
     };
@@ -148,7 +149,7 @@ pub fn encaps_chunk(
     let mut live = vec![true; n];
     if !kept {
         w.end_phase(Phase::Staging);
-        w.sync()?;
+        w.wait_mark()?;
         w.end_phase(Phase::GpuWait);
         let good: Vec<bool> = h_ok.chunks_exact(4).map(|x| x != [0; 4]).collect();
         for (j, &i) in valid.iter().enumerate() {
