@@ -47,6 +47,7 @@ impl GpuBackend {
             device::ordinals(cfg.devices.as_deref()).map_err(|e| (Error::NoDevice, e))?;
         let workers = cfg
             .mldsa_workers
+            .max(cfg.mldsa_sign_workers)
             .max(cfg.kem_workers)
             .max(cfg.slhdsa_verify_workers);
         let mut devices = Vec::new();

@@ -11,9 +11,10 @@ use std::path::PathBuf;
 
 /// Items per ML-DSA chunk: big enough to fill the GPU with the other workers' chunks, small
 /// enough that chunks stagger and one's copies overlap another's kernels. Measured on the H200
-/// (batch 65536): 4096 best for keygen and verify (output/input-copy bound), 16384 for sign.
+/// (batch 65536): 4096 best for keygen and verify (output/input-copy bound). Signing: see
+/// `MLDSA_SIGN_WORKERS`.
 const CHUNK: usize = 4096;
-const SIGN_CHUNK: usize = 16384;
+const SIGN_CHUNK: usize = 8192;
 /// CTRU-Prime items per chunk. Measured on the H200 (batch 65,536, registered buffers): 8192
 /// beat 4096 and 16384 for every operation and set.
 const KEM_CHUNK: usize = 8192;
@@ -33,6 +34,15 @@ const MLKEM_KEYGEN_WORKERS: usize = 4;
 /// CTRU-Prime-761 encaps, decaps and keygen 27 %, 14 % and 16 % faster (its chunks are short
 /// and host-bound).
 const MLDSA_WORKERS: usize = 4;
+/// Chunks in flight for ML-DSA signing, with `SIGN_CHUNK` and the ramp (`RAMP`). Four chunks
+/// of 16,384 started and finished together: the GPU waited 0.9 ms for the first keys and the
+/// signatures' copy back (160 MB) ran after the last kernel, 17 % of an ML-DSA-44 batch
+/// (`PQGPU_TIMELINE`). Measured on the H200 (C ABI, registered, batch 65,536, two rounds in
+/// one call, ML-DSA-44 / 65 / 87): 4 of 16,384 3.18-3.25 / 2.28-2.30 / 1.68-1.70 M/s; ramped
+/// 3.43-3.47 / 2.36-2.41 / 1.76-1.80; 8 of 8,192 3.33-3.37 / 2.38-2.39 / 1.77-1.78; 8 of
+/// 8,192 ramped 3.57-3.58 / 2.47-2.54 / 1.88-1.89 (first kernel after 0.1 ms, 0.2 ms after
+/// the last); 6 of 8,192 ramped 3.53-3.55 / 2.46-2.48 / 1.85-1.87.
+const MLDSA_SIGN_WORKERS: usize = 8;
 const KEM_WORKERS: usize = 8;
 /// Chunks in flight for SLH-DSA verification (one H_msg per item on the host, then a long
 /// kernel): measured on the H200 (batch 131,072, registered, three runs in one call), 8 beat 4
@@ -40,8 +50,8 @@ const KEM_WORKERS: usize = 8;
 /// another's kernel.
 const SLHDSA_VERIFY_WORKERS: usize = 8;
 /// Signing attempts per round at least, shared by the chunks running at once (a chunk alone
-/// speculates up to this when few tasks remain, `gpu/mldsa/sign.rs`; each of four chunks
-/// in flight up to a quarter). Measured on the H200 (serving, ML-DSA-44, 2,048-16,384
+/// speculates up to this when few tasks remain, `gpu/mldsa/sign.rs`; each of n chunks in
+/// flight up to an n-th). Measured on the H200 (serving, ML-DSA-44, 2,048-16,384
 /// outstanding single signatures, four chunks in flight): a fill of 4,096-8,192 per chunk
 /// beat 16,384 (more speculation only took GPU time from the other chunks); alone, 16,384
 /// fills the GPU for a batch's last tasks. On a GPU shared through MPS a quarter of it
@@ -125,8 +135,8 @@ impl OpSet {
     }
 }
 
-/// Which operations cut their batches into ramped chunks (`scheduler::chunk_sizes`): every
-/// one but signing (compute-bound, few large chunks). Their chunks start together and would
+/// Which operations cut their batches into ramped chunks (`scheduler::chunk_sizes`): all of
+/// them (signing: see `MLDSA_SIGN_WORKERS`). Their chunks start together and would
 /// finish together, leaving the copy engine idle until then and the GPU idle while the last
 /// outputs (ML-DSA-65 keygen: 392 MB per batch) or after the last inputs move. Measured on the
 /// H200 (C ABI, registered, batch 65,536, two rounds alternated, without -> with): ML-DSA-44 /
@@ -135,13 +145,13 @@ impl OpSet {
 /// 22.5-23.8 M, decaps 12.6-12.9 -> 13.6-13.7 M, CTRU-Prime-1277 encaps 11.1-11.9 -> 12.9-13.1 M.
 const RAMP: OpSet = OpSet {
     mldsa_keygen: true,
-    mldsa_sign: false,
+    mldsa_sign: true,
     mldsa_verify: true,
     kem_keygen: true,
     kem: true,
 };
 #[cfg_attr(not(feature = "tuning"), allow(dead_code))] // read by the tuning switch
-const RAMP_NAMES: &[&str] = &["keygen", "verify", "kem-keygen", "kem"];
+const RAMP_NAMES: &[&str] = &["keygen", "sign", "verify", "kem-keygen", "kem"];
 
 /// Which operations' chunks wait for the GPU asleep (on a blocking-sync event) rather than
 /// spinning in the driver: CTRU-Prime encaps and decaps. Serving keeps eight short, host-heavy
@@ -221,9 +231,10 @@ pub struct GpuConfig {
     /// How host threads wait for the GPU (`PQGPU_GPU_SYNC=spin|yield|blocking`; `None`: the
     /// driver's choice, spinning while the process has fewer CUDA contexts than cores).
     pub sync: Option<SyncMode>,
-    /// Workers per GPU used by ML-DSA (and SLH-DSA keygen and signing), by the KEMs, and by
-    /// SLH-DSA verification.
+    /// Workers per GPU used by ML-DSA keygen and verification (and SLH-DSA keygen and
+    /// signing), by ML-DSA signing, by the KEMs, and by SLH-DSA verification.
     pub mldsa_workers: usize,
+    pub mldsa_sign_workers: usize,
     pub kem_workers: usize,
     pub slhdsa_verify_workers: usize,
     /// Which operations ramp their chunk sizes.
@@ -295,6 +306,7 @@ impl GpuConfig {
             mlkem_keygen_chunk: ctru_chunk.unwrap_or(MLKEM_KEYGEN_CHUNK),
             mlkem_keygen_workers: workers.unwrap_or(MLKEM_KEYGEN_WORKERS),
             mldsa_workers: workers.unwrap_or(MLDSA_WORKERS),
+            mldsa_sign_workers: workers.unwrap_or(MLDSA_SIGN_WORKERS),
             kem_workers: workers.unwrap_or(KEM_WORKERS),
             slhdsa_verify_workers: workers.unwrap_or(SLHDSA_VERIFY_WORKERS),
             fail_after,
@@ -404,11 +416,10 @@ mod tests {
         ] {
             assert!(all.has(op), "{op:?}");
         }
-        // Signing never ramps, so the ramp switch refuses it; unknown names are errors.
-        let e = OpSet::parse("PQGPU_CHUNK_RAMP", "sign", RAMP_NAMES).unwrap_err();
+        // Unknown names are errors.
+        let e = OpSet::parse("PQGPU_CHUNK_RAMP", "signing", RAMP_NAMES).unwrap_err();
         assert!(e.starts_with("PQGPU_CHUNK_RAMP="), "{e}");
         assert!(OpSet::parse("PQGPU_GPU_SLEEP", "verify,kems", SLEEP_NAMES).is_err());
-        assert!(!RAMP.has(ChunkOp::MlDsaSign));
     }
 
     #[test]

@@ -147,7 +147,7 @@ fn matrix_products_are_sums_of_montgomery_products() {
 fn decompose_is_fips_204s_on_every_value() {
     for p in [ParamSet::MlDsa44, ParamSet::MlDsa65] {
         let Some(h) = harness(p) else { return };
-        let two_g2 = 2 * p.gamma2() as i32;
+        let two_g2 = 2 * p.gamma2();
         let out = h.run("decompose", &[]);
         assert_eq!(out.len(), 8 * Q as usize);
         for (r, pair) in out.chunks_exact(8).enumerate() {

@@ -117,7 +117,7 @@ pub fn sign(
     statuses: &mut [Status],
 ) {
     let reg = hostmem::snapshot();
-    let sizes = chunk_sizes(items.len(), cfg.sign_chunk, false);
+    let sizes = chunk_sizes(items.len(), cfg.sign_chunk, cfg.ramp.mldsa_sign);
     let chunks: Vec<_> = cut(items, &sizes, 1)
         .into_iter()
         .zip(cut_mut(sigs, &sizes, 1))
@@ -125,7 +125,7 @@ pub fn sign(
         .collect();
     run_chunks(
         units,
-        cfg.mldsa_workers,
+        cfg.mldsa_sign_workers,
         &sizes,
         chunks,
         |u, w, ((it, sg), st)| {
