@@ -14,14 +14,7 @@
 #include <cstdio>
 #include <string>
 #include <vector>
-
-static std::vector<u8> read_all() {
-  std::vector<u8> in;
-  u8 buf[65536];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, stdin)) > 0) in.insert(in.end(), buf, buf + k);
-  return in;
-}
+#include "stdin.h"
 
 // Thread `b` of a one-dimensional launch.
 static void at(u32 b) {

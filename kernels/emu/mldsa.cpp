@@ -10,14 +10,7 @@
 #include "../keccak.cuh"
 #include "../mldsa.cu"
 #include <string>
-
-static std::vector<u8> read_all() {
-  std::vector<u8> in;
-  u8 buf[65536];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, stdin)) > 0) in.insert(in.end(), buf, buf + k);
-  return in;
-}
+#include "stdin.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) return 2;

@@ -9,14 +9,7 @@
 #include "../chacha.cuh"
 #include "../mlkem.cu"
 #include <string>
-
-static std::vector<u8> read_all() {
-  std::vector<u8> in;
-  u8 buf[65536];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, stdin)) > 0) in.insert(in.end(), buf, buf + k);
-  return in;
-}
+#include "stdin.h"
 
 template <class F> static void each_thread(u32 total, F f) {
   for (u32 t = 0; t < total; ++t) {
