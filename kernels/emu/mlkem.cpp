@@ -10,22 +10,8 @@
 #include "../mlkem.cu"
 #include <string>
 #include "stdin.h"
+#include "grid.h"
 
-template <class F> static void each_thread(u32 total, F f) {
-  for (u32 t = 0; t < total; ++t) {
-    blockIdx.x = 0;
-    blockDim.x = 1u << 30;
-    threadIdx.x = t;
-    f();
-  }
-}
-template <class F> static void each_block(u32 nb, F f) {
-  for (u32 b = 0; b < nb; ++b) fib::run_block(b, NT, f);
-}
-
-// Zeroed, 8-byte aligned device stand-ins.
-static std::vector<u64> buf(size_t bytes) { return std::vector<u64>(bytes / 8 + 1, 0); }
-static u8 *b8(std::vector<u64> &v) { return (u8 *)v.data(); }
 
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
@@ -58,7 +44,7 @@ int main(int argc, char **argv) {
     each_thread(n, [&] { mlkem_keygen_g(b8(seeds), b8(rs), n); });
     each_thread(n * K * K, [&] { mlkem_expand_a(b8(rs), 64, n, amat.data()); });
     each_thread(n * 2 * K, [&] { mlkem_prf(b8(rs) + 32, 64, 2 * K, 2 * K, b8(noise), n); });
-    each_block(n, [&] { mlkem_keygen_main(b8(rs), amat.data(), b8(noise), b8(ek), b8(dk)); });
+    each_block(n, NT, [&] { mlkem_keygen_main(b8(rs), amat.data(), b8(noise), b8(ek), b8(dk)); });
     each_thread(n, [&] { mlkem_keygen_finish(b8(seeds), b8(ek), b8(dk), n); });
     put(b8(ek), (size_t)n * EK_LEN);
     put(b8(dk), (size_t)n * DK_LEN);
@@ -73,7 +59,7 @@ int main(int argc, char **argv) {
     each_thread(nkeys * K * K, [&] { mlkem_expand_a(b8(ek) + POLY_BYTES * K, EK_LEN, nkeys, amat.data()); });
     each_thread(n, [&] { mlkem_encaps_g(b8(msg), key_idx, b8(hek), b8(ss), b8(coins), n); });
     each_thread(n * (2 * K + 1), [&] { mlkem_prf(b8(coins), 32, 2 * K + 1, K, b8(noise), n); });
-    each_block(n, [&] { mlkem_encaps_encrypt(b8(msg), key_idx, b8(ek), amat.data(), b8(noise), b8(ct)); });
+    each_block(n, NT, [&] { mlkem_encaps_encrypt(b8(msg), key_idx, b8(ek), amat.data(), b8(noise), b8(ct)); });
     put(ok.data(), (size_t)nkeys * 4);
     put(b8(ct), (size_t)n * CT_LEN);
     put(b8(ss), (size_t)n * 32);
@@ -86,10 +72,10 @@ int main(int argc, char **argv) {
     memcpy(b8(ct), p + (size_t)nkeys * DK_LEN, (size_t)n * CT_LEN);
     each_thread(nkeys, [&] { mlkem_dk_prep(b8(dk), nkeys, ok.data()); });
     each_thread(nkeys * K * K, [&] { mlkem_expand_a(b8(dk) + 2 * POLY_BYTES * K, DK_LEN, nkeys, amat.data()); });
-    each_block(n, [&] { mlkem_decrypt(b8(ct), key_idx, b8(dk), b8(msg)); });
+    each_block(n, NT, [&] { mlkem_decrypt(b8(ct), key_idx, b8(dk), b8(msg)); });
     each_thread(n, [&] { mlkem_decaps_g(b8(ct), key_idx, b8(dk), b8(msg), b8(kk), b8(coins), n); });
     each_thread(n * (2 * K + 1), [&] { mlkem_prf(b8(coins), 32, 2 * K + 1, K, b8(noise), n); });
-    each_block(n, [&] { mlkem_decaps_check(b8(ct), key_idx, b8(dk), amat.data(), b8(msg), b8(noise), b8(kk), ok.data(), b8(ss)); });
+    each_block(n, NT, [&] { mlkem_decaps_check(b8(ct), key_idx, b8(dk), amat.data(), b8(msg), b8(noise), b8(kk), ok.data(), b8(ss)); });
     put(ok.data(), (size_t)nkeys * 4);
     put(b8(ss), (size_t)n * 32);
   } else if (mode == "mlkem_coins") {

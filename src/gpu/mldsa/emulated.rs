@@ -1,16 +1,22 @@
 //! The ML-DSA kernels' polynomial arithmetic run on the CPU, where there is no GPU (CI):
 //! `kernels/emu/mldsa.cpp` compiles `mldsa.cu` with the system's C++ compiler and runs the NTT,
 //! the inverse NTT and the matrix-vector product as the poly kernels call them, one block with
-//! every thread a fiber (`kernels/emu/fibers.h`), and Decompose on every value mod q. The transforms reduce lazily inside (their
-//! values grow to 9q and 256q), so the inputs here include the largest canonical ones, which
-//! reach those bounds. Checked against the CPU backend's transforms (`crate::mldsa::ntt`) and
-//! against the matrix product's definition mod q; the GPU suite (`tests/gpu_mldsa.rs`)
-//! compares whole signatures on the H200. Skips, saying so, without a C++ compiler.
+//! every thread a fiber (`kernels/emu/fibers.h`), and Decompose on every value mod q. The
+//! transforms reduce lazily inside (their values grow to 9q and 256q), so the inputs here
+//! include the largest canonical ones, which reach those bounds. Checked against the CPU
+//! backend's transforms (`crate::mldsa::ntt`) and against the matrix product's definition mod
+//! q. The whole signing pipeline runs too, launch by launch as `sign.rs` queues it, and its
+//! signatures are compared with the CPU backend's; the GPU suite (`tests/gpu_mldsa.rs`)
+//! compares many more on the H200. Skips, saying so, without a C++ compiler.
 
-use super::kernels::defines;
+use super::kernels::{defines, Geometry};
+use super::message::Regions;
 use crate::gpu::emu::{compiler, Harness};
 use crate::mldsa::params::{N, Q};
 use crate::mldsa::ParamSet;
+use crate::mldsa::{Message, Variant};
+use crate::prehash::PreHash;
+use crate::Error;
 use rand::{Rng, SeedableRng};
 
 fn harness(p: ParamSet) -> Option<Harness> {
@@ -167,6 +173,120 @@ fn decompose_is_fips_204s_on_every_value() {
                 i32::from_le_bytes(pair[4..].try_into().unwrap()),
             );
             assert_eq!(got, want, "{} r = {r}", p.name());
+        }
+    }
+}
+
+/// The messages of one signing test: every form the set's scheme takes (FIPS 204: pure with and
+/// without a context, pre-hashed, internal, external mu; round 3: the message alone).
+fn messages<'a>(v: Variant, bytes: &'a [Vec<u8>]) -> Vec<Message<'a>> {
+    let b = |i: usize| &bytes[i % bytes.len()][..];
+    match v {
+        Variant::Fips204 => vec![
+            Message::Pure {
+                ctx: &[],
+                msg: b(0),
+            },
+            Message::Pure {
+                ctx: b(1),
+                msg: b(2),
+            },
+            Message::PreHashed {
+                ctx: b(3),
+                ph: PreHash::Sha2_256,
+                digest: &b(4)[..32],
+            },
+            Message::Internal(b(5)),
+            Message::Mu(b(6)[..64].try_into().unwrap()),
+        ],
+        Variant::Round3 => vec![
+            Message::Pure {
+                ctx: &[],
+                msg: b(0),
+            },
+            Message::Internal(b(1)),
+        ],
+    }
+}
+
+#[test]
+fn signing_kernels_sign_as_the_cpu_does() {
+    // Per set: three keys, the third malformed (an s1 field out of range: BadKey on both),
+    // shared by several tasks as a key handle's are; deterministic and given rnd; a round of
+    // at least `fill` attempts, so the last tasks run speculative attempts and the smallest
+    // successful one must still win.
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2048);
+    for p in ParamSet::EVERY {
+        let Some(h) = harness(p) else { return };
+        let g = Geometry::of(p);
+        let mut sks: Vec<Vec<u8>> = (0..3)
+            .map(|_| {
+                let (mut pk, mut sk) = (vec![0; g.pk_len], vec![0; g.sk_len]);
+                crate::mldsa::keygen_internal(p, &rng.gen(), &mut pk, &mut sk).unwrap();
+                sk
+            })
+            .collect();
+        let s1_off = if p.variant() == Variant::Round3 {
+            96
+        } else {
+            128
+        };
+        sks[2][s1_off] = 0xFF;
+        let bytes: Vec<Vec<u8>> = (0..7)
+            .map(|i| (0..64 + 37 * i).map(|_| rng.gen()).collect())
+            .collect();
+        let forms = messages(p.variant(), &bytes);
+        let n = 12;
+        let kidx: Vec<u32> = (0..n).map(|i| [0, 1, 0, 2][i % 4]).collect();
+        let msgs: Vec<Message<'_>> = (0..n).map(|i| forms[i % forms.len()]).collect();
+        let rnds: Vec<[u8; 32]> = (0..n)
+            .map(|i| if i % 3 == 0 { [0; 32] } else { rng.gen() })
+            .collect();
+        for fill in [n, 8 * n] {
+            let regions = Regions::of(p.variant(), msgs.iter());
+            let mut staged = vec![0u8; regions.host_bytes()];
+            regions.write(msgs.iter(), &mut staged);
+            let mut input = Vec::new();
+            for x in [n, sks.len(), fill] {
+                input.extend((x as u32).to_le_bytes());
+            }
+            input.extend(kidx.iter().flat_map(|k| k.to_le_bytes()));
+            input.extend(sks.iter().flatten());
+            for r in &rnds {
+                input.extend([0; 32]);
+                input.extend(r);
+                input.extend([0; 64]);
+            }
+            input.extend(&staged);
+            let out = h.run("sign", &input);
+            assert_eq!(out.len(), n * (g.sig_stride + 4));
+            let (sigs, statuses) = out.split_at(n * g.sig_stride);
+            for i in 0..n {
+                let mut want = vec![0u8; g.sig_len];
+                let cpu = crate::mldsa::sign(
+                    p,
+                    &sks[kidx[i] as usize],
+                    &msgs[i],
+                    Some(&rnds[i]),
+                    &mut want,
+                );
+                let status = u32::from_le_bytes(statuses[4 * i..4 * i + 4].try_into().unwrap());
+                let what = format!("{} fill {fill} task {i}", p.name());
+                match cpu {
+                    Ok(()) => {
+                        assert_eq!(status, 0, "{what}: status");
+                        let got = &sigs[i * g.sig_stride..i * g.sig_stride + g.sig_len];
+                        assert!(
+                            got == &want[..],
+                            "{what}: the signature differs from the CPU's"
+                        );
+                    }
+                    Err(e) => {
+                        assert_eq!(e, Error::BadKey, "{what}");
+                        assert_eq!(status, 1, "{what}: status (ST_BADKEY)");
+                    }
+                }
+            }
         }
     }
 }

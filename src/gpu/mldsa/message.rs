@@ -87,14 +87,9 @@ impl Regions {
         self.offs.len() * 12 + self.total
     }
 
-    /// Writes the messages (in the order given to `of`) into `h` (`host_bytes` long) and
-    /// queues their copy to the device; `h` must stay untouched until the worker's `sync`.
-    pub fn stage<'m>(
-        &self,
-        w: &mut Worker,
-        msgs: impl Iterator<Item = &'m Message<'m>>,
-        h: &mut [u8],
-    ) -> Result<DeviceRegions, DriverError> {
+    /// Writes the messages (in the order given to `of`) into `h` (`host_bytes` long): the
+    /// offsets (u64), the lengths (u32, `EXTERNAL_MU` for a mu), then the regions.
+    pub fn write<'m>(&self, msgs: impl Iterator<Item = &'m Message<'m>>, h: &mut [u8]) {
         let m = self.offs.len();
         let (off_h, rest) = h.split_at_mut(m * 8);
         let (len_h, arena_h) = rest.split_at_mut(m * 4);
@@ -113,6 +108,20 @@ impl Regions {
             };
             len_h[4 * j..4 * j + 4].copy_from_slice(&ml.to_le_bytes());
         }
+    }
+
+    /// Writes the messages as `write` does and queues their copy to the device; `h` must stay
+    /// untouched until the worker's `sync`.
+    pub fn stage<'m>(
+        &self,
+        w: &mut Worker,
+        msgs: impl Iterator<Item = &'m Message<'m>>,
+        h: &mut [u8],
+    ) -> Result<DeviceRegions, DriverError> {
+        self.write(msgs, h);
+        let m = self.offs.len();
+        let (off_h, rest) = h.split_at_mut(m * 8);
+        let (len_h, arena_h) = rest.split_at_mut(m * 4);
         let d = DeviceRegions {
             arena: w.dev("msg_arena", self.total.max(8))?,
             off: w.dev("msg_off", m)?,
