@@ -42,6 +42,21 @@
 #error "the host passes SIG_STRIDE, HBUF_LEN, NT, ST and CM_WORDS as -D definitions"
 #endif
 
+// Threads per block of the signing round's two poly kernels, sign_w and sign_z: NT (one
+// coefficient per thread), or 128 (two each), which fits up to twice the attempts in an SM
+// where shared memory allows. The host launches with the same numbers (gpu/mldsa/kernels.rs).
+#ifndef SIGN_W_NT
+#define SIGN_W_NT NT
+#endif
+#ifndef SIGN_Z_NT
+#define SIGN_Z_NT NT
+#endif
+#if (SIGN_W_NT != 128 && SIGN_W_NT != 256) || (SIGN_Z_NT != 128 && SIGN_Z_NT != 256)
+#error "SIGN_W_NT and SIGN_Z_NT are 128 or 256"
+#endif
+// Every coefficient index x of a polynomial that this thread handles, in a block of nt threads.
+#define FOR_COEFF(x, nt) for (int x = threadIdx.x; x < N; x += (nt))
+
 // ------------------------------------------------------------------------- scheme
 // Every difference between ML-DSA (FIPS 204) and Dilithium round 3 (v3.1), chosen at
 // compile time by -DPARAM_ROUND3=1 (src/mldsa/variant.rs lists the same for the CPU):
@@ -789,8 +804,8 @@ extern "C" __global__ void ST_BOUNDS expand_mask(const u8 *rhopp, const u32 *ent
   }
 }
 
-// w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)).
-extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
+// w = NTT^-1(A o NTT(y)); hbuf = mu || w1Encode(HighBits(w)). SIGN_W_NT threads per block.
+extern "C" __global__ void __launch_bounds__(SIGN_W_NT) sign_w(const u32 *a, const u32 *kidx, const u8 *kin, const i32 *y, const u32 *ent_task, const u32 *count, i32 *w, u8 *hbuf) {
   __shared__ __align__(16) i32 z[N], yh[L * N], acc[K * N];
   const u32 e = blockIdx.x;
   if (e >= *count) return;
@@ -798,15 +813,17 @@ extern "C" __global__ void __launch_bounds__(NT) sign_w(const u32 *a, const u32 
   const u32 task = ent_task[e];
   load_zetas(z);
   const i32 *y_e = y + (u64)e * L * N;
-  for (int i = tid; i < L * N; i += NT) yh[i] = y_e[i];
+  for (int i = tid; i < L * N; i += SIGN_W_NT) yh[i] = y_e[i];
   ntt_polys(yh, L, z);
   const u32 *a_t = a + (u64)kidx[task] * K * L * N;
-  matvec(a_t, yh, tid, [&](int i, i32 s) { acc[i * N + tid] = s; });
+  FOR_COEFF(x, SIGN_W_NT) matvec(a_t, yh, x, [&](int i, i32 s) { acc[i * N + x] = s; });
   intt_polys(acc, K, z);
   i32 *w_e = w + (u64)e * K * N;
   for (int i = 0; i < K; ++i) {
-    w_e[i * N + tid] = acc[i * N + tid];
-    acc[i * N + tid] = high_bits(acc[i * N + tid]);
+    FOR_COEFF(x, SIGN_W_NT) {
+      w_e[i * N + x] = acc[i * N + x];
+      acc[i * N + x] = high_bits(acc[i * N + x]);
+    }
   }
   u8 *h = hbuf + (u64)e * HBUF_LEN;
   if (tid < 64) h[tid] = kin[(u64)task * 128 + 64 + tid];
@@ -826,10 +843,11 @@ extern "C" __global__ void ST_BOUNDS sign_challenge(const u8 *hbuf, const u32 *c
 }
 
 // z = y + NTT^-1(c^ o s1^), the norm checks, MakeHint and sigEncode (Alg. 7
-// lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins.
-// Eight blocks per SM (at most 32 registers; ptxas alone takes 40, six blocks): 9 % more
-// ML-DSA-44 signatures kernel-only, 4-6 % for -65 and -87 (H200, two rounds in one call).
-extern "C" __global__ void __launch_bounds__(NT, 2048 / NT) sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
+// lines 16-30, Alg. 26) into this attempt's slot; the earliest success wins. SIGN_Z_NT threads
+// per block. Eight blocks of 256 per SM (at most 32 registers; ptxas alone takes 40, six
+// blocks): 9 % more ML-DSA-44 signatures kernel-only, 4-6 % for -65 and -87 (H200, two rounds
+// in one call).
+extern "C" __global__ void __launch_bounds__(SIGN_Z_NT, 2048 / SIGN_Z_NT) sign_z(const u32 *kidx, const i32 *s1h, const i32 *s2h, const i32 *t0h, const i32 *y, const i32 *w, const u8 *ctilde, const u64 *c, const u32 *ent_task, const u32 *ent_att, const u32 *count, u32 *best, u32 *done, u8 *ok, u8 *slot) {
   __shared__ __align__(16) i32 z[N], ch[N], zs[L * N], rr[2 * K * N];
   __shared__ u8 hs[K * N];
   __shared__ int hcount[K];
@@ -840,45 +858,51 @@ extern "C" __global__ void __launch_bounds__(NT, 2048 / NT) sign_z(const u32 *ki
   if (tid == 0) ok[e] = 0;
   if (tid < K) hcount[tid] = 0;
   load_zetas(z);
-  ch[tid] = ball_coeff(c + (u64)e * CM_WORDS, tid);
+  FOR_COEFF(x, SIGN_Z_NT) ch[x] = ball_coeff(c + (u64)e * CM_WORDS, x);
   ntt_polys(ch, 1, z);
   const u64 key = kidx[task];
   const i32 *s1 = s1h + key * L * N, *s2 = s2h + key * K * N, *t0 = t0h + key * K * N;
   // The three checks in order of rejection rate per polynomial transformed (the r0 check
   // rejects most): any failure rejects, so the order does not change the signature.
   // 1. r0 = LowBits(w - cs2); rr[0..K) keeps w - cs2 for the hint.
-  for (int i = 0; i < K; ++i) rr[i * N + tid] = fq_mul(ch[tid], s2[i * N + tid]);
+  for (int i = 0; i < K; ++i) FOR_COEFF(x, SIGN_Z_NT) rr[i * N + x] = fq_mul(ch[x], s2[i * N + x]);
   intt_polys(rr, K, z);
   const i32 *w_e = w + (u64)e * K * N;
   int bad = 0;
   for (int i = 0; i < K; ++i) {
-    const i32 wcs2 = fq_sub(w_e[i * N + tid], rr[i * N + tid]);
-    i32 r0;
-    decompose(wcs2, &r0);
-    bad |= iabs(r0) >= GAMMA2 - BETA;
-    rr[i * N + tid] = wcs2;
+    FOR_COEFF(x, SIGN_Z_NT) {
+      const i32 wcs2 = fq_sub(w_e[i * N + x], rr[i * N + x]);
+      i32 r0;
+      decompose(wcs2, &r0);
+      bad |= iabs(r0) >= GAMMA2 - BETA;
+      rr[i * N + x] = wcs2;
+    }
   }
   if (__syncthreads_or(bad)) return;
   // 2. z = y + cs1.
-  for (int j = 0; j < L; ++j) zs[j * N + tid] = fq_mul(ch[tid], s1[j * N + tid]);
+  for (int j = 0; j < L; ++j) FOR_COEFF(x, SIGN_Z_NT) zs[j * N + x] = fq_mul(ch[x], s1[j * N + x]);
   intt_polys(zs, L, z);
   const i32 *y_e = y + (u64)e * L * N;
   for (int j = 0; j < L; ++j) {
-    const i32 v = centered(fq_add(y_e[j * N + tid], zs[j * N + tid]));
-    bad |= iabs(v) >= GAMMA1 - BETA;
-    zs[j * N + tid] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
+    FOR_COEFF(x, SIGN_Z_NT) {
+      const i32 v = centered(fq_add(y_e[j * N + x], zs[j * N + x]));
+      bad |= iabs(v) >= GAMMA1 - BETA;
+      zs[j * N + x] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
+    }
   }
   if (__syncthreads_or(bad)) return;
   // 3. ct0, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
-  for (int i = 0; i < K; ++i) rr[(K + i) * N + tid] = fq_mul(ch[tid], t0[i * N + tid]);
+  for (int i = 0; i < K; ++i) FOR_COEFF(x, SIGN_Z_NT) rr[(K + i) * N + x] = fq_mul(ch[x], t0[i * N + x]);
   intt_polys(rr + K * N, K, z);
   for (int i = 0; i < K; ++i) {
-    const i32 wcs2 = rr[i * N + tid];
-    const i32 ct0 = rr[(K + i) * N + tid];
-    bad |= iabs(centered(ct0)) >= GAMMA2;
-    const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
-    hs[i * N + tid] = hint;
-    if (hint) atomicAdd(&hcount[i], 1);
+    FOR_COEFF(x, SIGN_Z_NT) {
+      const i32 wcs2 = rr[i * N + x];
+      const i32 ct0 = rr[(K + i) * N + x];
+      bad |= iabs(centered(ct0)) >= GAMMA2;
+      const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
+      hs[i * N + x] = hint;
+      if (hint) atomicAdd(&hcount[i], 1);
+    }
   }
   if (__syncthreads_or(bad)) return;
   int total = 0;
@@ -896,7 +920,7 @@ extern "C" __global__ void __launch_bounds__(NT, 2048 / NT) sign_z(const u32 *ki
       if (hs[tid * N + j]) hp[idx++] = (u8)j;
     hp[OMEGA + tid] = (u8)idx;
   }
-  for (int i = total + tid; i < OMEGA; i += NT) hp[i] = 0;
+  for (int i = total + tid; i < OMEGA; i += SIGN_Z_NT) hp[i] = 0;
   __syncthreads();
   if (tid == 0) {
     __threadfence();

@@ -55,7 +55,7 @@ pub struct Settings {
     /// Measurement switches, read only in builds with the `tuning` feature (see
     /// `gpu::config::Tuning`): `PQGPU_PROFILE`, `PQGPU_HOST_PROFILE`, `PQGPU_HOSTIO`,
     /// `PQGPU_NVRTC_DEFINES`, `PQGPU_CTRU_ENGINE`, `PQGPU_CTRU_INVERT`, `PQGPU_CHUNK_RAMP`,
-    /// `PQGPU_TIMELINE`, `PQGPU_CHUNK_TURNS`.
+    /// `PQGPU_TIMELINE`, `PQGPU_CHUNK_TURNS`, `PQGPU_SIGN_THREADS`.
     #[cfg(feature = "tuning")]
     pub profile: bool,
     #[cfg(feature = "tuning")]
@@ -74,6 +74,8 @@ pub struct Settings {
     pub timeline: Option<std::path::PathBuf>,
     #[cfg(feature = "tuning")]
     pub chunk_turns: Option<String>,
+    #[cfg(feature = "tuning")]
+    pub sign_threads: Option<String>,
 
     /// `PQGPU_CT_CONTROL`: the constant-time check's control branch (scripts/ct-memcheck.sh).
     pub ct_control: bool,
@@ -133,6 +135,8 @@ fn read() -> Settings {
         timeline: var_os("PQGPU_TIMELINE").map(std::path::PathBuf::from),
         #[cfg(feature = "tuning")]
         chunk_turns: var("PQGPU_CHUNK_TURNS").ok(),
+        #[cfg(feature = "tuning")]
+        sign_threads: var("PQGPU_SIGN_THREADS").ok(),
 
         ct_control: var_os("PQGPU_CT_CONTROL").is_some(),
     }

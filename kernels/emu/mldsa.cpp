@@ -110,9 +110,9 @@ static bool sign(const std::vector<u8> &in, std::vector<u8> &out) {
     each_thread(n, [&] { sign_schedule(st, bs, nx, et32, ea32, &ctr[0], &ctr[1], spec, n); });
     if (spec == 0) break;
     each_thread(m * L, [&] { expand_mask(b8(rhopp), et32, ea32, &ctr[0], (i32 *)b8(y)); });
-    each_block(m, NT, [&] { sign_w((const u32 *)b8(a), ki, b8(kin), (const i32 *)b8(y), et32, &ctr[0], (i32 *)b8(w), b8(hbuf)); });
+    each_block(m, SIGN_W_NT, [&] { sign_w((const u32 *)b8(a), ki, b8(kin), (const i32 *)b8(y), et32, &ctr[0], (i32 *)b8(w), b8(hbuf)); });
     each_thread(m, [&] { sign_challenge(b8(hbuf), &ctr[0], b8(ctilde), c.data()); });
-    each_block(m, NT, [&] {
+    each_block(m, SIGN_Z_NT, [&] {
       sign_z(ki, (const i32 *)b8(s1h), (const i32 *)b8(s2h), (const i32 *)b8(t0h), (const i32 *)b8(y), (const i32 *)b8(w), b8(ctilde), c.data(), et32, ea32, &ctr[0], bs, &ctr[1], b8(ok), b8(slot));
     });
     each_block(m, NT, [&] { sign_commit(et32, ea32, &ctr[0], bs, b8(ok), b8(slot), b8(sig)); });

@@ -209,6 +209,9 @@ pub struct Tuning {
     /// `PQGPU_CHUNK_TURNS=off`: a batch's chunks queue their inputs in any order
     /// (`scheduler::Turns`).
     pub unordered: bool,
+    /// `PQGPU_SIGN_THREADS=W,Z`: threads per block of the ML-DSA kernels `sign_w` and `sign_z`
+    /// (128 or 256 each; default 256, 256).
+    pub sign_threads: Option<[u32; 2]>,
 }
 
 /// What the engine runs with.
@@ -380,7 +383,23 @@ fn tuning(s: &crate::settings::Settings) -> Result<Tuning, String> {
             Some("off") => true,
             Some(v) => return Err(format!("PQGPU_CHUNK_TURNS={v:?}: expected on or off")),
         },
+        sign_threads: s.sign_threads.as_deref().map(sign_threads).transpose()?,
     })
+}
+
+/// `PQGPU_SIGN_THREADS=W,Z`, each 128 or 256.
+#[cfg_attr(not(feature = "tuning"), allow(dead_code))] // read by the tuning switch
+fn sign_threads(v: &str) -> Result<[u32; 2], String> {
+    let t: Vec<Option<u32>> = v
+        .split(',')
+        .map(|x| x.trim().parse().ok().filter(|n| [128, 256].contains(n)))
+        .collect();
+    match t[..] {
+        [Some(w), Some(z)] => Ok([w, z]),
+        _ => Err(format!(
+            "PQGPU_SIGN_THREADS={v:?}: expected W,Z with each 128 or 256"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -396,6 +415,16 @@ mod tests {
         for bad in ["", "block", "auto", "1"] {
             let e = sync_mode(Some(bad)).unwrap_err();
             assert!(e.starts_with("PQGPU_GPU_SYNC="), "{e}");
+        }
+    }
+
+    #[test]
+    fn sign_threads_are_two_block_sizes() {
+        assert_eq!(sign_threads("128,256"), Ok([128, 256]));
+        assert_eq!(sign_threads(" 256 , 128 "), Ok([256, 128]));
+        for bad in ["", "128", "128,256,128", "64,256", "256,512", "a,b"] {
+            let e = sign_threads(bad).unwrap_err();
+            assert!(e.starts_with("PQGPU_SIGN_THREADS="), "{e}");
         }
     }
 

@@ -20,16 +20,18 @@ use crate::Error;
 use rand::{Rng, SeedableRng};
 
 fn harness(p: ParamSet) -> Option<Harness> {
+    harness_with(p, &[])
+}
+
+/// The harness of `p` with `extra` -D definitions (kernel variants).
+fn harness_with(p: ParamSet, extra: &[&str]) -> Option<Harness> {
     let Some(cxx) = compiler() else {
         println!("SKIPPED: no C++ compiler (CXX, c++, g++, clang++) to run the kernels on the CPU");
         return None;
     };
-    Some(Harness::build_source(
-        &cxx,
-        p.name(),
-        "mldsa.cpp",
-        &defines(p),
-    ))
+    let mut defs = defines(p);
+    defs.extend(extra.iter().map(|d| d.to_string()));
+    Some(Harness::build_source(&cxx, p.name(), "mldsa.cpp", &defs))
 }
 
 fn bytes(polys: &[[i32; N]]) -> Vec<u8> {
@@ -214,10 +216,17 @@ fn signing_kernels_sign_as_the_cpu_does() {
     // Per set: three keys, the third malformed (an s1 field out of range: BadKey on both),
     // shared by several tasks as a key handle's are; deterministic and given rnd; a round of
     // at least `fill` attempts, so the last tasks run speculative attempts and the smallest
-    // successful one must still win.
+    // successful one must still win. Both block sizes of the round's poly kernels (sign_w,
+    // sign_z: a coefficient or two per thread).
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2048);
-    for p in ParamSet::EVERY {
-        let Some(h) = harness(p) else { return };
+    let variants: [&[&str]; 2] = [&[], &["-DSIGN_W_NT=128", "-DSIGN_Z_NT=128"]];
+    for (p, variant) in ParamSet::EVERY
+        .into_iter()
+        .flat_map(|p| variants.map(|v| (p, v)))
+    {
+        let Some(h) = harness_with(p, variant) else {
+            return;
+        };
         let g = Geometry::of(p);
         let mut sks: Vec<Vec<u8>> = (0..3)
             .map(|_| {
@@ -271,7 +280,7 @@ fn signing_kernels_sign_as_the_cpu_does() {
                     &mut want,
                 );
                 let status = u32::from_le_bytes(statuses[4 * i..4 * i + 4].try_into().unwrap());
-                let what = format!("{} fill {fill} task {i}", p.name());
+                let what = format!("{} {variant:?} fill {fill} task {i}", p.name());
                 match cpu {
                     Ok(()) => {
                         assert_eq!(status, 0, "{what}: status");

@@ -73,9 +73,20 @@ pub fn defines(p: ParamSet) -> Vec<String> {
     ])
 }
 
+/// Threads per block of `sign_w` and `sign_z`: `SIGN_W_NT`, `SIGN_Z_NT` (NT unless a tuning
+/// build's `PQGPU_SIGN_THREADS` says otherwise).
+fn sign_threads(cfg: &GpuConfig) -> [u32; 2] {
+    cfg.tuning.sign_threads.unwrap_or([NT, NT])
+}
+
 /// PTX of `p`'s kernels for compute capability `arch`.
 pub fn compile(arch: (i32, i32), p: ParamSet, cfg: &GpuConfig) -> Result<String, String> {
+    let [w_nt, z_nt] = sign_threads(cfg);
     let mut defs = defines(p);
+    defs.extend(nvrtc::defines(&[
+        ("SIGN_W_NT", w_nt as usize),
+        ("SIGN_Z_NT", z_nt as usize),
+    ]));
     // Extra -D flags for trying kernel variants without rebuilding (`tuning` builds only;
     // part of the cache key).
     defs.extend(cfg.tuning.nvrtc_defines.iter().cloned());
@@ -117,6 +128,8 @@ pub struct Kernels {
     pub g: Geometry,
     pub io: HostIo,
     f: Fns,
+    /// Threads per block of `sign_w` and `sign_z` (as compiled).
+    sign_nt: [u32; 2],
 }
 
 /// Every kernel the module must export (for the compile test).
@@ -139,6 +152,7 @@ impl Kernels {
             g: Geometry::of(p),
             io: HostIo::resolve(&module, cfg.tuning.hostio_kernel)?,
             f: Fns::resolve(&module)?,
+            sign_nt: sign_threads(cfg),
         })
     }
 
@@ -380,7 +394,7 @@ impl Kernels {
             w_out.into(),
             hbuf.into(),
         ];
-        w.launch(&self.f.sign_w, entries, NT, &args)
+        w.launch(&self.f.sign_w, entries, self.sign_nt[0], &args)
     }
 
     /// `sign_challenge(hbuf, count, ctilde, c)`: c~ = H(mu || w1Encode(w1)) and SampleInBall.
@@ -437,7 +451,7 @@ impl Kernels {
             ok.into(),
             slot.into(),
         ];
-        w.launch(&self.f.sign_z, entries, NT, &args)
+        w.launch(&self.f.sign_z, entries, self.sign_nt[1], &args)
     }
 
     /// `sign_commit(ent_task, ent_att, count, best, ok, slot, sig_out)`: each task's winning
