@@ -1,6 +1,7 @@
 //! Prints the NVRTC `-D` definitions of every parameter set as shell assignments, exactly as the
 //! GPU engine compiles the kernels (`src/gpu/mldsa/kernels.rs`, `src/gpu/ctru/kernels.rs`): the
-//! one source of the sizes, for the CPU emulators of `tools/emu/` (`tools/emu/params.sh`).
+//! one source of the sizes, for building the kernels by hand (the CPU harnesses of
+//! `kernels/emu/`: `eval "$(cargo run -q --release --example kernel_defines)"`).
 
 fn main() {
     let sets = [

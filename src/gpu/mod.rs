@@ -60,7 +60,7 @@ pub use slhdsa::{Ceilings, SlhOp};
 
 /// The NVRTC `-D` definitions of the parameter set named `set` (e.g. `ML-DSA-65`,
 /// `CTRU-Prime-761`), as the engine compiles it; `None` for an unknown name. For building the
-/// kernels elsewhere (the CPU emulators of `tools/emu/`).
+/// kernels elsewhere (`examples/kernel_defines.rs`, the kernel source dump below).
 pub fn kernel_defines(set: &str) -> Option<Vec<String>> {
     if let Some(p) = crate::mldsa::ParamSet::EVERY
         .into_iter()

@@ -5,9 +5,10 @@
 //! transforms reduce lazily inside (their values grow to 9q and 256q), so the inputs here
 //! include the largest canonical ones, which reach those bounds. Checked against the CPU
 //! backend's transforms (`crate::mldsa::ntt`) and against the matrix product's definition mod
-//! q. The whole signing pipeline runs too, launch by launch as `sign.rs` queues it, and its
-//! signatures are compared with the CPU backend's; the GPU suite (`tests/gpu_mldsa.rs`)
-//! compares many more on the H200. Skips, saying so, without a C++ compiler.
+//! q. Key generation, signing and verification run too, launch by launch as `keygen.rs`,
+//! `sign.rs` and `verify.rs` queue them, and their keys, signatures and verdicts are compared
+//! with the CPU backend's; the GPU suite (`tests/gpu_mldsa.rs`) compares many more on the H200.
+//! Skips, saying so, without a C++ compiler.
 
 use super::kernels::{defines, Geometry};
 use super::message::Regions;
@@ -211,6 +212,132 @@ fn messages<'a>(v: Variant, bytes: &'a [Vec<u8>]) -> Vec<Message<'a>> {
     }
 }
 
+/// The messages as the engine stages them for the kernels (`Regions::write`).
+fn staged(p: ParamSet, msgs: &[Message<'_>]) -> Vec<u8> {
+    let regions = Regions::of(p.variant(), msgs.iter());
+    let mut h = vec![0u8; regions.host_bytes()];
+    regions.write(msgs.iter(), &mut h);
+    h
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn keygen_kernels_make_the_cpus_keys() {
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(206);
+    for p in ParamSet::EVERY {
+        let Some(h) = harness(p) else { return };
+        let g = Geometry::of(p);
+        let seeds: Vec<[u8; 32]> = (0..5).map(|_| rng.gen()).collect();
+        let mut input = (seeds.len() as u32).to_le_bytes().to_vec();
+        input.extend(seeds.iter().flatten());
+        let out = h.run("keygen", &input);
+        assert_eq!(out.len(), seeds.len() * (g.pk_len + g.sk_len));
+        let (pks, sks) = out.split_at(seeds.len() * g.pk_len);
+        for (i, xi) in seeds.iter().enumerate() {
+            let (mut pk, mut sk) = (vec![0; g.pk_len], vec![0; g.sk_len]);
+            crate::mldsa::keygen_internal(p, xi, &mut pk, &mut sk).unwrap();
+            assert!(
+                pks[i * g.pk_len..][..g.pk_len] == pk[..],
+                "{} key {i}: pk",
+                p.name()
+            );
+            assert!(
+                sks[i * g.sk_len..][..g.sk_len] == sk[..],
+                "{} key {i}: sk",
+                p.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn verification_kernels_judge_as_the_cpu_does() {
+    // Per set: valid signatures on every message form, and the same signatures with one bit
+    // flipped in c~, in z, in the hint's indices or counts, or on another message; keys shared
+    // by several items (tr hashed once per key) and a key per item (tr hashed per item).
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(207);
+    for p in ParamSet::EVERY {
+        let Some(h) = harness(p) else { return };
+        let g = Geometry::of(p);
+        let keys: Vec<(Vec<u8>, Vec<u8>)> = (0..3)
+            .map(|_| {
+                let (mut pk, mut sk) = (vec![0; g.pk_len], vec![0; g.sk_len]);
+                crate::mldsa::keygen_internal(p, &rng.gen(), &mut pk, &mut sk).unwrap();
+                (pk, sk)
+            })
+            .collect();
+        let bytes: Vec<Vec<u8>> = (0..7)
+            .map(|i| (0..64 + 29 * i).map(|_| rng.gen()).collect())
+            .collect();
+        let forms = messages(p.variant(), &bytes);
+        let n = 24;
+        let kidx: Vec<usize> = (0..n).map(|i| i % 3).collect();
+        let mut msgs: Vec<Message<'_>> = (0..n).map(|i| forms[i % forms.len()]).collect();
+        let mut sigs: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                let mut sig = vec![0u8; g.sig_len];
+                crate::mldsa::sign(p, &keys[kidx[i]].1, &msgs[i], Some(&[0; 32]), &mut sig)
+                    .unwrap();
+                sig
+            })
+            .collect();
+        // Items 0, 1, 2 stay valid; the rest are changed in turn.
+        let hints = g.sig_len - p.omega() - p.k();
+        for (i, sig) in sigs.iter_mut().enumerate().skip(3) {
+            match i % 5 {
+                0 => sig[rng.gen_range(0..p.c_tilde_len())] ^= 1 << rng.gen_range(0..8),
+                1 => sig[rng.gen_range(p.c_tilde_len()..hints)] ^= 1 << rng.gen_range(0..8),
+                2 => sig[rng.gen_range(hints..g.sig_len - p.k())] ^= 1 << rng.gen_range(0..8),
+                3 => sig[g.sig_len - 1 - rng.gen_range(0..p.k())] ^= 1,
+                _ => msgs[i] = forms[(i + 1) % forms.len()],
+            }
+        }
+        for shared in [true, false] {
+            // A key per item: each item's own row, the same key repeated.
+            let (rows, idx): (Vec<&[u8]>, Vec<u32>) = if shared {
+                (
+                    keys.iter().map(|k| &k.0[..]).collect(),
+                    kidx.iter().map(|&k| k as u32).collect(),
+                )
+            } else {
+                (
+                    kidx.iter().map(|&k| &keys[k].0[..]).collect(),
+                    (0..n as u32).collect(),
+                )
+            };
+            let mut input = Vec::new();
+            for x in [n, rows.len()] {
+                input.extend((x as u32).to_le_bytes());
+            }
+            input.extend(idx.iter().flat_map(|k| k.to_le_bytes()));
+            input.extend(rows.iter().copied().flatten());
+            for sig in &sigs {
+                input.extend(sig);
+                input.resize(input.len() + g.sig_stride - g.sig_len, 0);
+            }
+            input.extend(staged(p, &msgs));
+            let got = u32s(&h.run("verify", &input));
+            assert_eq!(got.len(), n);
+            for i in 0..n {
+                let cpu = crate::mldsa::verify(p, &keys[kidx[i]].0, &msgs[i], &sigs[i]);
+                assert!(i >= 3 || cpu.is_ok(), "{}: item {i} must verify", p.name());
+                assert_eq!(
+                    got[i] == 0,
+                    cpu.is_ok(),
+                    "{} shared keys {shared} item {i}: the kernels say {}, the CPU {cpu:?}",
+                    p.name(),
+                    got[i]
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn signing_kernels_sign_as_the_cpu_does() {
     // Per set: three keys, the third malformed (an s1 field out of range: BadKey on both),
@@ -252,9 +379,6 @@ fn signing_kernels_sign_as_the_cpu_does() {
             .map(|i| if i % 3 == 0 { [0; 32] } else { rng.gen() })
             .collect();
         for fill in [n, 8 * n] {
-            let regions = Regions::of(p.variant(), msgs.iter());
-            let mut staged = vec![0u8; regions.host_bytes()];
-            regions.write(msgs.iter(), &mut staged);
             let mut input = Vec::new();
             for x in [n, sks.len(), fill] {
                 input.extend((x as u32).to_le_bytes());
@@ -266,7 +390,7 @@ fn signing_kernels_sign_as_the_cpu_does() {
                 input.extend(r);
                 input.extend([0; 64]);
             }
-            input.extend(&staged);
+            input.extend(staged(p, &msgs));
             let out = h.run("sign", &input);
             assert_eq!(out.len(), n * (g.sig_stride + 4));
             let (sigs, statuses) = out.split_at(n * g.sig_stride);
