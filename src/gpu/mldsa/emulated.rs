@@ -220,6 +220,17 @@ fn staged(p: ParamSet, msgs: &[Message<'_>]) -> Vec<u8> {
     h
 }
 
+/// `n` (pk, sk) pairs from the CPU backend, from random seeds.
+fn key_pairs(p: ParamSet, n: usize, rng: &mut impl Rng) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..n)
+        .map(|_| {
+            let (mut pk, mut sk) = (vec![0; p.public_key_len()], vec![0; p.secret_key_len()]);
+            crate::mldsa::keygen_internal(p, &rng.gen(), &mut pk, &mut sk).unwrap();
+            (pk, sk)
+        })
+        .collect()
+}
+
 fn u32s(b: &[u8]) -> Vec<u32> {
     b.chunks_exact(4)
         .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
@@ -264,13 +275,7 @@ fn verification_kernels_judge_as_the_cpu_does() {
     for p in ParamSet::EVERY {
         let Some(h) = harness(p) else { return };
         let g = Geometry::of(p);
-        let keys: Vec<(Vec<u8>, Vec<u8>)> = (0..3)
-            .map(|_| {
-                let (mut pk, mut sk) = (vec![0; g.pk_len], vec![0; g.sk_len]);
-                crate::mldsa::keygen_internal(p, &rng.gen(), &mut pk, &mut sk).unwrap();
-                (pk, sk)
-            })
-            .collect();
+        let keys = key_pairs(p, 3, &mut rng);
         let bytes: Vec<Vec<u8>> = (0..7)
             .map(|i| (0..64 + 29 * i).map(|_| rng.gen()).collect())
             .collect();
@@ -355,12 +360,9 @@ fn signing_kernels_sign_as_the_cpu_does() {
             return;
         };
         let g = Geometry::of(p);
-        let mut sks: Vec<Vec<u8>> = (0..3)
-            .map(|_| {
-                let (mut pk, mut sk) = (vec![0; g.pk_len], vec![0; g.sk_len]);
-                crate::mldsa::keygen_internal(p, &rng.gen(), &mut pk, &mut sk).unwrap();
-                sk
-            })
+        let mut sks: Vec<Vec<u8>> = key_pairs(p, 3, &mut rng)
+            .into_iter()
+            .map(|(_, sk)| sk)
             .collect();
         let s1_off = if p.variant() == Variant::Round3 {
             96
