@@ -335,16 +335,22 @@ __device__ __forceinline__ void gs_levels(i32 *r, const i32 *z, int z1, int z2, 
   }
 }
 
-__device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
+// The transforms take their input and hand over their output through hooks, so that a kernel
+// fuses the step before (a product, a load from device memory) and the step after (a check, a
+// store elsewhere) into the transform's pass over its registers instead of passes of their own
+// through shared memory. A hook gets the polynomial's index p, the lane and the lane's eight
+// coefficients r: an input hook fills r with canonical values, an output hook takes the
+// canonical results. The forward transform reads arrangement A (pos_a) and hands over C
+// (pos_c); the inverse reads C and hands over A. Polynomial p's slot a + p N is the exchange
+// space, and where the plain forms (ntt_polys, intt_polys) read and write.
+template <class In, class Out> __device__ void ntt_polys_with(i32 *a, int cnt, const i32 *z, In in, Out out) {
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int b = lane >> 2;
   for (int p = warp; p < cnt; p += blockDim.x >> 5) {
-    i32 *poly = a + p * N;
-    i32 *buf = exchange_buf(poly, warp);
+    i32 *buf = exchange_buf(a + p * N, warp);
     i32 r[8];
-#pragma unroll
-    for (int m = 0; m < 8; ++m) r[m] = poly[pos_a(lane, m)];
+    in(p, lane, r);
     ct_levels(r, z, 1, 2, 4); // len 128, 64, 32: groups depend on m only
     EXCHANGE(buf, pad_ab, pos_a, pos_b);
     ct_levels(r, z, 8 + b, 16 + 2 * b, 32 + 4 * b); // len 16, 8, 4 inside 32-word block b
@@ -353,23 +359,32 @@ __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
 #pragma unroll
     for (int m = 0; m < 8; ++m) r[m] = freeze(r[m]);
     __syncwarp();
-    store_c(poly, lane, r);
+    out(p, lane, (const i32 *)r);
   }
   __syncthreads();
 }
 
+__device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
+  ntt_polys_with(
+      a, cnt, z,
+      [&](int p, int lane, i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) r[m] = a[p * N + pos_a(lane, m)];
+      },
+      [&](int p, int lane, const i32 *r) { store_c(a + p * N, lane, r); });
+}
+
 // Inverse NTT times the Montgomery factor (see MONT2_256) of canonical inputs; the inverse
 // levels run C, B, A.
-__device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
+template <class In, class Out> __device__ void intt_polys_with(i32 *a, int cnt, const i32 *z, In in, Out out) {
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int b = lane >> 2;
   const i32 last_zeta = fq_mul(Q - z[1], MONT2_256);
   for (int p = warp; p < cnt; p += blockDim.x >> 5) {
-    i32 *poly = a + p * N;
-    i32 *buf = exchange_buf(poly, warp);
+    i32 *buf = exchange_buf(a + p * N, warp);
     i32 r[8];
-    load_c(poly, lane, r);
+    in(p, lane, r);
     gs_levels(r, z, 255 - 4 * lane, 127 - 2 * lane, -1); // len 1, 2
     EXCHANGE_C_TO_B(buf);
     gs_levels(r, z, 63 - 4 * b, 31 - 2 * b, 15 - b); // len 4, 8, 16
@@ -386,12 +401,34 @@ __device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
       }
     }
     __syncwarp();
-#pragma unroll
-    for (int m = 0; m < 8; ++m) poly[pos_a(lane, m)] = r[m];
+    out(p, lane, (const i32 *)r);
   }
   __syncthreads();
 }
 
+__device__ void intt_polys(i32 *a, int cnt, const i32 *z) {
+  intt_polys_with(
+      a, cnt, z, [&](int p, int lane, i32 *r) { load_c(a + p * N, lane, r); },
+      [&](int p, int lane, const i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) a[p * N + pos_a(lane, m)] = r[m];
+      });
+}
+
+// r = c^ o s^ at the lane's arrangement-C positions (8 lane .. 8 lane + 7): c^ from shared
+// memory, s^ (16-byte aligned) from device memory, as 16-byte loads; an inverse transform's
+// input in sign_z.
+__device__ __forceinline__ void times_c(const i32 *ch, const i32 *s, int lane, i32 *r) {
+  const int4 *cp = (const int4 *)(ch + pos_c(lane, 0)), *sp = (const int4 *)(s + pos_c(lane, 0));
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int4 cv = cp[h], sv = sp[h];
+    r[4 * h] = fq_mul(cv.x, sv.x);
+    r[4 * h + 1] = fq_mul(cv.y, sv.y);
+    r[4 * h + 2] = fq_mul(cv.z, sv.z);
+    r[4 * h + 3] = fq_mul(cv.w, sv.w);
+  }
+}
 
 // ------------------------------------------------- matrix-vector product (NTT domain)
 
@@ -812,19 +849,29 @@ extern "C" __global__ void __launch_bounds__(SIGN_W_NT) sign_w(const u32 *a, con
   const int tid = threadIdx.x;
   const u32 task = ent_task[e];
   load_zetas(z);
+  // y^ = NTT(y), y read from device memory straight into the transform.
   const i32 *y_e = y + (u64)e * L * N;
-  for (int i = tid; i < L * N; i += SIGN_W_NT) yh[i] = y_e[i];
-  ntt_polys(yh, L, z);
+  ntt_polys_with(
+      yh, L, z,
+      [&](int j, int lane, i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) r[m] = y_e[j * N + pos_a(lane, m)];
+      },
+      [&](int j, int lane, const i32 *r) { store_c(yh + j * N, lane, r); });
   const u32 *a_t = a + (u64)kidx[task] * K * L * N;
   FOR_COEFF(x, SIGN_W_NT) matvec(a_t, yh, x, [&](int i, i32 s) { acc[i * N + x] = s; });
-  intt_polys(acc, K, z);
+  // w = NTT^-1(A o y^) from the transform's registers to device memory, HighBits(w) to acc.
   i32 *w_e = w + (u64)e * K * N;
-  for (int i = 0; i < K; ++i) {
-    FOR_COEFF(x, SIGN_W_NT) {
-      w_e[i * N + x] = acc[i * N + x];
-      acc[i * N + x] = high_bits(acc[i * N + x]);
-    }
-  }
+  intt_polys_with(
+      acc, K, z, [&](int i, int lane, i32 *r) { load_c(acc + i * N, lane, r); },
+      [&](int i, int lane, const i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) {
+          const int x = i * N + pos_a(lane, m);
+          w_e[x] = r[m];
+          acc[x] = high_bits(r[m]);
+        }
+      });
   u8 *h = hbuf + (u64)e * HBUF_LEN;
   if (tid < 64) h[tid] = kin[(u64)task * 128 + 64 + tid];
   __syncthreads();
@@ -858,52 +905,66 @@ extern "C" __global__ void __launch_bounds__(SIGN_Z_NT, 2048 / SIGN_Z_NT) sign_z
   if (tid == 0) ok[e] = 0;
   if (tid < K) hcount[tid] = 0;
   load_zetas(z);
-  FOR_COEFF(x, SIGN_Z_NT) ch[x] = ball_coeff(c + (u64)e * CM_WORDS, x);
-  ntt_polys(ch, 1, z);
+  // c^ = NTT(c), c expanded from its masks straight into the transform.
+  const u64 *cm = c + (u64)e * CM_WORDS;
+  ntt_polys_with(
+      ch, 1, z,
+      [&](int, int lane, i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) r[m] = ball_coeff(cm, pos_a(lane, m));
+      },
+      [&](int, int lane, const i32 *r) { store_c(ch, lane, r); });
   const u64 key = kidx[task];
   const i32 *s1 = s1h + key * L * N, *s2 = s2h + key * K * N, *t0 = t0h + key * K * N;
   // The three checks in order of rejection rate per polynomial transformed (the r0 check
-  // rejects most): any failure rejects, so the order does not change the signature.
+  // rejects most): any failure rejects, so the order does not change the signature. Each
+  // inverse transform reads c^ o s^ as its input and checks its results as it hands them over.
   // 1. r0 = LowBits(w - cs2); rr[0..K) keeps w - cs2 for the hint.
-  for (int i = 0; i < K; ++i) FOR_COEFF(x, SIGN_Z_NT) rr[i * N + x] = fq_mul(ch[x], s2[i * N + x]);
-  intt_polys(rr, K, z);
   const i32 *w_e = w + (u64)e * K * N;
   int bad = 0;
-  for (int i = 0; i < K; ++i) {
-    FOR_COEFF(x, SIGN_Z_NT) {
-      const i32 wcs2 = fq_sub(w_e[i * N + x], rr[i * N + x]);
-      i32 r0;
-      decompose(wcs2, &r0);
-      bad |= iabs(r0) >= GAMMA2 - BETA;
-      rr[i * N + x] = wcs2;
-    }
-  }
+  intt_polys_with(
+      rr, K, z, [&](int i, int lane, i32 *r) { times_c(ch, s2 + i * N, lane, r); },
+      [&](int i, int lane, const i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) {
+          const int x = i * N + pos_a(lane, m);
+          const i32 wcs2 = fq_sub(w_e[x], r[m]);
+          i32 r0;
+          decompose(wcs2, &r0);
+          bad |= iabs(r0) >= GAMMA2 - BETA;
+          rr[x] = wcs2;
+        }
+      });
   if (__syncthreads_or(bad)) return;
   // 2. z = y + cs1.
-  for (int j = 0; j < L; ++j) FOR_COEFF(x, SIGN_Z_NT) zs[j * N + x] = fq_mul(ch[x], s1[j * N + x]);
-  intt_polys(zs, L, z);
   const i32 *y_e = y + (u64)e * L * N;
-  for (int j = 0; j < L; ++j) {
-    FOR_COEFF(x, SIGN_Z_NT) {
-      const i32 v = centered(fq_add(y_e[j * N + x], zs[j * N + x]));
-      bad |= iabs(v) >= GAMMA1 - BETA;
-      zs[j * N + x] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
-    }
-  }
+  intt_polys_with(
+      zs, L, z, [&](int j, int lane, i32 *r) { times_c(ch, s1 + j * N, lane, r); },
+      [&](int j, int lane, const i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) {
+          const int x = j * N + pos_a(lane, m);
+          const i32 v = centered(fq_add(y_e[x], r[m]));
+          bad |= iabs(v) >= GAMMA1 - BETA;
+          zs[x] = GAMMA1 - v; // BitPack(z, gamma1 - 1, gamma1)
+        }
+      });
   if (__syncthreads_or(bad)) return;
-  // 3. ct0, and the hint h = MakeHint(-ct0, w - cs2 + ct0).
-  for (int i = 0; i < K; ++i) FOR_COEFF(x, SIGN_Z_NT) rr[(K + i) * N + x] = fq_mul(ch[x], t0[i * N + x]);
-  intt_polys(rr + K * N, K, z);
-  for (int i = 0; i < K; ++i) {
-    FOR_COEFF(x, SIGN_Z_NT) {
-      const i32 wcs2 = rr[i * N + x];
-      const i32 ct0 = rr[(K + i) * N + x];
-      bad |= iabs(centered(ct0)) >= GAMMA2;
-      const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
-      hs[i * N + x] = hint;
-      if (hint) atomicAdd(&hcount[i], 1);
-    }
-  }
+  // 3. ct0, and the hint h = MakeHint(-ct0, w - cs2 + ct0); rr[K..2K) is only the transform's
+  // exchange space.
+  intt_polys_with(
+      rr + K * N, K, z, [&](int i, int lane, i32 *r) { times_c(ch, t0 + i * N, lane, r); },
+      [&](int i, int lane, const i32 *r) {
+#pragma unroll
+        for (int m = 0; m < 8; ++m) {
+          const int x = i * N + pos_a(lane, m);
+          const i32 wcs2 = rr[x], ct0 = r[m];
+          bad |= iabs(centered(ct0)) >= GAMMA2;
+          const u8 hint = high_bits(fq_add(wcs2, ct0)) != high_bits(wcs2);
+          hs[x] = hint;
+          if (hint) atomicAdd(&hcount[i], 1);
+        }
+      });
   if (__syncthreads_or(bad)) return;
   int total = 0;
   for (int i = 0; i < K; ++i) total += hcount[i];
