@@ -747,33 +747,50 @@ extern "C" __global__ void ST_BOUNDS sign_rhopp(const u8 *kin, u8 *rhopp, u32 n)
   squeeze_lanes(A, (u64 *)(rhopp + (u64)item * 64), 8);
 }
 
+// Field x of `bits` bits (FIPS 204's little-endian bit order) of a packed polynomial in device
+// memory, reading only the bytes the field spans.
+__device__ __forceinline__ i32 field_at(const u8 *in, int x, int bits) {
+  const int bit = x * bits, byte = bit >> 3, sh = bit & 7;
+  u32 w = in[byte];
+  if (sh + bits > 8) w |= (u32)in[byte + 1] << 8;
+  if (sh + bits > 16) w |= (u32)in[byte + 2] << 16;
+  return (i32)((w >> sh) & ((1u << bits) - 1));
+}
+
 // skDecode (Alg. 25) and NTTs of s1, s2, t0, once per distinct key of the chunk; kbad[key]
-// = 1 for keys whose s1/s2 fields are out of [-eta, eta] (BadKey).
-extern "C" __global__ void __launch_bounds__(NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
+// = 1 for keys whose s1/s2 fields are out of [-eta, eta] (BadKey). Each transform unpacks its
+// polynomial's fields from sk into its registers and writes its result to device memory.
+// Eight blocks per SM: ptxas alone takes 48 registers (five blocks), capped it needs 32 with
+// no spill (ptxas 12.9).
+extern "C" __global__ void __launch_bounds__(NT, 2048 / NT) sign_decode(const u8 *sk, i32 *s1h, i32 *s2h, i32 *t0h, u32 *kbad) {
   __shared__ __align__(16) i32 z[N], p[(L + 2 * K) * N];
   const u32 item = blockIdx.x;
   const int tid = threadIdx.x;
   load_zetas(z);
-  const u8 *sk_item = sk + (u64)item * SK_LEN;
-  const int s_bytes = 32 * ETA_BITS;
-  for (int i = 0; i < K + L; ++i) unpack_bits(sk_item + SK_S1_OFF + i * s_bytes, p + i * N, ETA_BITS);
-  for (int i = 0; i < K; ++i) unpack_bits(sk_item + SK_S1_OFF + (K + L) * s_bytes + i * 32 * D_BITS, p + (K + L + i) * N, D_BITS);
-  __syncthreads();
+  const u8 *s_in = sk + (u64)item * SK_LEN + SK_S1_OFF;
+  const u8 *t0_in = s_in + (K + L) * 32 * ETA_BITS;
   int bad = 0;
-  for (int i = tid; i < (K + L) * N; i += NT) {
-    const i32 v = p[i];
-    bad |= v > 2 * ETA;
-    p[i] = to_canon(ETA - v);
-  }
-  for (int i = (K + L) * N + tid; i < (L + 2 * K) * N; i += NT) p[i] = to_canon((1 << (D_BITS - 1)) - p[i]);
+  ntt_polys_with(
+      p, L + 2 * K, z,
+      [&](int i, int lane, i32 *r) {
+        if (i < K + L) { // s1, s2: BitPack(s, eta, eta) holds eta - s
+#pragma unroll
+          for (int m = 0; m < 8; ++m) {
+            const i32 v = field_at(s_in + i * 32 * ETA_BITS, pos_a(lane, m), ETA_BITS);
+            bad |= v > 2 * ETA;
+            r[m] = to_canon(ETA - v);
+          }
+        } else { // t0: BitPack(t0, 2^(d-1) - 1, 2^(d-1))
+#pragma unroll
+          for (int m = 0; m < 8; ++m)
+            r[m] = to_canon((1 << (D_BITS - 1)) - field_at(t0_in + (i - K - L) * 32 * D_BITS, pos_a(lane, m), D_BITS));
+        }
+      },
+      [&](int i, int lane, const i32 *r) {
+        i32 *o = i < L ? s1h + ((u64)item * L + i) * N : i < L + K ? s2h + ((u64)item * K + i - L) * N : t0h + ((u64)item * K + i - L - K) * N;
+        store_c(o, lane, r);
+      });
   bad = __syncthreads_or(bad);
-  ntt_polys(p, L + 2 * K, z);
-  i32 *o1 = s1h + (u64)item * L * N, *o2 = s2h + (u64)item * K * N, *o3 = t0h + (u64)item * K * N;
-  for (int i = tid; i < L * N; i += NT) o1[i] = p[i];
-  for (int i = tid; i < K * N; i += NT) {
-    o2[i] = p[L * N + i];
-    o3[i] = p[(L + K) * N + i];
-  }
   if (tid == 0) kbad[item] = bad;
 }
 
