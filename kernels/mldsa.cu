@@ -277,6 +277,11 @@ __device__ __forceinline__ void load_c(const i32 *poly, int lane, i32 *r) {
   r[0] = v0.x, r[1] = v0.y, r[2] = v0.z, r[3] = v0.w;
   r[4] = v1.x, r[5] = v1.y, r[6] = v1.z, r[7] = v1.w;
 }
+// Arrangement A (lane + 32 m): each of the warp's eight loads is one coalesced row.
+__device__ __forceinline__ void load_a(const i32 *poly, int lane, i32 *r) {
+#pragma unroll
+  for (int m = 0; m < 8; ++m) r[m] = poly[pos_a(lane, m)];
+}
 __device__ __forceinline__ void store_c(i32 *poly, int lane, const i32 *r) {
   int4 *out = (int4 *)(poly + pos_c(lane, 0));
   out[0] = make_int4(r[0], r[1], r[2], r[3]);
@@ -366,11 +371,7 @@ template <class In, class Out> __device__ void ntt_polys_with(i32 *a, int cnt, c
 
 __device__ void ntt_polys(i32 *a, int cnt, const i32 *z) {
   ntt_polys_with(
-      a, cnt, z,
-      [&](int p, int lane, i32 *r) {
-#pragma unroll
-        for (int m = 0; m < 8; ++m) r[m] = a[p * N + pos_a(lane, m)];
-      },
+      a, cnt, z, [&](int p, int lane, i32 *r) { load_a(a + p * N, lane, r); },
       [&](int p, int lane, const i32 *r) { store_c(a + p * N, lane, r); });
 }
 
@@ -869,11 +870,7 @@ extern "C" __global__ void __launch_bounds__(SIGN_W_NT) sign_w(const u32 *a, con
   // y^ = NTT(y), y read from device memory straight into the transform.
   const i32 *y_e = y + (u64)e * L * N;
   ntt_polys_with(
-      yh, L, z,
-      [&](int j, int lane, i32 *r) {
-#pragma unroll
-        for (int m = 0; m < 8; ++m) r[m] = y_e[j * N + pos_a(lane, m)];
-      },
+      yh, L, z, [&](int j, int lane, i32 *r) { load_a(y_e + j * N, lane, r); },
       [&](int j, int lane, const i32 *r) { store_c(yh + j * N, lane, r); });
   const u32 *a_t = a + (u64)kidx[task] * K * L * N;
   FOR_COEFF(x, SIGN_W_NT) matvec(a_t, yh, x, [&](int i, i32 s) { acc[i * N + x] = s; });
